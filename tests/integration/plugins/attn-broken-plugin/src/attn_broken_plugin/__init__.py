@@ -1,0 +1,1 @@
+"""attn test plugin whose backend module fails at import."""
