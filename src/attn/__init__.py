@@ -1,0 +1,110 @@
+"""attn: backend registries as Enums, extended by pip-installed plugins.
+
+A host declares its built-in backends as Enum members whose values are lazy
+class paths; a plugin package declares entry points in ``attn.backends`` or
+``attn.mla_prefill_backends`` and is a backend once pip-installed.
+
+``import attn`` is cheap: public names are imported on first access, and
+nothing is scanned until a registry is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .backends import (
+        AttentionBackend,
+        AttentionBackendEnum,
+        MLAPrefillBackend,
+        MLAPrefillBackendEnum,
+        register_backend,
+        register_mla_prefill_backend,
+    )
+    from .registry import (
+        AttnConfigError,
+        AttnError,
+        AttnWarning,
+        Backend,
+        BackendEnum,
+        BackendInterfaceError,
+        BackendLoadError,
+        BackendNotRegisteredError,
+        ConflictWarning,
+        InvalidPathError,
+        PluginBackend,
+        PluginProblemError,
+        PluginWarning,
+        UnknownBackendError,
+    )
+
+__all__ = [
+    "AttentionBackend",
+    "AttentionBackendEnum",
+    "AttnConfigError",
+    "AttnError",
+    "AttnWarning",
+    "Backend",
+    "BackendEnum",
+    "BackendInterfaceError",
+    "BackendLoadError",
+    "BackendNotRegisteredError",
+    "ConflictWarning",
+    "InvalidPathError",
+    "MLAPrefillBackend",
+    "MLAPrefillBackendEnum",
+    "PluginBackend",
+    "PluginProblemError",
+    "PluginWarning",
+    "UnknownBackendError",
+    "__version__",
+    "register_backend",
+    "register_mla_prefill_backend",
+]
+
+_BACKENDS = frozenset(
+    {
+        "AttentionBackend",
+        "AttentionBackendEnum",
+        "MLAPrefillBackend",
+        "MLAPrefillBackendEnum",
+        "register_backend",
+        "register_mla_prefill_backend",
+    }
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("attn")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0.0.0+unknown"
+
+
+def __getattr__(name: str) -> object:
+    if name == "__version__":
+        value: object = _version()
+    elif name == "_Backend":
+        warnings.warn(
+            "attn._Backend is deprecated; use attn.AttentionBackendEnum",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module(".backends", __name__).AttentionBackendEnum
+    elif name in _BACKENDS:
+        value = getattr(importlib.import_module(".backends", __name__), name)
+    elif name in __all__:
+        value = getattr(importlib.import_module(".registry", __name__), name)
+    else:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

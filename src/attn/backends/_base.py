@@ -1,0 +1,77 @@
+"""The interfaces of attn's two registries."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from attn.registry import Backend
+
+__all__ = ["AttentionBackend", "MLAPrefillBackend"]
+
+
+class AttentionBackend(Backend):
+    """Base class of every attention backend, built-in or plugin.
+
+    A backend class is the host's handle on one attention kernel. It is
+    imported only when selected, so it must import cheaply: import the kernel
+    library inside methods, never at module level, and list it in
+    :attr:`requires` so attn can report availability without importing it.
+
+    A subclass that defines nothing more is a valid backend for attn (it loads
+    and lists), but a host can only run it once it overrides
+    :meth:`get_impl_cls`.
+    """
+
+    supported_head_sizes: ClassVar[tuple[int, ...]] = ()
+    """Head sizes the kernel supports; empty means any."""
+
+    @classmethod
+    def get_impl_cls(cls) -> type:
+        """The class that computes attention for this backend.
+
+        Raises:
+            NotImplementedError: the backend does not provide one.
+        """
+        msg = (
+            f"{cls.__module__}.{cls.__qualname__} does not provide an attention "
+            "implementation; override get_impl_cls()"
+        )
+        raise NotImplementedError(msg)
+
+    @classmethod
+    def supports_head_size(cls, head_size: int) -> bool:
+        """Whether the kernel handles heads of *head_size*."""
+        return not cls.supported_head_sizes or head_size in cls.supported_head_sizes
+
+    @classmethod
+    def get_kv_cache_shape(
+        cls, num_blocks: int, block_size: int, num_kv_heads: int, head_size: int
+    ) -> tuple[int, ...]:
+        """The shape of the paged KV cache the kernel reads.
+
+        The default is the split layout ``(2, blocks, block_size, heads, head_size)``
+        (keys and values stacked first); override it for other layouts.
+        """
+        return (2, num_blocks, block_size, num_kv_heads, head_size)
+
+
+class MLAPrefillBackend(Backend):
+    """Base class of every MLA prefill backend, built-in or plugin.
+
+    The same rules as :class:`AttentionBackend` apply: cheap to import,
+    kernel packages named in :attr:`requires`, and :meth:`get_impl_cls`
+    overridden by a backend that a host can run.
+    """
+
+    @classmethod
+    def get_impl_cls(cls) -> type:
+        """The class that runs MLA prefill for this backend.
+
+        Raises:
+            NotImplementedError: the backend does not provide one.
+        """
+        msg = (
+            f"{cls.__module__}.{cls.__qualname__} does not provide an MLA prefill "
+            "implementation; override get_impl_cls()"
+        )
+        raise NotImplementedError(msg)

@@ -1,0 +1,112 @@
+"""attn's two registries: attention backends and MLA prefill backends."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import overload
+
+from attn.registry import BackendEnum, PluginBackend, register
+
+from ._base import AttentionBackend, MLAPrefillBackend
+
+__all__ = [
+    "AttentionBackendEnum",
+    "MLAPrefillBackendEnum",
+    "register_backend",
+    "register_mla_prefill_backend",
+]
+
+
+class AttentionBackendEnum(
+    BackendEnum,
+    group="attn.backends",
+    host="attn",
+    interface=AttentionBackend,
+    noun="attention backend",
+    register_hint="attn.register_backend(AttentionBackendEnum.NAME, 'module:Class')",
+):
+    """The attention backends: built-ins here, plugins from ``attn.backends``."""
+
+    FLASH_ATTN = "attn.backends.attention:FlashAttentionBackend"
+    FLASH_SINK_ATTN = "attn.backends.attention:FlashSinkAttentionBackend"
+    TRITON_ATTN = "attn.backends.attention:TritonAttentionBackend"
+    XFORMERS = "attn.backends.attention:XFormersBackend"
+    ROCM_ATTN = "attn.backends.attention:RocmAttentionBackend"
+    ROCM_AITER_MLA = "attn.backends.attention:RocmAiterMLABackend"
+    ROCM_AITER_FA = "attn.backends.attention:RocmAiterFlashAttentionBackend"
+    TORCH_SDPA = "attn.backends.attention:TorchSDPABackend"
+    FLASHINFER = "attn.backends.attention:FlashInferBackend"
+    FLASHINFER_MLA = "attn.backends.attention:FlashInferMLABackend"
+    TRITON_MLA = "attn.backends.attention:TritonMLABackend"
+    CUTLASS_MLA = "attn.backends.attention:CutlassMLABackend"
+    FLASHMLA = "attn.backends.attention:FlashMLABackend"
+    FLASHMLA_SPARSE = "attn.backends.attention:FlashMLASparseBackend"
+    FLASH_ATTN_MLA = "attn.backends.attention:FlashAttentionMLABackend"
+    PALLAS = "attn.backends.attention:PallasAttentionBackend"
+    IPEX = "attn.backends.attention:IpexAttentionBackend"
+    NO_ATTENTION = "attn.backends.attention:NoAttentionBackend"
+    FLEX_ATTENTION = "attn.backends.attention:FlexAttentionBackend"
+    TREE_ATTN = "attn.backends.attention:TreeAttentionBackend"
+    ROCM_AITER_UNIFIED_ATTN = "attn.backends.attention:RocmAiterUnifiedAttentionBackend"
+    CPU_ATTN = "attn.backends.attention:CPUAttentionBackend"
+    CUSTOM = None
+
+
+class MLAPrefillBackendEnum(
+    BackendEnum,
+    group="attn.mla_prefill_backends",
+    host="attn",
+    interface=MLAPrefillBackend,
+    noun="MLA prefill backend",
+    register_hint="attn.register_mla_prefill_backend(MLAPrefillBackendEnum.NAME, 'module:Class')",
+):
+    """The MLA prefill backends: built-ins here, plugins from ``attn.mla_prefill_backends``."""
+
+    FLASH_ATTN = "attn.backends.mla_prefill:FlashAttentionMLAPrefillBackend"
+    FLASHINFER = "attn.backends.mla_prefill:FlashInferMLAPrefillBackend"
+    TRITON_RAGGED = "attn.backends.mla_prefill:TritonRaggedMLAPrefillBackend"
+    TOKENSPEED_MLA = "attn.backends.mla_prefill:TokenspeedMLAPrefillBackend"
+    ROCM_AITER_FA = "attn.backends.mla_prefill:RocmAiterFAMLAPrefillBackend"
+    CPU = "attn.backends.mla_prefill:CPUMLAPrefillBackend"
+    ZEN_CPU = "attn.backends.mla_prefill:ZenCPUMLAPrefillBackend"
+    CUSTOM = None
+
+
+@overload
+def register_backend(
+    backend: AttentionBackendEnum | PluginBackend, class_path: None = None
+) -> Callable[[type], type]: ...
+@overload
+def register_backend(
+    backend: AttentionBackendEnum | PluginBackend, class_path: str
+) -> Callable[[type], type]: ...
+def register_backend(
+    backend: AttentionBackendEnum | PluginBackend, class_path: str | None = None
+) -> Callable[[type], type]:
+    """Register an attention backend class at runtime.
+
+    As a decorator (no *class_path*) it records the decorated class::
+
+        @register_backend(AttentionBackendEnum.CUSTOM)
+        class MyBackend(AttentionBackend): ...
+
+    As a direct call it records *class_path* (``module:QualName`` or
+    ``module.QualName``) and returns an identity function. A runtime
+    registration replaces a plugin's entry for that name.
+    """
+    return register(AttentionBackendEnum, backend, class_path, caller_depth=2)
+
+
+@overload
+def register_mla_prefill_backend(
+    backend: MLAPrefillBackendEnum | PluginBackend, class_path: None = None
+) -> Callable[[type], type]: ...
+@overload
+def register_mla_prefill_backend(
+    backend: MLAPrefillBackendEnum | PluginBackend, class_path: str
+) -> Callable[[type], type]: ...
+def register_mla_prefill_backend(
+    backend: MLAPrefillBackendEnum | PluginBackend, class_path: str | None = None
+) -> Callable[[type], type]:
+    """Register an MLA prefill backend class at runtime; see :func:`register_backend`."""
+    return register(MLAPrefillBackendEnum, backend, class_path, caller_depth=2)

@@ -1,0 +1,27 @@
+"""The attention implementation of the ``TORCH_SDPA`` backend.
+
+torch is imported when attention is computed, not when this module is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["TorchSDPAImpl"]
+
+
+class TorchSDPAImpl:
+    """Attention through :func:`torch.nn.functional.scaled_dot_product_attention`."""
+
+    def __init__(self, *, scale: float | None = None, causal: bool = False) -> None:
+        """Configure the softmax *scale* (default ``1/sqrt(head_size)``) and masking."""
+        self.scale = scale
+        self.causal = causal
+
+    def forward(self, query: Any, key: Any, value: Any) -> Any:  # noqa: ANN401 - torch tensors
+        """Attend *query* to *key* and *value* (``[..., seq, head_size]`` tensors)."""
+        from torch.nn.functional import scaled_dot_product_attention  # noqa: PLC0415
+
+        return scaled_dot_product_attention(
+            query, key, value, is_causal=self.causal, scale=self.scale
+        )

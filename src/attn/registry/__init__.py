@@ -1,0 +1,71 @@
+"""The host-agnostic core of attn: declare a registry, get plugins for free.
+
+A host declares one Enum per kind of backend::
+
+    from attn.registry import Backend, BackendEnum, register
+
+    class ToyBackend(Backend):
+        '''What every toy backend provides.'''
+
+    class ToyBackendEnum(BackendEnum, group="toy.backends", host="toy",
+                         interface=ToyBackend, noun="toy backend"):
+        FAST = "toy.fast:FastBackend"
+        CUSTOM = None
+
+and gets lazy lookups with helpful errors, runtime registration, entry-point
+plugins (``[project.entry-points."toy.backends"]``) with version checks,
+conflict resolution and the ``TOY_*`` controls, and listing records.
+Nothing here imports the attention modules.
+"""
+
+from __future__ import annotations
+
+from .backend import Backend
+from .enum import BackendEnum, BackendEnumMeta, PluginBackend, register, state_of
+from .errors import (
+    AttnConfigError,
+    AttnError,
+    AttnWarning,
+    BackendInterfaceError,
+    BackendLoadError,
+    BackendNotRegisteredError,
+    ConflictWarning,
+    InvalidPathError,
+    PluginProblemError,
+    PluginWarning,
+    UnknownBackendError,
+)
+from .listing import build_report
+from .paths import ClassPath, parse_path
+from .report import BackendRow, Finding, PluginRecord, RegistryReport
+from .table import Entry, RegistryState, Snapshot
+
+__all__ = [
+    "AttnConfigError",
+    "AttnError",
+    "AttnWarning",
+    "Backend",
+    "BackendEnum",
+    "BackendEnumMeta",
+    "BackendInterfaceError",
+    "BackendLoadError",
+    "BackendNotRegisteredError",
+    "BackendRow",
+    "ClassPath",
+    "ConflictWarning",
+    "Entry",
+    "Finding",
+    "InvalidPathError",
+    "PluginBackend",
+    "PluginProblemError",
+    "PluginRecord",
+    "PluginWarning",
+    "RegistryReport",
+    "RegistryState",
+    "Snapshot",
+    "UnknownBackendError",
+    "build_report",
+    "parse_path",
+    "register",
+    "state_of",
+]

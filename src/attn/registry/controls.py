@@ -1,0 +1,85 @@
+"""The environment variables that steer discovery (``ATTN_*`` for attn)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import final
+
+from ._metadata import canonical_name
+from .errors import AttnConfigError
+
+__all__ = ["Controls", "parse_bool", "read_controls"]
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def parse_bool(variable: str, value: str | None) -> bool:
+    """Read a boolean variable: ``1/true/yes/on`` or ``0/false/no/off`` or empty.
+
+    Raises:
+        AttnConfigError: any other value, naming the variable.
+    """
+    if value is None:
+        return False
+    folded = value.strip().lower()
+    if folded in _TRUE:
+        return True
+    if folded in _FALSE:
+        return False
+    raise AttnConfigError(variable, value, "one of 1, true, yes, on, 0, false, no, off")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """The discovery controls in effect, read from the environment."""
+
+    prefix: str
+    disable_plugins: bool
+    only: tuple[str, ...] | None
+    """Canonical distribution names of ``<PREFIX>_PLUGINS``; ``None`` when unset."""
+    only_as_written: tuple[str, ...]
+    strict: bool
+
+    @property
+    def disable_variable(self) -> str:
+        """Name of the variable that turns discovery off."""
+        return f"{self.prefix}_DISABLE_PLUGINS"
+
+    @property
+    def plugins_variable(self) -> str:
+        """Name of the variable that selects distributions."""
+        return f"{self.prefix}_PLUGINS"
+
+    @property
+    def strict_variable(self) -> str:
+        """Name of the variable that turns plugin problems into errors."""
+        return f"{self.prefix}_STRICT"
+
+    def allows(self, distribution: str) -> bool:
+        """Whether *distribution*'s entry points may be merged."""
+        return self.only is None or canonical_name(distribution) in self.only
+
+
+def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Controls:
+    """Read ``<PREFIX>_DISABLE_PLUGINS``, ``<PREFIX>_PLUGINS`` and ``<PREFIX>_STRICT``.
+
+    Raises:
+        AttnConfigError: a boolean variable has a value that is not a boolean.
+    """
+    env = os.environ if environ is None else environ
+    disable = parse_bool(f"{prefix}_DISABLE_PLUGINS", env.get(f"{prefix}_DISABLE_PLUGINS"))
+    strict = parse_bool(f"{prefix}_STRICT", env.get(f"{prefix}_STRICT"))
+    raw = env.get(f"{prefix}_PLUGINS", "")
+    written = tuple(part.strip() for part in raw.split(",") if part.strip())
+    only = tuple(dict.fromkeys(canonical_name(n) for n in written)) if written else None
+    return Controls(
+        prefix=prefix,
+        disable_plugins=disable,
+        only=only,
+        only_as_written=written,
+        strict=strict,
+    )

@@ -1,0 +1,395 @@
+"""Reading a registry's plugins from installed metadata, as a pipeline.
+
+:func:`discover` is the whole pipeline; every step is a small function over
+plain records, testable alone::
+
+    scan -> deduplicate -> select -> validate -> check the host requirement
+         -> apply the controls -> resolve conflicts -> findings
+
+Nothing here imports a plugin: every verdict comes from metadata.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from os.path import realpath
+from typing import final
+
+from ._metadata import DistributionRecord, EntryPointRecord, canonical_name, scan
+from .compat import check_host_requirement
+from .controls import Controls
+from .errors import InvalidPathError
+from .paths import ClassPath, parse_path
+from .report import Finding, PluginRecord, PluginStatus
+
+__all__ = [
+    "Conflict",
+    "DiscoveryResult",
+    "deduplicate",
+    "discover",
+    "looks_like_typo",
+    "parse_entry_point_value",
+    "resolve_conflicts",
+]
+
+# importlib.metadata.EntryPoint.pattern, so values are read exactly as the
+# standard library reads them (extras allowed and ignored).
+_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Several distributions claim one backend name; the first one is used."""
+
+    name: str
+    claimants: tuple[PluginRecord, ...]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class DiscoveryResult:
+    """What one discovery found for one group."""
+
+    group: str
+    host_version: str | None
+    plugins: tuple[PluginRecord, ...]
+    conflicts: tuple[Conflict, ...]
+    findings: tuple[Finding, ...]
+    plugins_disabled: bool
+
+    @property
+    def used(self) -> tuple[PluginRecord, ...]:
+        """The entry points merged into the table."""
+        return tuple(p for p in self.plugins if p.status == "used")
+
+
+def parse_entry_point_value(value: str) -> ClassPath:
+    """Parse an entry point value the way :mod:`importlib.metadata` does.
+
+    Raises:
+        InvalidPathError: the value has no ``module:attr`` form.
+    """
+    match = _VALUE.match(value.strip())
+    if match is None:
+        raise InvalidPathError(value, "expected 'module:attr'")
+    if match.group("attr") is None:
+        raise InvalidPathError(value, "no attribute part; expected 'module:attr'")
+    return parse_path(f"{match.group('module')}:{match.group('attr')}")
+
+
+def deduplicate(
+    records: Sequence[DistributionRecord], relevant: Iterable[str]
+) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
+    """Keep one copy per distribution: the first readable one on ``sys.path``.
+
+    This is the copy :mod:`importlib.metadata` would use, except that an
+    empty or unreadable copy never wins over a good one. Copies of the
+    *relevant* distributions that lose are reported.
+    """
+    relevant = set(relevant)
+    copies: dict[str, list[DistributionRecord]] = defaultdict(list)
+    for record in records:
+        copies[record.key].append(record)
+    chosen: dict[str, DistributionRecord] = {}
+    findings: list[Finding] = []
+    for key, group in copies.items():
+        good = [r for r in group if r.readable]
+        winner = good[0] if good else group[0]
+        chosen[key] = winner
+        if key not in relevant and not any(r.entry_points for r in group):
+            continue
+        seen_real = {realpath(winner.location)}
+        for other in group:
+            if other is winner:
+                continue
+            if not other.readable:
+                problem = (other.metadata.problem if other.metadata else None) or (
+                    other.entry_points_problem or "unreadable"
+                )
+                findings.append(
+                    Finding(
+                        kind="empty-metadata",
+                        subject=winner.name,
+                        message=(
+                            f"{winner.name}: the metadata copy at {other.location} is "
+                            f"empty or unreadable ({problem}); attn uses {winner.location}"
+                        ),
+                        fix=f"delete {other.location} (left behind by an interrupted install)",
+                    )
+                )
+                continue
+            real = realpath(other.location)
+            if real in seen_real:
+                continue  # the same folder reached twice (a lib64 -> lib link)
+            seen_real.add(real)
+            findings.append(
+                Finding(
+                    kind="duplicate-metadata",
+                    subject=winner.name,
+                    message=(
+                        f"{winner.name} is installed twice: {winner.version} at "
+                        f"{winner.location} (used) and {other.version} at {other.location} "
+                        "(ignored)"
+                    ),
+                    fix=f"uninstall one copy (pip uninstall {winner.name}) and reinstall",
+                )
+            )
+    order = {id(r): i for i, r in enumerate(records)}
+    return tuple(sorted(chosen.values(), key=lambda r: order[id(r)])), tuple(findings)
+
+
+def looks_like_typo(candidate: str, group: str) -> bool:
+    """Whether the entry-point group *candidate* looks like a misspelling of *group*."""
+    if candidate == group:
+        return False
+
+    def squash(text: str) -> str:
+        return re.sub(r"[-_.\s]+", "", text.lower())
+
+    if squash(candidate) == squash(group):
+        return True
+    return difflib.SequenceMatcher(None, candidate.lower(), group.lower()).ratio() >= 0.85  # noqa: PLR2004
+
+
+def _rank(record: PluginRecord) -> tuple[int, str]:
+    return (record.path_index, record.distribution_key)
+
+
+def resolve_conflicts(
+    plugins: Sequence[PluginRecord],
+) -> tuple[tuple[PluginRecord, ...], tuple[Conflict, ...]]:
+    """Pick one winner per name among the still-eligible entry points.
+
+    The winner is the earlier on ``sys.path``, then the smaller canonical
+    distribution name (then declaration order, for one distribution that
+    declares a name twice); the others become ``shadowed``.
+    """
+    by_name: dict[str, list[PluginRecord]] = defaultdict(list)
+    for plugin in plugins:
+        if plugin.status == "used":
+            by_name[plugin.name].append(plugin)
+    replaced: dict[int, PluginRecord] = {}
+    conflicts = []
+    for name, claimants in by_name.items():
+        if len(claimants) < 2:  # noqa: PLR2004
+            continue
+        ordered = sorted(claimants, key=_rank)  # stable: declaration order last
+        winner = ordered[0]
+        for loser in ordered[1:]:
+            why = (
+                "earlier on sys.path"
+                if winner.path_index < loser.path_index
+                else (
+                    "declared first"
+                    if winner.distribution_key == loser.distribution_key
+                    else "same sys.path entry, name sorts first"
+                )
+            )
+            replaced[id(loser)] = replace(
+                loser,
+                status="shadowed",
+                reason=f"{name!r} is also provided by {winner.origin_label}, which wins ({why})",
+            )
+        conflicts.append(Conflict(name, tuple(ordered)))
+    resolved = tuple(replaced.get(id(p), p) for p in plugins)
+    final_conflicts = tuple(
+        Conflict(c.name, tuple(replaced.get(id(p), p) for p in c.claimants)) for c in conflicts
+    )
+    return resolved, final_conflicts
+
+
+def _invalid_reason(ep: EntryPointRecord) -> tuple[str | None, ClassPath | None]:
+    if not ep.name.isidentifier():
+        return (
+            f"entry point name {ep.name!r} is not a valid identifier; "
+            "backend names must be Python identifiers",
+            None,
+        )
+    try:
+        path = parse_entry_point_value(ep.value)
+    except InvalidPathError as exc:
+        return f"entry point value {ep.value!r} is invalid: {exc.reason}", None
+    return None, path
+
+
+def _findings(  # noqa: C901 - one loop per kind of finding reads better than helpers
+    plugins: Sequence[PluginRecord],
+    conflicts: Sequence[Conflict],
+    undeclared: Sequence[PluginRecord],
+    group: str,
+    host: str,
+    controls: Controls,
+    builtin_names: Sequence[str],
+) -> list[Finding]:
+    findings: list[Finding] = []
+    for p in plugins:
+        if p.status == "invalid":
+            findings.append(
+                Finding(
+                    "invalid",
+                    p.name,
+                    f"{p.origin_label}: {p.reason}",
+                    f"fix the entry point in {p.distribution}'s pyproject.toml "
+                    f'([project.entry-points.{group!r}]) to NAME = "module:Class", '
+                    "or report it to its authors",
+                )
+            )
+        elif p.status == "incompatible":
+            findings.append(
+                Finding(
+                    "incompatible",
+                    p.name,
+                    f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}",
+                    f"install a {p.distribution} release that supports this {host}, "
+                    f"or a {host} release it supports",
+                )
+            )
+    for conflict in conflicts:
+        names = ", ".join(c.origin_label for c in conflict.claimants)
+        findings.append(
+            Finding(
+                "shadowed",
+                conflict.name,
+                f"{conflict.name!r} is provided by {len(conflict.claimants)} distributions "
+                f"({names}); {conflict.claimants[0].origin_label} wins",
+                f"uninstall all but one, or choose with "
+                f"{controls.plugins_variable}={conflict.claimants[-1].distribution}",
+            )
+        )
+    seen: set[str] = set()
+    for p in undeclared:
+        if p.distribution_key in seen:
+            continue
+        seen.add(p.distribution_key)
+        findings.append(
+            Finding(
+                "undeclared-requirement",
+                p.distribution,
+                f"{p.origin_label} declares no requirement on {host}, so its compatibility "
+                "cannot be checked",
+                f"add {host!r} with a version range to {p.distribution}'s dependencies",
+            )
+        )
+    folded = {n.casefold(): n for n in builtin_names}
+    for p in plugins:
+        other = folded.get(p.name.casefold())
+        if other is not None and other != p.name:
+            findings.append(
+                Finding(
+                    "case-collision",
+                    p.name,
+                    f"{p.origin_label} adds {p.name!r}, which differs from the built-in "
+                    f"{other!r} only by case (names are case sensitive)",
+                    f"rename the entry point to {other!r} to override the built-in",
+                )
+            )
+    return findings
+
+
+def discover(
+    *,
+    group: str,
+    host: str,
+    controls: Controls,
+    builtin_names: Sequence[str],
+    sibling_groups: Sequence[str] = (),
+    records: Sequence[DistributionRecord] | None = None,
+) -> DiscoveryResult:
+    """Run the whole pipeline for *group* and return what it found."""
+    host_key = canonical_name(host)
+    groups = {group, *sibling_groups}
+
+    def wanted(ep: EntryPointRecord) -> bool:
+        return ep.group in groups or any(looks_like_typo(ep.group, g) for g in groups)
+
+    if records is None:
+        records = scan(wanted, also=(host_key,))
+    relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
+    dists, findings = deduplicate(records, relevant | {host_key})
+    host_version = next((d.version for d in dists if d.key == host_key), None)
+
+    typo_findings = [
+        Finding(
+            "typo-group",
+            d.name,
+            f"{d.name} declares entry points in group {ep.group!r}, which looks like a "
+            f"typo of {group!r}; attn does not read it",
+            f"rename the group to {group!r} in {d.name}'s pyproject.toml",
+        )
+        for d in dists
+        for ep in {ep.group: ep for ep in d.entry_points}.values()
+        if ep.group not in groups and looks_like_typo(ep.group, group)
+    ]
+
+    if controls.disable_plugins:
+        return DiscoveryResult(group, host_version, (), (), (), plugins_disabled=True)
+
+    plugins: list[PluginRecord] = []
+    undeclared: list[PluginRecord] = []
+    for dist in dists:
+        eps = [ep for ep in dist.entry_points if ep.group == group]
+        if not eps or dist.key == host_key:
+            continue
+        requirement = check_host_requirement(
+            dist.metadata.requires if dist.metadata else (), host_key, host_version
+        )
+        for ep in eps:
+            invalid, path = _invalid_reason(ep)
+            status: PluginStatus = "used"
+            reason: str | None = None
+            if not controls.allows(dist.name):
+                status = "disabled"
+                reason = (
+                    f"not selected by {controls.plugins_variable}="
+                    f"{','.join(controls.only_as_written)}"
+                )
+            elif requirement.problem is not None:
+                status, reason = "incompatible", requirement.problem
+            elif invalid is not None:
+                status, reason = "invalid", invalid
+            record = PluginRecord(
+                name=ep.name,
+                value=ep.value,
+                distribution=dist.name,
+                distribution_key=dist.key,
+                distribution_version=dist.version,
+                location=dist.location,
+                path_index=dist.path_index,
+                requirements=requirement.requirements,
+                status=status,
+                reason=reason,
+                path=path,
+            )
+            plugins.append(record)
+            if status == "used" and not requirement.declared:
+                undeclared.append(record)
+
+    resolved, conflicts = resolve_conflicts(plugins)
+    found = [
+        *findings,
+        *typo_findings,
+        *_findings(resolved, conflicts, undeclared, group, host_key, controls, builtin_names),
+    ]
+    if controls.only is not None:
+        plugin_keys = {d.key for d in dists if any(ep.group in groups for ep in d.entry_points)}
+        valid = sorted(d.name for d in dists if d.key in plugin_keys and d.key != host_key)
+        for written in controls.only_as_written:
+            if canonical_name(written) not in plugin_keys:
+                found.append(
+                    Finding(
+                        "unmatched-selection",
+                        written,
+                        f"{controls.plugins_variable} names {written!r}, which is not an "
+                        f"installed {host} plugin distribution",
+                        "use one of: " + (", ".join(valid) if valid else "(none installed)"),
+                    )
+                )
+    ordered = tuple(sorted(resolved, key=lambda p: (p.name, _rank(p))))
+    return DiscoveryResult(
+        group, host_version, ordered, conflicts, tuple(found), plugins_disabled=False
+    )

@@ -1,0 +1,147 @@
+"""The exception and warning types of attn.
+
+Every error attn raises derives from :class:`AttnError` and also from the
+builtin exception that callers already catch (``ValueError`` for bad names and
+values, ``ImportError`` for backends that cannot be loaded), so code written
+against the seeds' ``ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+__all__ = [
+    "AttnConfigError",
+    "AttnError",
+    "AttnWarning",
+    "BackendInterfaceError",
+    "BackendLoadError",
+    "BackendNotRegisteredError",
+    "ConflictWarning",
+    "InvalidPathError",
+    "PluginProblemError",
+    "PluginWarning",
+    "UnknownBackendError",
+]
+
+
+class AttnError(Exception):
+    """Base class of every error raised by attn."""
+
+    __module__ = "attn"
+
+
+class AttnWarning(UserWarning):
+    """Base class of every warning issued by attn."""
+
+    __module__ = "attn"
+
+
+@final
+class ConflictWarning(AttnWarning):
+    """Two or more distributions claim the same backend name in one group."""
+
+    __module__ = "attn"
+
+
+@final
+class PluginWarning(AttnWarning):
+    """A plugin or a plugin control needs the user's attention."""
+
+    __module__ = "attn"
+
+
+class InvalidPathError(AttnError, ValueError):
+    """A class path is not of the form ``module:QualName`` or ``module.QualName``."""
+
+    __module__ = "attn"
+
+    def __init__(self, path: object, reason: str) -> None:
+        """Record the offending *path* and why it was refused."""
+        self.path = path
+        self.reason = reason
+        super().__init__(f"Invalid class path: {path!r}: {reason}")
+
+
+@final
+class UnknownBackendError(AttnError, ValueError):
+    """A backend name that no built-in, plugin or registration provides."""
+
+    __module__ = "attn"
+
+    def __init__(self, message: str, *, name: str, registry: str) -> None:
+        """Record the unknown *name* and the *registry* it was looked up in."""
+        self.name = name
+        self.registry = registry
+        super().__init__(message)
+
+
+@final
+class BackendNotRegisteredError(AttnError, ValueError):
+    """A member without a default (``CUSTOM``) was used before registration."""
+
+    __module__ = "attn"
+
+    def __init__(self, message: str, *, name: str, registry: str) -> None:
+        """Record the unregistered *name* and its *registry*."""
+        self.name = name
+        self.registry = registry
+        super().__init__(message)
+
+
+class BackendLoadError(AttnError, ImportError):
+    """A backend's class could not be imported or is not a backend class."""
+
+    __module__ = "attn"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        backend: str,
+        registry: str,
+        path: str,
+        distribution: str | None,
+        version: str | None,
+        detail: str,
+    ) -> None:
+        """Record what was being loaded, from where, and what went wrong (*detail*)."""
+        super().__init__(message)
+        self.detail = detail
+        self.backend = backend
+        self.registry = registry
+        self.path = path
+        self.distribution = distribution
+        self.version = version
+
+
+@final
+class BackendInterfaceError(BackendLoadError):
+    """The object a backend path names is not a class of the registry's interface."""
+
+    __module__ = "attn"
+
+
+@final
+class PluginProblemError(AttnError, RuntimeError):
+    """Strict mode (``ATTN_STRICT=1``) found a problem with installed plugins."""
+
+    __module__ = "attn"
+
+    def __init__(self, message: str, *, problems: tuple[str, ...]) -> None:
+        """Record every problem found, one sentence each."""
+        self.problems = problems
+        super().__init__(message)
+
+
+@final
+class AttnConfigError(AttnError, ValueError):
+    """An ``ATTN_*`` environment variable has a value attn cannot use."""
+
+    __module__ = "attn"
+
+    def __init__(self, variable: str, value: str, expected: str) -> None:
+        """Record the *variable*, its *value*, and what was *expected*."""
+        self.variable = variable
+        self.value = value
+        super().__init__(f"Invalid value for {variable}: {value!r}; expected {expected}")

@@ -1,0 +1,83 @@
+"""Class paths in one canonical form.
+
+attn stores every class path as a :class:`ClassPath`, the ``module:qualname``
+pair that entry points use. The dotted form the seeds' ``get_path()`` returns
+(``module.QualName``) is accepted and produced only at the edges: a dotted
+string is split at its last dot, so a nested class must be given in the colon
+form (or registered with the decorator, which records the colon form).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import final
+
+from .errors import InvalidPathError
+
+__all__ = ["ClassPath", "parse_path", "path_of_class"]
+
+
+def _dotted_identifiers(text: str) -> bool:
+    return bool(text) and all(part.isidentifier() for part in text.split("."))
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ClassPath:
+    """Where a backend class lives: a module path and a qualified name in it."""
+
+    module: str
+    qualname: str
+
+    @property
+    def colon(self) -> str:
+        """The canonical ``module:qualname`` form."""
+        return f"{self.module}:{self.qualname}"
+
+    @property
+    def dotted(self) -> str:
+        """The ``module.qualname`` form that ``get_path()`` returns."""
+        return f"{self.module}.{self.qualname}"
+
+    def __str__(self) -> str:
+        """Render the canonical colon form."""
+        return self.colon
+
+
+def parse_path(path: object) -> ClassPath:
+    """Parse ``module:QualName`` or ``module.QualName`` into a :class:`ClassPath`.
+
+    Raises:
+        InvalidPathError: *path* is not a string of either form.
+    """
+    if isinstance(path, ClassPath):
+        return path
+    if not isinstance(path, str):
+        raise InvalidPathError(path, f"expected a string, got {type(path).__name__}")
+    text = path.strip()
+    if text.count(":") > 1:
+        raise InvalidPathError(path, "more than one ':'; expected 'module:QualName'")
+    if ":" in text:
+        module, _, qualname = (part.strip() for part in text.partition(":"))
+    else:
+        module, _, qualname = text.rpartition(".")
+        if not module:
+            raise InvalidPathError(
+                path, "no module part; expected 'module:QualName' or 'module.QualName'"
+            )
+    if not _dotted_identifiers(module):
+        raise InvalidPathError(path, f"{module!r} is not a dotted module name")
+    if "<locals>" in qualname:
+        raise InvalidPathError(path, "a class defined inside a function cannot be imported by path")
+    if not _dotted_identifiers(qualname):
+        raise InvalidPathError(path, f"{qualname!r} is not a dotted qualified name")
+    return ClassPath(module, qualname)
+
+
+def path_of_class(cls: type) -> ClassPath:
+    """Return the importable path of *cls*.
+
+    Raises:
+        InvalidPathError: *cls* was defined inside a function (``<locals>``).
+    """
+    return parse_path(f"{cls.__module__}:{cls.__qualname__}")
