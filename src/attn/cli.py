@@ -11,12 +11,12 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
-    from .registry import BackendEnum
+    from collections.abc import Sequence
+
     from .registry.enum import BackendEnumMeta
     from .registry.report import BackendRow, Finding, PluginRecord, RegistryReport
 
@@ -42,18 +42,11 @@ def _select(names: Sequence[str]) -> list[BackendEnumMeta]:
     registries = _registries()
     if not names:
         return registries
-    chosen = []
+    chosen: list[BackendEnumMeta] = []
     for name in names:
-        match = [
-            r
-            for r in registries
-            if name in (r.__name__, r._attn_state.config.group)  # noqa: SLF001
-        ]
+        match = [r for r in registries if name in (r.__name__, r._attn_state.config.group)]
         if not match:
-            valid = ", ".join(
-                f"{r.__name__} ({r._attn_state.config.group})"  # noqa: SLF001
-                for r in registries
-            )
+            valid = ", ".join(f"{r.__name__} ({r._attn_state.config.group})" for r in registries)
             msg = f"unknown registry {name!r}; valid registries are: {valid}"
             raise UsageError(msg)
         chosen.extend(m for m in match if m not in chosen)
@@ -84,9 +77,9 @@ class _Style:
 
 
 def _version_label() -> str:
-    from . import __version__  # noqa: PLC0415
+    from . import _version  # noqa: PLC0415
 
-    return __version__
+    return _version()
 
 
 def _from(row: BackendRow) -> str:
@@ -169,19 +162,18 @@ def _cmd_list(args: argparse.Namespace, out: IO[str]) -> int:
             if i:
                 out.write("\n")
             _render_table(report, out, style)
-    strict = registries[0]._attn_state.controls().strict  # noqa: SLF001
+    strict = registries[0]._attn_state.controls().strict
     broken = any(row.status == "broken" for r in reports for row in r.backends)
     return 1 if strict and broken else 0
 
 
 def _claimant_lines(p: PluginRecord) -> list[str]:
     requirement = ", ".join(p.requirements) if p.requirements else "none declared"
-    lines = [
+    return [
         f"  - {p.origin_label}: {p.value!r}, {p.status}" + (f" ({p.reason})" if p.reason else ""),
         f"      metadata: {p.location}",
         f"      requires: {requirement}",
     ]
-    return lines
 
 
 def _cmd_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -234,18 +226,15 @@ def _diagnose(registry: BackendEnumMeta, *, load: bool) -> list[Finding]:
     from .registry.report import Finding  # noqa: PLC0415
     from .registry.table import Entry  # noqa: PLC0415
 
-    state = registry._attn_state  # noqa: SLF001
+    state = registry._attn_state
     config = state.config
     controls = replace(state.controls(), strict=False)
     result = discover(
         group=config.group,
         host=config.host,
         controls=controls,
-        builtin_names=tuple(registry._attn_defaults),  # noqa: SLF001
-        sibling_groups=tuple(
-            r._attn_state.config.group  # noqa: SLF001
-            for r in _registries()
-        ),
+        builtin_names=tuple(registry._attn_defaults),
+        sibling_groups=tuple(r._attn_state.config.group for r in _registries()),
     )
     findings = list(result.findings)
     if load:
@@ -314,7 +303,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one exit per outcome
     """Run the ``attn`` command with *argv* (default ``sys.argv[1:]``); return the exit code."""
     from .registry import AttnConfigError, AttnError  # noqa: PLC0415
 

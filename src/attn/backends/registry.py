@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from attn.registry import BackendEnum, PluginBackend, register
 
 from ._base import AttentionBackend, MLAPrefillBackend
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "AttentionBackendEnum",

@@ -16,12 +16,12 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, final
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
     from importlib.metadata import Distribution
 
 __all__ = [
@@ -120,7 +120,7 @@ def _read_entry_points(dist: Distribution) -> tuple[tuple[EntryPointRecord, ...]
             tuple(EntryPointRecord(ep.group, ep.name, ep.value) for ep in dist.entry_points),
             None,
         )
-    except Exception as exc:  # noqa: BLE001 - one unreadable plugin must not stop the scan
+    except Exception as exc:
         logger.debug("cannot read entry points of %s", _location(dist), exc_info=True)
         return (), f"cannot read entry_points.txt: {type(exc).__name__}: {exc}"
 
@@ -131,10 +131,12 @@ def _read_metadata(dist: Distribution) -> MetadataRecord:
         if not text:
             return MetadataRecord(None, None, (), "no METADATA or PKG-INFO file")
         meta = dist.metadata
-        name = meta.get("Name")
-        version = meta.get("Version")
+        # PackageMetadata is an email.message.Message; .get() avoids the
+        # KeyError / DeprecationWarning of [] on a missing field.
+        name = meta.get("Name")  # type: ignore[attr-defined]
+        version = meta.get("Version")  # type: ignore[attr-defined]
         requires = tuple(meta.get_all("Requires-Dist") or ())
-    except Exception as exc:  # noqa: BLE001 - one unreadable plugin must not stop the scan
+    except Exception as exc:
         logger.debug("cannot read metadata of %s", _location(dist), exc_info=True)
         return MetadataRecord(None, None, (), f"unreadable metadata: {type(exc).__name__}: {exc}")
     if not name:
@@ -161,7 +163,7 @@ def scan(
     for index, entry in enumerate(entries):
         try:
             dists = list(distributions(path=[entry]))
-        except Exception:  # noqa: BLE001 - an unreadable sys.path entry holds no plugins
+        except Exception:
             logger.debug("cannot list distributions in %r", entry, exc_info=True)
             continue
         for dist in dists:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import final
+from typing import TYPE_CHECKING, final
 
 from ._metadata import canonical_name
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["HostRequirement", "check_host_requirement"]
 
@@ -32,7 +34,7 @@ def _names_host(requirement: str, host: str) -> bool:
     return canonical_name(head) == host
 
 
-def check_host_requirement(
+def check_host_requirement(  # noqa: C901 - one branch per way a requirement fails
     requires: Iterable[str], host: str, host_version: str | None
 ) -> HostRequirement:
     """Check the ``Requires-Dist`` entries in *requires* that name *host*.

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import final
+from typing import TYPE_CHECKING, final
 
 from ._metadata import canonical_name
 from .errors import AttnConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["Controls", "parse_bool", "read_controls"]
 

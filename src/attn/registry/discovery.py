@@ -14,17 +14,20 @@ from __future__ import annotations
 import difflib
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from os.path import realpath
-from typing import final
+from typing import TYPE_CHECKING, final
 
 from ._metadata import DistributionRecord, EntryPointRecord, canonical_name, scan
 from .compat import check_host_requirement
-from .controls import Controls
 from .errors import InvalidPathError
 from .paths import ClassPath, parse_path
 from .report import Finding, PluginRecord, PluginStatus
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from .controls import Controls
 
 __all__ = [
     "Conflict",
@@ -206,8 +209,10 @@ def resolve_conflicts(
 def _invalid_reason(ep: EntryPointRecord) -> tuple[str | None, ClassPath | None]:
     if not ep.name.isidentifier():
         return (
-            f"entry point name {ep.name!r} is not a valid identifier; "
-            "backend names must be Python identifiers",
+            (
+                f"entry point name {ep.name!r} is not a valid identifier; "
+                "backend names must be Python identifiers"
+            ),
             None,
         )
     try:
@@ -217,8 +222,9 @@ def _invalid_reason(ep: EntryPointRecord) -> tuple[str | None, ClassPath | None]
     return None, path
 
 
-def _findings(  # noqa: C901 - one loop per kind of finding reads better than helpers
+def _findings(
     plugins: Sequence[PluginRecord],
+    *,
     conflicts: Sequence[Conflict],
     undeclared: Sequence[PluginRecord],
     group: str,
@@ -291,7 +297,7 @@ def _findings(  # noqa: C901 - one loop per kind of finding reads better than he
     return findings
 
 
-def discover(
+def discover(  # noqa: C901 - the pipeline, step by step
     *,
     group: str,
     host: str,
@@ -373,22 +379,30 @@ def discover(
     found = [
         *findings,
         *typo_findings,
-        *_findings(resolved, conflicts, undeclared, group, host_key, controls, builtin_names),
+        *_findings(
+            resolved,
+            conflicts=conflicts,
+            undeclared=undeclared,
+            group=group,
+            host=host_key,
+            controls=controls,
+            builtin_names=builtin_names,
+        ),
     ]
     if controls.only is not None:
         plugin_keys = {d.key for d in dists if any(ep.group in groups for ep in d.entry_points)}
         valid = sorted(d.name for d in dists if d.key in plugin_keys and d.key != host_key)
-        for written in controls.only_as_written:
-            if canonical_name(written) not in plugin_keys:
-                found.append(
-                    Finding(
-                        "unmatched-selection",
-                        written,
-                        f"{controls.plugins_variable} names {written!r}, which is not an "
-                        f"installed {host} plugin distribution",
-                        "use one of: " + (", ".join(valid) if valid else "(none installed)"),
-                    )
-                )
+        found.extend(
+            Finding(
+                "unmatched-selection",
+                written,
+                f"{controls.plugins_variable} names {written!r}, which is not an "
+                f"installed {host} plugin distribution",
+                "use one of: " + (", ".join(valid) if valid else "(none installed)"),
+            )
+            for written in controls.only_as_written
+            if canonical_name(written) not in plugin_keys
+        )
     ordered = tuple(sorted(resolved, key=lambda p: (p.name, _rank(p))))
     return DiscoveryResult(
         group, host_version, ordered, conflicts, tuple(found), plugins_disabled=False

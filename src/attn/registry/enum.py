@@ -18,13 +18,15 @@ import difflib
 import enum
 import importlib
 import sys
-from collections.abc import Callable
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
 from .errors import BackendNotRegisteredError, UnknownBackendError
 from .loading import LoadContext, load_class
 from .paths import ClassPath, parse_path, path_of_class
 from .table import Entry, RegistryConfig, RegistryState
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["BackendEnum", "BackendEnumMeta", "PluginBackend", "register", "state_of"]
 
@@ -66,7 +68,7 @@ class BackendEnumMeta(enum.EnumMeta):
         **kwds: Any,
     ) -> BackendEnumMeta:
         new = super().__new__(metacls, cls, bases, classdict, **kwds)
-        members = list(new.__members__.items())
+        members: list[tuple[str, Any]] = list(new.__members__.items())
         if group is None:
             if members:
                 msg = f"{cls} declares members but no entry-point group (group=...)"
@@ -126,9 +128,7 @@ class BackendEnumMeta(enum.EnumMeta):
 
 
 def _plugin_backend(cls: BackendEnumMeta, name: str) -> PluginBackend:
-    cache: dict[str, PluginBackend] = (
-        cls.__dict__["_attn_added"] if ("_attn_added" in cls.__dict__) else {}
-    )
+    cache: dict[str, PluginBackend] = cls.__dict__.get("_attn_added", {})
     state = cls._attn_state
     generation = state.ensure()
     backend = cache.get(name)
@@ -343,7 +343,7 @@ def state_of(registry: type) -> RegistryState:
 
 def _caller_module(depth: int) -> str | None:
     try:
-        frame = sys._getframe(depth + 1)  # noqa: SLF001 - the cheap way to name the caller
+        frame = sys._getframe(depth + 1)
     except ValueError:  # pragma: no cover - shallow stacks
         return None
     name = frame.f_globals.get("__name__")

@@ -44,11 +44,10 @@ def _class_without_plugin_code(
 
 
 def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRow, Finding | None]:
-    state = registry._attn_state  # noqa: SLF001 - the listing is part of the core
-    config = state.config
+    state = registry._attn_state
     entry = state.lookup(name)
-    default = registry._attn_defaults.get(name)  # noqa: SLF001
-    builtin = name in registry._attn_defaults  # noqa: SLF001
+    default = registry._attn_defaults.get(name)
+    builtin = name in registry._attn_defaults
     status: BackendStatus = "ok"
     reason: str | None = None
     path: str | None
@@ -93,7 +92,7 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
 
 def build_report(registry: BackendEnumMeta, *, load: bool = False) -> RegistryReport:
     """Everything listing shows about *registry*; with *load*, import every backend."""
-    state = registry._attn_state  # noqa: SLF001
+    state = registry._attn_state
     result = state.ensure()
     _interface(registry)  # the interface is attn's own; resolve it before loading
     rows = []

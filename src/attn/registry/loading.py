@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import final
+from typing import TYPE_CHECKING, final
 
 from .errors import BackendInterfaceError, BackendLoadError
-from .paths import ClassPath
+
+if TYPE_CHECKING:
+    from .paths import ClassPath
 
 __all__ = ["LoadContext", "load_class"]
 
@@ -55,7 +57,7 @@ def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
         obj: object = importlib.import_module(path.module)
         for part in path.qualname.split("."):
             obj = getattr(obj, part)
-    except Exception as exc:  # noqa: BLE001 - any failure of plugin code is reported, not raised raw
+    except Exception as exc:
         raise _fail(ctx, path, f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(obj, type):
         raise _fail(

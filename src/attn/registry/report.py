@@ -8,9 +8,10 @@ without anything being recomputed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Literal, TypeAlias, final
 
-from .paths import ClassPath
+if TYPE_CHECKING:
+    from .paths import ClassPath
 
 __all__ = [
     "BackendRow",

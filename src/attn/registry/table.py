@@ -10,9 +10,9 @@ for the first time at once scan once and see the same table.
 
 from __future__ import annotations
 
+import importlib
 import threading
 import warnings
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, final
@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Literal, final
 from .controls import Controls, read_controls
 from .discovery import Conflict, DiscoveryResult, discover
 from .errors import ConflictWarning, PluginProblemError, PluginWarning
-from .paths import ClassPath
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from .paths import ClassPath
     from .report import PluginRecord
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
@@ -149,6 +151,8 @@ class RegistryState:
 
     def refresh(self) -> DiscoveryResult:
         """Run discovery again; runtime registrations are kept on top."""
+        # A pip install in this process leaves finders with stale listings.
+        importlib.invalidate_caches()
         with self._lock:
             self._discover()
             assert self._result is not None  # noqa: S101 - set by _discover
