@@ -1,0 +1,309 @@
+"""A second registry, declared here with its own group, host and noun, gets every behaviour."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+
+import pytest
+
+from attn.registry import (
+    AttnError,
+    Backend,
+    BackendEnum,
+    BackendInterfaceError,
+    BackendNotRegisteredError,
+    InvalidPathError,
+    PluginBackend,
+    UnknownBackendError,
+    build_report,
+    register,
+    state_of,
+)
+
+
+class ToyBackend(Backend):
+    """The interface of toy backends."""
+
+
+class FastToy(ToyBackend):
+    requires = ("toy-kernels",)
+
+
+class SlowToy(ToyBackend):
+    pass
+
+
+class Outer:
+    class NestedToy(ToyBackend):
+        pass
+
+
+class NotAToy:
+    pass
+
+
+class ToyBackendEnum(
+    BackendEnum,
+    group="toy.backends",
+    host="toy",
+    interface=ToyBackend,
+    noun="toy backend",
+):
+    FAST = f"{__name__}:FastToy"
+    SLOW = f"{__name__}.SlowToy"
+    CUSTOM = None
+
+
+@pytest.fixture(autouse=True)
+def _reset_toy() -> Iterator[None]:
+    state_of(ToyBackendEnum).reset()
+    yield
+    state_of(ToyBackendEnum).reset()
+
+
+@pytest.fixture
+def toy_env(site, monkeypatch):
+    """The toy host installed (version 2.0) and TOY_* unset."""
+    for name in ("TOY_DISABLE_PLUGINS", "TOY_PLUGINS", "TOY_STRICT"):
+        monkeypatch.delenv(name, raising=False)
+    site.dist("toy", "2.0", requires=())
+    return site
+
+
+def test_members_are_a_real_enum():
+    """Members iterate, count and compare like any Enum's."""
+    assert [m.name for m in ToyBackendEnum] == ["FAST", "SLOW", "CUSTOM"]
+    assert len(ToyBackendEnum) == 3
+    assert isinstance(ToyBackendEnum.FAST, enum.Enum)
+    assert ToyBackendEnum.CUSTOM.value is None
+
+
+def test_attribute_access_does_not_discover():
+    """Plain attribute access and iteration leave the registry undiscovered."""
+    _ = ToyBackendEnum.FAST
+    list(ToyBackendEnum)
+    assert not state_of(ToyBackendEnum).discovered_yet
+
+
+def test_lookup_by_name_discovers(toy_env):
+    """Name lookup returns the member and runs discovery."""
+    assert ToyBackendEnum["FAST"] is ToyBackendEnum.FAST
+    assert state_of(ToyBackendEnum).discovered_yet
+
+
+def test_unknown_name_uses_the_registry_noun(toy_env):
+    """The unknown-name error speaks of the registry's own noun and names."""
+    with pytest.raises(UnknownBackendError) as info:
+        ToyBackendEnum["NOPE"]
+    assert str(info.value) == "Unknown toy backend: 'NOPE'. Valid options are: FAST, SLOW, CUSTOM"
+    assert isinstance(info.value, ValueError)
+    assert isinstance(info.value, AttnError)
+
+
+def test_get_path_and_class_of_defaults(toy_env):
+    """Defaults resolve to dotted paths and to the classes, whichever form was declared."""
+    assert ToyBackendEnum.FAST.get_path() == f"{__name__}.FastToy"
+    assert ToyBackendEnum.SLOW.get_path() == f"{__name__}.SlowToy"
+    assert ToyBackendEnum.FAST.get_path(include_classname=False) == __name__
+    assert ToyBackendEnum.FAST.get_class() is FastToy
+    assert not ToyBackendEnum.FAST.is_overridden()
+
+
+def test_custom_must_be_registered_first(toy_env):
+    """A member without a default raises a ValueError saying how to register it."""
+    with pytest.raises(BackendNotRegisteredError) as info:
+        ToyBackendEnum.CUSTOM.get_path()
+    message = str(info.value)
+    assert message.startswith("ToyBackendEnum.CUSTOM has no default toy backend")
+    assert "'toy.backends'" in message
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(BackendNotRegisteredError):
+        ToyBackendEnum.CUSTOM.get_class()
+
+
+def test_runtime_registration_cycle(toy_env):
+    """Register, override, clear: the member returns to its default."""
+    register(ToyBackendEnum, ToyBackendEnum.FAST, f"{__name__}:Outer.NestedToy")
+    assert ToyBackendEnum.FAST.is_overridden()
+    assert ToyBackendEnum.FAST.get_path() == f"{__name__}.Outer.NestedToy"
+    assert ToyBackendEnum.FAST.get_path(include_classname=False) == __name__
+    assert ToyBackendEnum.FAST.get_class() is Outer.NestedToy
+    ToyBackendEnum.FAST.clear_override()
+    assert not ToyBackendEnum.FAST.is_overridden()
+    assert ToyBackendEnum.FAST.get_class() is FastToy
+
+
+def test_decorator_refuses_local_classes(toy_env):
+    """A class defined inside a function cannot be registered by the decorator."""
+    decorate = register(ToyBackendEnum, ToyBackendEnum.CUSTOM)
+
+    class Local(ToyBackend):
+        pass
+
+    with pytest.raises(InvalidPathError, match="inside a function"):
+        decorate(Local)
+    assert not ToyBackendEnum.CUSTOM.is_overridden()
+
+
+def test_decorator_records_module_level_class(toy_env):
+    """Decorating a module-level class registers it under module:qualname."""
+    returned = register(ToyBackendEnum, ToyBackendEnum.CUSTOM)(Outer.NestedToy)
+    assert returned is Outer.NestedToy
+    assert ToyBackendEnum.CUSTOM.get_path() == f"{__name__}.Outer.NestedToy"
+    assert ToyBackendEnum.CUSTOM.get_path(include_classname=False) == __name__
+    assert ToyBackendEnum.CUSTOM.is_overridden()
+
+
+def test_direct_registration_returns_identity(toy_env):
+    """A direct registration returns a function that hands back what it is given."""
+    identity = register(ToyBackendEnum, ToyBackendEnum.CUSTOM, f"{__name__}.SlowToy")
+    assert identity(FastToy) is FastToy
+    assert ToyBackendEnum.CUSTOM.get_class() is SlowToy
+
+
+def test_registration_refuses_malformed_path(toy_env):
+    """A malformed path is refused at registration, not at first use."""
+    with pytest.raises(InvalidPathError):
+        register(ToyBackendEnum, ToyBackendEnum.CUSTOM, "no_module_part")
+    assert not ToyBackendEnum.CUSTOM.is_overridden()
+
+
+def test_registration_refuses_members_of_other_registries(toy_env):
+    """Only the registry's own members (and plugin backends) can be registered."""
+    import attn  # noqa: PLC0415
+
+    with pytest.raises(TypeError, match="expected a member of ToyBackendEnum"):
+        register(ToyBackendEnum, attn.AttentionBackendEnum.CUSTOM, f"{__name__}:SlowToy")
+
+
+def test_get_class_checks_the_interface(toy_env):
+    """A registered class that is not a ToyBackend fails to load with an attn error."""
+    register(ToyBackendEnum, ToyBackendEnum.CUSTOM, f"{__name__}:NotAToy")
+    with pytest.raises(BackendInterfaceError) as info:
+        ToyBackendEnum.CUSTOM.get_class()
+    assert isinstance(info.value, ImportError)
+    assert "does not derive from test_enum.ToyBackend" in str(info.value)
+    assert info.value.backend == "CUSTOM"
+
+
+def test_plugins_of_its_own_group(toy_env):
+    """Entry points of the registry's own group are merged; attn's groups are not."""
+    toy_env.dist(
+        "toy-plugin",
+        "1.0",
+        entry_points={
+            "toy.backends": {"FAST": f"{__name__}:SlowToy", "EXTRA": f"{__name__}:FastToy"},
+            "attn.backends": {"ONLY_ATTN": f"{__name__}:FastToy"},
+        },
+        requires=["toy>=1.0"],
+    )
+    assert ToyBackendEnum.FAST.get_class() is SlowToy
+    extra = ToyBackendEnum["EXTRA"]
+    assert isinstance(extra, PluginBackend)
+    assert extra.name == "EXTRA"
+    assert extra.get_class() is FastToy
+    assert ToyBackendEnum["EXTRA"] is extra
+    with pytest.raises(UnknownBackendError):
+        ToyBackendEnum["ONLY_ATTN"]
+
+
+def test_host_requirement_is_the_registry_host(toy_env):
+    """The version check reads the plugin's requirement on the registry's host."""
+    toy_env.dist(
+        "toy-future",
+        "1.0",
+        entry_points={"toy.backends": {"FUTURE": f"{__name__}:FastToy"}},
+        requires=["toy>=3"],
+    )
+    with pytest.raises(UnknownBackendError) as info:
+        ToyBackendEnum["FUTURE"]
+    assert (
+        "'FUTURE' is provided by toy-future 1.0 but is incompatible: requires toy>=3, "
+        "installed 2.0" in str(info.value)
+    )
+
+
+def test_controls_use_the_registry_prefix(toy_env, monkeypatch):
+    """TOY_DISABLE_PLUGINS turns the toy registry's discovery off."""
+    toy_env.dist(
+        "toy-plugin",
+        "1.0",
+        entry_points={"toy.backends": {"FAST": f"{__name__}:SlowToy"}},
+        requires=["toy>=1.0"],
+    )
+    monkeypatch.setenv("TOY_DISABLE_PLUGINS", "1")
+    assert ToyBackendEnum.FAST.get_class() is FastToy
+    report = build_report(ToyBackendEnum)
+    assert report.plugins_disabled
+    assert report.plugins == ()
+
+
+def test_listing_records(toy_env):
+    """build_report renders the registry's rows from the same state."""
+    register(ToyBackendEnum, ToyBackendEnum.SLOW, f"{__name__}:FastToy")
+    rows = {row.name: row for row in build_report(ToyBackendEnum).backends}
+    assert rows["FAST"].origin == "builtin"
+    assert rows["FAST"].requires == ("toy-kernels",)
+    assert rows["FAST"].available is False
+    assert rows["SLOW"].origin == "runtime"
+    assert rows["SLOW"].overridden is True
+    assert rows["SLOW"].registered_by == __name__
+    assert rows["CUSTOM"].status == "unregistered"
+    assert rows["CUSTOM"].path is None
+
+
+def test_refresh_is_a_classmethod_that_keeps_registrations(toy_env):
+    """refresh() runs discovery again and keeps runtime registrations."""
+    register(ToyBackendEnum, ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")
+    ToyBackendEnum.refresh()
+    assert ToyBackendEnum.CUSTOM.get_class() is SlowToy
+
+
+def test_duplicate_values_are_refused():
+    """Two members with one value would alias each other; the metaclass refuses them."""
+    with pytest.raises(TypeError, match="B repeat the value of another member"):
+
+        class _Aliased(BackendEnum, group="dup.backends", host="dup", interface=ToyBackend):
+            A = "m:C"
+            B = "m:C"
+
+
+def test_malformed_member_values_are_refused():
+    """A member value that is not a class path fails at class creation."""
+    with pytest.raises(InvalidPathError):
+
+        class _Bad(BackendEnum, group="bad.backends", host="bad", interface=ToyBackend):
+            A = "not a path"
+
+
+def test_members_need_a_group():
+    """Members without registry keywords are a declaration error."""
+    with pytest.raises(TypeError, match="no entry-point group"):
+
+        class _NoGroup(BackendEnum):
+            A = "m:C"
+
+
+def test_group_needs_host_and_interface():
+    """A group alone is not enough to declare a registry."""
+    with pytest.raises(TypeError, match=r"host=\.\.\. and interface=\.\.\."):
+
+        class _NoHost(BackendEnum, group="nohost.backends"):
+            A = "m:C"
+
+
+def test_state_of_refuses_non_registries():
+    """state_of names what it was given when that is not a registry."""
+    with pytest.raises(TypeError, match="is not a registry"):
+        state_of(BackendEnum)
+
+
+def test_snapshot_is_a_copy(toy_env):
+    """A snapshot does not change when the registry does."""
+    register(ToyBackendEnum, ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")
+    snap = state_of(ToyBackendEnum).snapshot()
+    ToyBackendEnum.CUSTOM.clear_override()
+    assert "CUSTOM" in snap.table
+    assert "CUSTOM" in snap.runtime
+    assert "CUSTOM" not in state_of(ToyBackendEnum).snapshot().table
