@@ -1,0 +1,136 @@
+"""The public surface of ``import attn``: its names, its version, and its cost."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from importlib.metadata import version
+
+import pytest
+
+import attn
+
+EXPECTED = {
+    "AttentionBackend",
+    "AttentionBackendEnum",
+    "AttnConfigError",
+    "AttnError",
+    "AttnWarning",
+    "Backend",
+    "BackendEnum",
+    "BackendInterfaceError",
+    "BackendLoadError",
+    "BackendNotRegisteredError",
+    "ConflictWarning",
+    "InvalidPathError",
+    "MLAPrefillBackend",
+    "MLAPrefillBackendEnum",
+    "PluginBackend",
+    "PluginProblemError",
+    "PluginWarning",
+    "UnknownBackendError",
+    "__version__",
+    "register_backend",
+    "register_mla_prefill_backend",
+}
+
+
+def test_all_is_the_contract_and_sorted():
+    """__all__ names exactly the public names, sorted."""
+    assert set(attn.__all__) == EXPECTED
+    assert list(attn.__all__) == sorted(attn.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_public_name_resolves(name):
+    """Each exported name is reachable as an attribute."""
+    assert getattr(attn, name) is not None
+    assert name in dir(attn)
+
+
+def test_unknown_attribute_raises_attribute_error():
+    """A missing attribute is an AttributeError naming it."""
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        _ = attn.nope
+
+
+def test_version_is_the_installed_distribution():
+    """attn.__version__ is the installed distribution's version."""
+    assert attn.__version__ == version("attn")
+
+
+def test_error_and_warning_hierarchy():
+    """Errors derive from AttnError and the builtin callers catch; warnings from UserWarning."""
+    assert issubclass(attn.UnknownBackendError, attn.AttnError)
+    assert issubclass(attn.UnknownBackendError, ValueError)
+    assert issubclass(attn.BackendLoadError, attn.AttnError)
+    assert issubclass(attn.BackendLoadError, ImportError)
+    assert issubclass(attn.BackendInterfaceError, attn.BackendLoadError)
+    assert issubclass(attn.BackendNotRegisteredError, ValueError)
+    assert issubclass(attn.InvalidPathError, ValueError)
+    assert issubclass(attn.AttnConfigError, ValueError)
+    assert issubclass(attn.AttnWarning, UserWarning)
+    assert issubclass(attn.ConflictWarning, attn.AttnWarning)
+    assert issubclass(attn.PluginWarning, attn.AttnWarning)
+    assert attn.AttnError.__module__ == "attn"
+
+
+def _imported_after(code: str) -> dict[str, bool]:
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        {code}
+        heavy = ("importlib.metadata", "importlib_metadata", "packaging", "email")
+        print(json.dumps({{name: name in sys.modules for name in heavy}}))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    return json.loads(done.stdout)
+
+
+def test_import_attn_imports_no_metadata_machinery():
+    """import attn imports neither importlib.metadata, its backport, nor packaging."""
+    assert _imported_after("import attn") == {
+        "importlib.metadata": False,
+        "importlib_metadata": False,
+        "packaging": False,
+        "email": False,
+    }
+
+
+def test_member_access_scans_nothing():
+    """Touching members and the registry classes still scans nothing."""
+    imported = _imported_after(
+        "import attn; attn.AttentionBackendEnum.FLASH_ATTN; list(attn.MLAPrefillBackendEnum)"
+    )
+    assert imported["importlib.metadata"] is False
+    assert imported["packaging"] is False
+
+
+def test_lookup_runs_discovery():
+    """A name lookup is what brings in importlib.metadata (packaging only for plugins)."""
+    imported = _imported_after("import attn; attn.AttentionBackendEnum['FLASH_ATTN']")
+    assert imported["importlib.metadata"] is True
+
+
+def test_python_dash_m_attn():
+    """python -m attn is the attn command."""
+    done = subprocess.run(
+        [sys.executable, "-m", "attn", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout.startswith(f"attn {version('attn')} ")
+
+
+def test_py_typed_is_shipped():
+    """The package is marked as typed."""
+    from importlib.resources import files  # noqa: PLC0415
+
+    assert files("attn").joinpath("py.typed").is_file()
