@@ -1,0 +1,122 @@
+"""`attn doctor` and `attn show` against plugins installed into a real venv."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def output(result):
+    return result.stdout + result.stderr
+
+
+def test_doctor_flags_typo_group_and_undeclared_requirement(venv):
+    """`attn doctor` exits 1 naming the misspelt group `attn.backend` and a plugin lacking attn."""
+    venv.install("attn-typo-group", "attn-norequire-plugin")
+    result = venv.attn("doctor")
+    assert result.returncode == 1, output(result)
+    text = output(result)
+    # The misspelt group itself, not just a mention of the real `attn.backends`.
+    assert re.search(r"attn\.backend(?!s)", text), text
+    assert "attn-typo-group" in text
+    assert "attn-norequire-plugin" in text
+
+    # A plugin without a requirement on attn is still merged; the misspelt group is not read.
+    data = venv.list_json()
+    names = {
+        row["name"] for entry in data["registries"] for row in entry["backends"] + entry["plugins"]
+    }
+    assert "NOREQ_ATTN" in names
+    assert "TYPO_ATTN" not in names
+
+
+def test_doctor_passes_clean_venv(venv):
+    """`attn doctor` exits 0 with only attn, and with attn-example-plugin installed."""
+    result = venv.attn("doctor")
+    assert result.returncode == 0, output(result)
+    venv.install("attn-example-plugin")
+    result = venv.attn("doctor")
+    assert result.returncode == 0, output(result)
+    result = venv.attn("doctor", "--load")
+    assert result.returncode == 0, output(result)
+
+
+def test_doctor_flags_unmatched_attn_plugins_name(venv):
+    """`attn doctor` exits 1 when ATTN_PLUGINS names a distribution that is not installed."""
+    venv.install("attn-example-plugin")
+    result = venv.attn("doctor", env={"ATTN_PLUGINS": "attn-example-plugin,attn-no-such-plugin"})
+    assert result.returncode == 1, output(result)
+    assert "attn-no-such-plugin" in output(result)
+
+
+def test_doctor_flags_plugin_problems(venv):
+    """`attn doctor` exits 1 naming incompatible, shadowed, invalid and (--load) broken plugins."""
+    venv.install(
+        "attn-incompatible-plugin",
+        "attn-conflict-a",
+        "attn-conflict-b",
+        "attn-invalid-plugin",
+        "attn-broken-plugin",
+    )
+    result = venv.attn("doctor")
+    assert result.returncode == 1, output(result)
+    text = output(result)
+    for culprit in ("attn-incompatible-plugin", "attn-conflict-b", "attn-invalid-plugin"):
+        assert culprit in text
+
+    result = venv.attn("doctor", "--load")
+    assert result.returncode == 1, output(result)
+    assert "BROKEN_ATTN" in output(result)
+
+
+def test_doctor_passes_broken_plugin_without_load(venv):
+    """`attn doctor` finds a plugin failing at import only with --load."""
+    venv.install("attn-broken-plugin")
+    result = venv.attn("doctor")
+    assert result.returncode == 0, output(result)
+    result = venv.attn("doctor", "--load")
+    assert result.returncode == 1, output(result)
+    assert "BROKEN_ATTN" in output(result)
+
+
+def test_show_lists_every_claimant(venv):
+    """`attn show NAME` exits 0 naming every claimant of NAME, and 1 for an unknown name."""
+    venv.install("attn-conflict-a", "attn-conflict-b")
+    result = venv.attn("show", "SHARED_ATTN")
+    assert result.returncode == 0, output(result)
+    for claimant in ("attn-conflict-a", "attn-conflict-b"):
+        assert claimant in result.stdout
+
+    result = venv.attn("show", "NO_SUCH_BACKEND")
+    assert result.returncode == 1, output(result)
+
+
+def test_show_covers_every_registry_with_the_name(venv):
+    """`attn show FLASH_ATTN` shows both registries unless --registry picks one."""
+    result = venv.attn("show", "FLASH_ATTN")
+    assert result.returncode == 0, output(result)
+    assert "AttentionBackendEnum" in result.stdout
+    assert "MLAPrefillBackendEnum" in result.stdout
+
+    result = venv.attn("show", "FLASH_ATTN", "--registry", "MLAPrefillBackendEnum")
+    assert result.returncode == 0, output(result)
+    assert "MLAPrefillBackendEnum" in result.stdout
+    assert "AttentionBackendEnum" not in result.stdout.replace("MLAPrefillBackendEnum", "")
+
+
+def test_show_names_plugin_and_builtin_default(venv):
+    """`attn show FLASH_ATTN` with attn-example-plugin names the plugin's class and the built-in."""
+    venv.install("attn-example-plugin")
+    result = venv.attn("show", "FLASH_ATTN", "--registry", "AttentionBackendEnum")
+    assert result.returncode == 0, output(result)
+    assert "attn-example-plugin" in result.stdout
+    assert "ExampleFlashAttentionBackend" in result.stdout
+
+
+def test_show_unknown_option_is_usage_error(venv):
+    """`attn show` without a name exits 2."""
+    result = venv.attn("show")
+    assert result.returncode == 2, output(result)

@@ -1,0 +1,203 @@
+"""Driving a virtualenv that has attn installed: commands, installs, JSON checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# CI places shared/ beside the clone.
+SCHEMA_PATH = REPO_ROOT.parent / "shared" / "attn-list.schema.json"
+PLUGIN_PARENTS = (REPO_ROOT / "plugins_example", Path(__file__).resolve().parent / "plugins")
+
+ATTN_VERSION = "0.1.0"
+
+BUILTIN_NAMES = {
+    "AttentionBackendEnum": [
+        "FLASH_ATTN",
+        "FLASH_SINK_ATTN",
+        "TRITON_ATTN",
+        "XFORMERS",
+        "ROCM_ATTN",
+        "ROCM_AITER_MLA",
+        "ROCM_AITER_FA",
+        "TORCH_SDPA",
+        "FLASHINFER",
+        "FLASHINFER_MLA",
+        "TRITON_MLA",
+        "CUTLASS_MLA",
+        "FLASHMLA",
+        "FLASHMLA_SPARSE",
+        "FLASH_ATTN_MLA",
+        "PALLAS",
+        "IPEX",
+        "NO_ATTENTION",
+        "FLEX_ATTENTION",
+        "TREE_ATTN",
+        "ROCM_AITER_UNIFIED_ATTN",
+        "CPU_ATTN",
+        "CUSTOM",
+    ],
+    "MLAPrefillBackendEnum": [
+        "FLASH_ATTN",
+        "FLASHINFER",
+        "TRITON_RAGGED",
+        "TOKENSPEED_MLA",
+        "ROCM_AITER_FA",
+        "CPU",
+        "ZEN_CPU",
+        "CUSTOM",
+    ],
+}
+GROUPS = {
+    "AttentionBackendEnum": "attn.backends",
+    "MLAPrefillBackendEnum": "attn.mla_prefill_backends",
+}
+
+PIP_TIMEOUT = 300
+RUN_TIMEOUT = 120
+
+# Variables that would make the virtualenv's interpreter see something other
+# than the virtualenv, or make output depend on the terminal.
+_DROPPED_VARIABLES = frozenset({"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONWARNINGS"})
+
+
+def normalize(name: str) -> str:
+    """Normalize a distribution name as pip does (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def run(argv: list[str | Path], *, env: Mapping[str, str] | None = None, timeout: float):
+    return subprocess.run(
+        [str(arg) for arg in argv],
+        capture_output=True,
+        text=True,
+        env=None if env is None else dict(env),
+        timeout=timeout,
+        check=False,
+    )
+
+
+def check(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    if result.returncode != 0:
+        msg = (
+            f"{' '.join(result.args)} exited {result.returncode}\n"
+            f"--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+        )
+        raise AssertionError(msg)
+    return result
+
+
+@dataclass
+class Venv:
+    """A virtualenv with attn installed, and the wheels that can be installed into it."""
+
+    root: Path
+    wheels: Mapping[str, Path]
+    validator: Any = None
+    baseline: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    @property
+    def python(self) -> Path:
+        return self.bin / "python"
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment of a user who activated the venv, with no ATTN_* variable set."""
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith("ATTN_") and key not in _DROPPED_VARIABLES
+        }
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["VIRTUAL_ENV"] = str(self.root)
+        env["PATH"] = os.pathsep.join([str(self.bin), env.get("PATH", "")])
+        env["COLUMNS"] = "250"
+        env["NO_COLOR"] = "1"
+        env.update(extra or {})
+        return env
+
+    def run(self, *argv: str | Path, env: Mapping[str, str] | None = None):
+        """Run a command with the venv's environment plus ``env``."""
+        return run(list(argv), env=self.env(env), timeout=RUN_TIMEOUT)
+
+    def attn(self, *args: str, env: Mapping[str, str] | None = None):
+        """Run the venv's ``attn`` console script."""
+        return self.run(self.bin / "attn", *args, env=env)
+
+    def run_python(self, code: str, *args: str, env: Mapping[str, str] | None = None):
+        """Run ``code`` with the venv's interpreter."""
+        return self.run(self.python, "-c", textwrap.dedent(code), *args, env=env)
+
+    def python_json(self, code: str, *args: str, env: Mapping[str, str] | None = None) -> Any:
+        """Run ``code`` in the venv; it must exit 0 and print one JSON document last."""
+        result = check(self.run_python(code, *args, env=env))
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    def list_json(self, *args: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Run ``attn list --json ARGS``, check it exits 0 and matches the schema."""
+        result = check(self.attn("list", "--json", *args, env=env))
+        data = json.loads(result.stdout)
+        self.validate(data)
+        return data
+
+    def validate(self, data: object) -> None:
+        """Validate an ``attn list --json`` document against the shared schema, when present."""
+        if self.validator is not None:
+            self.validator.validate(data)
+
+    def pip(self, *args: str | Path):
+        return check(
+            run(
+                [self.python, "-m", "pip", "--disable-pip-version-check", *args],
+                env=self.env(),
+                timeout=PIP_TIMEOUT,
+            )
+        )
+
+    def install(self, *distributions: str) -> None:
+        """Install the wheels of these plugin distributions (without their dependencies)."""
+        wheels = [self.wheels[normalize(name)] for name in distributions]
+        self.pip("install", "-q", "--no-deps", "--no-index", "--no-compile", *wheels)
+
+    def uninstall(self, *distributions: str) -> None:
+        self.pip("uninstall", "-q", "-y", *distributions)
+
+    def distributions(self) -> frozenset[str]:
+        """The normalized names of the distributions installed in the venv."""
+        names = set()
+        for dist_info in self.root.glob("lib/python*/site-packages/*.dist-info"):
+            names.add(normalize(dist_info.name.removesuffix(".dist-info").rsplit("-", 1)[0]))
+        return frozenset(names)
+
+    def restore(self) -> None:
+        """Uninstall every distribution installed since the venv was set up."""
+        added = self.distributions() - self.baseline
+        if added:
+            self.uninstall(*sorted(added))
+
+
+def registry(data: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The registry called ``name`` in an ``attn list --json`` document."""
+    matches = [entry for entry in data["registries"] if entry["registry"] == name]
+    assert len(matches) == 1, f"expected one registry {name!r} in {data!r}"
+    return matches[0]
+
+
+def by_name(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Rows keyed by their ``name``; names must be unique."""
+    keyed = {row["name"]: row for row in rows}
+    assert len(keyed) == len(rows), f"duplicate names in {rows!r}"
+    return keyed
