@@ -1,0 +1,125 @@
+"""The version check: a plugin's Requires-Dist on the host against the installed host."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from attn.registry.compat import HostRequirement, check_host_requirement
+
+PY = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+@pytest.mark.parametrize(
+    ("host_version", "requirement"),
+    [
+        ("0.1.0", "attn>=0.1"),
+        ("0.1.0", "attn"),
+        ("0.1.0", "attn>=0.1,<1"),
+        ("0.1.0", "ATTN>=0.1"),
+        ("0.1.0", "attn (>=0.1)"),
+        ("0.1.0", "attn~=0.1"),
+        ("0.1.0", "attn[extra]>=0.1"),
+        ("0.1.0", "attn ==0.1.*"),
+        ("1.0rc1", "attn>=0.5"),
+        ("0.2.dev0", "attn>=0.1"),
+        ("1.0.dev0", "attn>=1.0.dev0"),
+        ("1.0.post1", "attn>=1.0"),
+        ("0.1.0", "attn @ https://example.org/attn-0.1.0.tar.gz"),
+    ],
+)
+def test_satisfied(host_version, requirement):
+    """The installed host satisfies the requirement (pre-releases and dev builds included)."""
+    assert check_host_requirement([requirement], "attn", host_version) == HostRequirement(
+        declared=True, requirements=(requirement,), problem=None
+    )
+
+
+@pytest.mark.parametrize(
+    ("host_version", "requirement", "problem"),
+    [
+        ("0.1.0", "attn>=9.0", "requires attn>=9.0, installed 0.1.0"),
+        ("1.0rc1", "attn>=1.0", "requires attn>=1.0, installed 1.0rc1"),
+        ("0.2.dev0", "attn>=0.2", "requires attn>=0.2, installed 0.2.dev0"),
+        ("0.1.0", "attn<0.1", "requires attn<0.1, installed 0.1.0"),
+        ("0.1.0", "attn>=0.1,<0.1.0", "requires attn<0.1.0,>=0.1, installed 0.1.0"),
+        ("0.1.0", "Attn>=2", "requires attn>=2, installed 0.1.0"),
+    ],
+)
+def test_not_satisfied(host_version, requirement, problem):
+    """A requirement the installed host misses gives its reason, like the design's example."""
+    result = check_host_requirement([requirement], "attn", host_version)
+    assert (result.declared, result.problem) == (True, problem)
+
+
+def test_marker_that_excludes_the_requirement():
+    """A requirement whose marker is false for this interpreter does not apply."""
+    requirement = f"attn>=9.0; python_version < '{sys.version_info.major}'"
+    result = check_host_requirement([requirement], "attn", "0.1.0")
+    assert (result.declared, result.problem) == (True, None)
+
+
+def test_marker_that_applies():
+    """A requirement whose marker is true for this interpreter is checked."""
+    requirement = f"attn>=9.0; python_version == '{PY}'"
+    result = check_host_requirement([requirement], "attn", "0.1.0")
+    assert result.problem == "requires attn>=9.0, installed 0.1.0"
+
+
+def test_requirement_only_under_an_extra():
+    """A requirement that only an extra brings in counts as declared but does not apply."""
+    result = check_host_requirement(["attn>=9.0; extra == 'host'"], "attn", "0.1.0")
+    assert (result.declared, result.problem) == (True, None)
+
+
+def test_only_the_applicable_requirement_is_checked():
+    """Of two requirements on the host, the one whose marker is false is ignored."""
+    requires = [f"attn>=9.0; python_version < '{sys.version_info.major}'", "attn>=0.1"]
+    result = check_host_requirement(requires, "attn", "0.1.0")
+    assert result == HostRequirement(declared=True, requirements=tuple(requires), problem=None)
+
+
+def test_every_failing_requirement_is_named():
+    """Two applicable requirements that both fail are both named."""
+    result = check_host_requirement(["attn>=9.0", "attn<0.0.1"], "attn", "0.1.0")
+    assert result.problem == (
+        "requires attn>=9.0, installed 0.1.0; requires attn<0.0.1, installed 0.1.0"
+    )
+
+
+@pytest.mark.parametrize(
+    "requires",
+    [(), ("numpy>=1",), ("attn-extras>=1",), ("attnx",), ("packaging; extra == 'attn'",)],
+)
+def test_no_requirement_on_the_host(requires):
+    """Requirements that do not name the host leave the plugin undeclared, not incompatible."""
+    assert check_host_requirement(requires, "attn", "0.1.0") == HostRequirement(
+        declared=False, requirements=(), problem=None
+    )
+
+
+def test_host_not_installed():
+    """A versioned requirement on a host that is not installed fails."""
+    result = check_host_requirement(["attn>=0.1"], "attn", None)
+    assert result.problem == "requires attn>=0.1, but attn is not installed"
+
+
+def test_host_version_not_pep440():
+    """A host version packaging cannot parse is reported, not raised."""
+    result = check_host_requirement(["attn>=0.1"], "attn", "not-a-version")
+    assert result.problem == "requires attn>=0.1, installed not-a-version is not a PEP 440 version"
+
+
+def test_invalid_requirement_line():
+    """A malformed Requires-Dist naming the host makes the plugin incompatible, with the line."""
+    result = check_host_requirement(["attn>>0.1"], "attn", "0.1.0")
+    assert result.declared
+    assert result.problem is not None
+    assert result.problem.startswith("has an invalid requirement 'attn>>0.1' (")
+
+
+def test_host_name_is_normalized():
+    """The host is matched by canonical name on both sides."""
+    result = check_host_requirement(["My.Host>=2"], "my_host", "1.0")
+    assert result.problem == "requires my-host>=2, installed 1.0"

@@ -1,0 +1,111 @@
+"""The ATTN_* variables: booleans, the distribution selection, and their errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from attn import AttnConfigError, AttnError
+from attn.registry.controls import Controls, parse_bool, read_controls
+
+
+@pytest.mark.parametrize("value", ["1", "true", "yes", "on", "TRUE", "Yes", "oN", " 1 "])
+def test_true_values(value):
+    """1/true/yes/on, in any case, are true."""
+    assert parse_bool("ATTN_STRICT", value) is True
+
+
+@pytest.mark.parametrize("value", ["0", "false", "no", "off", "", "FALSE", "No", "OFF", "  "])
+def test_false_values(value):
+    """0/false/no/off and empty, in any case, are false."""
+    assert parse_bool("ATTN_STRICT", value) is False
+
+
+def test_unset_is_false():
+    """An unset boolean variable is false."""
+    assert parse_bool("ATTN_STRICT", None) is False
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("ATTN_STRICT", "2"),
+        ("ATTN_STRICT", "enable"),
+        ("ATTN_DISABLE_PLUGINS", "y"),
+        ("ATTN_DISABLE_PLUGINS", "-1"),
+    ],
+)
+def test_other_values_are_an_error_naming_the_variable(variable, value):
+    """Anything else raises an AttnConfigError (a ValueError) naming the variable and value."""
+    with pytest.raises(AttnConfigError) as info:
+        parse_bool(variable, value)
+    assert str(info.value) == (
+        f"Invalid value for {variable}: {value!r}; "
+        "expected one of 1, true, yes, on, 0, false, no, off"
+    )
+    assert isinstance(info.value, AttnError)
+    assert isinstance(info.value, ValueError)
+    assert (info.value.variable, info.value.value) == (variable, value)
+
+
+def test_nothing_set():
+    """With no variable set, plugins are enabled, unselected and not strict."""
+    assert read_controls("ATTN", {}) == Controls(
+        prefix="ATTN", disable_plugins=False, only=None, only_as_written=(), strict=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "only", "written"),
+    [
+        ("attn-plugin", ("attn-plugin",), ("attn-plugin",)),
+        ("Attn_Plugin", ("attn-plugin",), ("Attn_Plugin",)),
+        ("a.b , C__D", ("a-b", "c-d"), ("a.b", "C__D")),
+        ("a,,b,", ("a", "b"), ("a", "b")),
+        ("a,A, a ", ("a",), ("a", "A", "a")),
+    ],
+)
+def test_selection_is_normalized_as_pip_does(value, only, written):
+    """ATTN_PLUGINS is split on commas and each name normalized as pip does."""
+    controls = read_controls("ATTN", {"ATTN_PLUGINS": value})
+    assert (controls.only, controls.only_as_written) == (only, written)
+
+
+@pytest.mark.parametrize("value", ["", " ", ",", " , "])
+def test_empty_selection_is_unset(value):
+    """An empty ATTN_PLUGINS is the same as unset."""
+    controls = read_controls("ATTN", {"ATTN_PLUGINS": value})
+    assert controls.only is None
+    assert controls.allows("anything")
+
+
+@pytest.mark.parametrize(
+    ("distribution", "allowed"),
+    [("Attn-Plugin", True), ("attn.plugin", True), ("attn_plugin", True), ("other", False)],
+)
+def test_allows_matches_normalized_names(distribution, allowed):
+    """A selection allows a distribution whatever the spelling of its name."""
+    controls = read_controls("ATTN", {"ATTN_PLUGINS": "ATTN_PLUGIN"})
+    assert controls.allows(distribution) is allowed
+
+
+def test_booleans_are_read():
+    """ATTN_DISABLE_PLUGINS and ATTN_STRICT are read as booleans."""
+    controls = read_controls("ATTN", {"ATTN_DISABLE_PLUGINS": "yes", "ATTN_STRICT": "On"})
+    assert (controls.disable_plugins, controls.strict) == (True, True)
+
+
+def test_variables_follow_the_prefix():
+    """Another host's registry reads its own variables."""
+    controls = read_controls("TOY", {"TOY_STRICT": "1", "ATTN_STRICT": "bogus"})
+    assert controls.strict
+    assert (controls.disable_variable, controls.plugins_variable, controls.strict_variable) == (
+        "TOY_DISABLE_PLUGINS",
+        "TOY_PLUGINS",
+        "TOY_STRICT",
+    )
+
+
+def test_reads_the_environment_by_default(monkeypatch):
+    """Without a mapping, the process environment is read."""
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    assert read_controls("ATTN").disable_plugins

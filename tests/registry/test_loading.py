@@ -1,0 +1,111 @@
+"""Loading a backend class by path: the interface check and the errors that explain failures."""
+
+from __future__ import annotations
+
+import pytest
+
+from attn import AttentionBackend, AttnError, BackendInterfaceError, BackendLoadError
+from attn.registry.loading import LoadContext, load_class
+from attn.registry.paths import ClassPath
+
+CTX = LoadContext(
+    backend="FLASH_ATTN",
+    registry="AttentionBackendEnum",
+    noun="attention backend",
+    source="plug 1.0, entry point 'plug.mod:Backend'",
+    fix="Fix or uninstall plug",
+    distribution="plug",
+    version="1.0",
+)
+
+
+def load(module: str, qualname: str) -> type:
+    return load_class(ClassPath(module, qualname), AttentionBackend, CTX)
+
+
+def test_loads_a_subclass_of_the_interface(plugin_module):
+    """A class deriving from the interface is returned."""
+    cls = load("plug.mod", "Backend")
+    assert cls.__qualname__ == "Backend"
+    assert issubclass(cls, AttentionBackend)
+
+
+def test_loads_a_nested_class(plugin_module):
+    """A dotted qualname is followed attribute by attribute."""
+    assert load("plug.mod", "Outer.Inner").__qualname__ == "Outer.Inner"
+
+
+def test_module_raising_at_import(site):
+    """A module that raises at import gives a BackendLoadError (an ImportError) chaining it."""
+    site.module("plug.boom", "raise RuntimeError('no GPU found')\n")
+    with pytest.raises(BackendLoadError) as info:
+        load("plug.boom", "Backend")
+    error = info.value
+    assert str(error) == (
+        "Cannot load attention backend 'FLASH_ATTN' from plug 1.0, entry point "
+        "'plug.mod:Backend' (path 'plug.boom:Backend'): RuntimeError: no GPU found. "
+        "Fix or uninstall plug"
+    )
+    assert isinstance(error, AttnError)
+    assert isinstance(error, ImportError)
+    assert isinstance(error.__cause__, RuntimeError)
+    assert (error.backend, error.distribution, error.version, error.path, error.detail) == (
+        "FLASH_ATTN",
+        "plug",
+        "1.0",
+        "plug.boom:Backend",
+        "RuntimeError: no GPU found",
+    )
+
+
+def test_missing_module(site):
+    """A module that does not exist chains the ModuleNotFoundError."""
+    with pytest.raises(BackendLoadError) as info:
+        load("plug_missing", "Backend")
+    assert info.value.detail == "ModuleNotFoundError: No module named 'plug_missing'"
+    assert isinstance(info.value.__cause__, ModuleNotFoundError)
+
+
+def test_missing_attribute(plugin_module):
+    """An attribute the module lacks chains the AttributeError."""
+    with pytest.raises(BackendLoadError) as info:
+        load("plug.mod", "Outer.Missing")
+    assert info.value.detail == "AttributeError: type object 'Outer' has no attribute 'Missing'"
+    assert isinstance(info.value.__cause__, AttributeError)
+
+
+def test_not_a_class(plugin_module):
+    """An object that is not a class is an interface error."""
+    with pytest.raises(BackendInterfaceError) as info:
+        load("plug.mod", "not_a_class")
+    assert str(info.value) == (
+        "Cannot load attention backend 'FLASH_ATTN' from plug 1.0, entry point "
+        "'plug.mod:Backend' (path 'plug.mod:not_a_class'): 'plug.mod:not_a_class' is not a "
+        "class but int 3. Fix or uninstall plug"
+    )
+    assert isinstance(info.value, ImportError)
+
+
+def test_wrong_base_class(plugin_module):
+    """A class that does not derive from the interface is an interface error."""
+    with pytest.raises(BackendInterfaceError) as info:
+        load("plug.mod", "NotABackend")
+    assert info.value.detail == (
+        "NotABackend does not derive from attn.backends._base.AttentionBackend"
+    )
+
+
+def test_other_interface_is_refused(plugin_module):
+    """A backend of one registry is refused by the other registry's interface."""
+    with pytest.raises(BackendInterfaceError) as info:
+        load("plug.mod", "Prefill")
+    assert info.value.detail == "Prefill does not derive from attn.backends._base.AttentionBackend"
+
+
+@pytest.mark.parametrize("exc", ["KeyboardInterrupt", "SystemExit"])
+def test_interrupts_are_not_contained(site, exc):
+    """KeyboardInterrupt and SystemExit raised at import go through untouched."""
+    site.module("plug.stop", f"raise {exc}\n")
+    with pytest.raises(BaseException) as info:  # noqa: PT011 - the exact type is checked below
+        load("plug.stop", "Backend")
+    assert type(info.value).__name__ == exc

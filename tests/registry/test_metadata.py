@@ -1,0 +1,208 @@
+"""The metadata seam: what ``scan()`` reads from ``*.dist-info`` trees on ``sys.path``."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+
+import pytest
+
+from attn.registry._metadata import (
+    DistributionRecord,
+    EntryPointRecord,
+    canonical_name,
+    scan,
+)
+from attn.registry.discovery import deduplicate
+
+GROUP = "attn.backends"
+
+
+def wants_group(ep: EntryPointRecord) -> bool:
+    return ep.group == GROUP
+
+
+def records_of(key: str, path: list[str] | None = None) -> list[DistributionRecord]:
+    return [r for r in scan(wants_group, path=path) if r.key == key]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("attn", "attn"),
+        ("Attn_Plugin", "attn-plugin"),
+        ("attn.plugin", "attn-plugin"),
+        ("ATTN--plugin__x", "attn-plugin-x"),
+        ("a-_.b", "a-b"),
+    ],
+)
+def test_canonical_name(name, expected):
+    """Distribution names are normalized as pip does (PEP 503)."""
+    assert canonical_name(name) == expected
+
+
+def test_scan_walks_sys_path_in_order(sites):
+    """Every record knows the index and the entry of the sys.path folder it came from."""
+    first, second = sites.new("first"), sites.new("second")
+    second.dist("beta", entry_points={GROUP: {"B": "b:B"}})
+    first.dist("alpha", entry_points={GROUP: {"A": "a:A"}})
+    records = {r.key: r for r in scan(wants_group)}
+    assert (records["alpha"].path_entry, records["beta"].path_entry) == (
+        str(first.root),
+        str(second.root),
+    )
+    assert records["alpha"].path_index == sys.path.index(str(first.root))
+    assert records["beta"].path_index == sys.path.index(str(second.root))
+
+
+def test_scan_keeps_every_copy(sites):
+    """A distribution found in two sys.path entries gives one record per copy."""
+    first, second = sites.new("first"), sites.new("second")
+    first.dist("twice", "2.0", entry_points={GROUP: {"A": "a:A"}})
+    second.dist("twice", "1.0", entry_points={GROUP: {"A": "a:A"}})
+    assert [r.version for r in records_of("twice")] == ["2.0", "1.0"]
+
+
+def test_scan_reads_entry_points_as_declared(site):
+    """Entry points keep their group, name and value exactly as written."""
+    site.dist(
+        "plug",
+        entry_points={GROUP: {"FLASH_ATTN": "plug.mod:Outer.Inner [gpu]"}, "other": {"x": "y:z"}},
+    )
+    (record,) = records_of("plug")
+    assert record.entry_points == (
+        EntryPointRecord(GROUP, "FLASH_ATTN", "plug.mod:Outer.Inner [gpu]"),
+        EntryPointRecord("other", "x", "y:z"),
+    )
+
+
+def test_scan_reads_metadata_of_wanted_distributions(site):
+    """Name, version and requirements are read for a distribution with a wanted entry point."""
+    site.dist(
+        "Plug_Dist", "1.2", entry_points={GROUP: {"A": "a:A"}}, requires=["attn>=0.1", "numpy"]
+    )
+    (record,) = records_of("plug-dist")
+    assert record.metadata is not None
+    assert (record.name, record.version, record.metadata.requires) == (
+        "Plug_Dist",
+        "1.2",
+        ("attn>=0.1", "numpy"),
+    )
+    assert record.readable
+
+
+def test_scan_skips_metadata_of_unrelated_distributions(site):
+    """A distribution without a wanted entry point is listed without reading its METADATA."""
+    site.dist("unrelated", entry_points={"console_scripts": {"u": "u:main"}})
+    (record,) = records_of("unrelated")
+    assert record.metadata is None
+    assert record.name == "unrelated"
+
+
+def test_scan_reads_metadata_of_also(site):
+    """Distributions named in ``also`` (the host) have their metadata read."""
+    site.dist("hosty", "3.1")
+    (record,) = [r for r in scan(wants_group, also=("hosty",)) if r.key == "hosty"]
+    assert record.version == "3.1"
+
+
+def test_scan_reads_metadata_of_every_duplicate(sites):
+    """Every copy of a name found twice is read, so an empty copy can be told from a good one."""
+    first, second = sites.new("first"), sites.new("second")
+    first.dist("dup", "1.0")
+    second.dist("dup", "2.0")
+    assert [r.version for r in records_of("dup")] == ["1.0", "2.0"]
+
+
+def test_scan_reports_a_folder_without_metadata(site):
+    """An empty metadata folder is kept, with the reason it is unusable."""
+    site.dist("empty", entry_points={GROUP: {"A": "a:A"}}, metadata=False)
+    (record,) = records_of("empty")
+    assert record.metadata is not None
+    assert record.metadata.problem == "no METADATA or PKG-INFO file"
+    assert not record.readable
+
+
+def test_scan_reports_metadata_without_name(site):
+    """A METADATA file without a Name field makes the copy unreadable."""
+    info = site.dist("nameless", entry_points={GROUP: {"A": "a:A"}}, metadata=False)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nVersion: 1.0\n", encoding="utf-8")
+    (record,) = records_of("nameless")
+    assert record.metadata is not None
+    assert record.metadata.problem == "metadata has no Name field"
+    assert record.name == "nameless"
+
+
+def test_scan_reports_unreadable_entry_points(site):
+    """A malformed entry_points.txt is recorded as a problem, not raised."""
+    site.dist("broken-eps", raw_entry_points=f"[{GROUP}]\nthis line has no equals sign\n")
+    (record,) = records_of("broken-eps")
+    assert record.entry_points == ()
+    assert record.entry_points_problem == (
+        "cannot read entry_points.txt: TypeError: "
+        "Pair.__new__() missing 1 required positional argument: 'value'"
+    )
+    assert not record.readable
+
+
+@pytest.mark.parametrize(
+    ("folder", "key"),
+    [
+        ("plug-1.0.dist-info", "plug"),
+        ("Plug_Name-1.0.dist-info", "plug-name"),
+        ("plug.egg-info", "plug"),
+        ("plug-1.0-py3.11.egg-info", "plug"),
+        ("plug.name-2.dist-info", "plug-name"),
+    ],
+)
+def test_scan_keys_copies_by_folder_name(site, folder, key):
+    """Copies are told apart by the canonical name in their folder's name."""
+    site.dist("plug", folder=folder)
+    assert key in {r.key for r in scan(wants_group)}
+
+
+def test_scan_of_an_explicit_path_ignores_sys_path(sites):
+    """``path=`` replaces sys.path, and indexes count within it."""
+    first, second = sites.new("first"), sites.new("second")
+    first.dist("one")
+    second.dist("two")
+    records = scan(wants_group, path=[str(second.root)])
+    assert [(r.key, r.path_index) for r in records] == [("two", 0)]
+
+
+def test_scan_skips_missing_path_entries(site):
+    """A sys.path entry that does not exist is skipped."""
+    site.dist("here")
+    records = scan(wants_group, path=[str(site.root / "missing"), str(site.root)])
+    assert [(r.key, r.path_index) for r in records] == [("here", 1)]
+
+
+def reference_view(group: str) -> set[tuple[str, str, str]]:
+    return {
+        (ep.dist.name, ep.name, ep.value)
+        for ep in importlib.metadata.entry_points(group=group)
+        if ep.dist is not None
+    }
+
+
+def seam_view(group: str) -> set[tuple[str, str, str]]:
+    dists, _ = deduplicate(scan(lambda ep: ep.group == group), ())
+    return {
+        (d.name, ep.name, ep.value) for d in dists for ep in d.entry_points if ep.group == group
+    }
+
+
+def test_scan_agrees_with_importlib_metadata(sites):
+    """scan() then deduplicate() sees the entry points importlib.metadata.entry_points() sees."""
+    first, second, third = sites.new("first"), sites.new("second"), sites.new("third")
+    first.dist("Alpha.Plugin", "2.0", entry_points={GROUP: {"FLASH_ATTN": "alpha:New"}})
+    second.dist("alpha_plugin", "1.0", entry_points={GROUP: {"FLASH_ATTN": "alpha:Old"}})
+    second.dist("beta", entry_points={GROUP: {"A": "beta:A", "B": "beta.x:Outer.B [extra]"}})
+    second.dist("gamma", entry_points={"attn.mla_prefill_backends": {"A": "gamma:A"}})
+    third.dist("beta", "0.9", entry_points={GROUP: {"C": "beta:C"}})
+    third.dist("delta", folder="delta.egg-info", entry_points={GROUP: {"D": "delta:D"}})
+    (first.root / "delta.egg-info").symlink_to(third.root / "delta.egg-info")
+    importlib.invalidate_caches()
+    for group in (GROUP, "attn.mla_prefill_backends"):
+        assert seam_view(group) == reference_view(group)
+    assert ("Alpha.Plugin", "FLASH_ATTN", "alpha:New") in seam_view(GROUP)
