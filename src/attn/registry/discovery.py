@@ -85,14 +85,23 @@ def parse_entry_point_value(value: str) -> ClassPath:
     return parse_path(f"{match.group('module')}:{match.group('attr')}")
 
 
+def _problem(record: DistributionRecord) -> str | None:
+    """Why a copy's metadata cannot be used, if it was read and cannot."""
+    if record.entry_points_problem is not None:
+        return record.entry_points_problem
+    return None if record.metadata is None else record.metadata.problem
+
+
 def deduplicate(
     records: Sequence[DistributionRecord], relevant: Iterable[str]
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
-    """Keep one copy per distribution: the first readable one on ``sys.path``.
+    """Keep one copy per distribution: the first usable one on ``sys.path``.
 
     This is the copy :mod:`importlib.metadata` would use, except that an
-    empty or unreadable copy never wins over a good one. Copies of the
-    *relevant* distributions that lose are reported.
+    empty or unreadable copy never wins over a good one, and a distribution
+    whose only copies are unusable is dropped: without a name, a version and
+    requirements nothing about it can be checked. Losing copies of the
+    *relevant* distributions (and of any with entry points) are reported.
     """
     relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
@@ -101,31 +110,35 @@ def deduplicate(
     chosen: dict[str, DistributionRecord] = {}
     findings: list[Finding] = []
     for key, group in copies.items():
-        good = [r for r in group if r.readable]
-        winner = good[0] if good else group[0]
-        chosen[key] = winner
-        if key not in relevant and not any(r.entry_points for r in group):
+        winner = next((r for r in group if _problem(r) is None), None)
+        if winner is not None:
+            chosen[key] = winner
+        if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in group):
             continue
-        seen_real = {realpath(winner.location)}
+        seen_real = set() if winner is None else {realpath(winner.location)}
         for other in group:
             if other is winner:
                 continue
-            if not other.readable:
-                problem = (other.metadata.problem if other.metadata else None) or (
-                    other.entry_points_problem or "unreadable"
-                )
-                findings.append(
-                    Finding(
-                        kind="empty-metadata",
-                        subject=winner.name,
-                        message=(
-                            f"{winner.name}: the metadata copy at {other.location} is "
-                            f"empty or unreadable ({problem}); attn uses {winner.location}"
-                        ),
-                        fix=f"delete {other.location} (left behind by an interrupted install)",
+            problem = _problem(other)
+            if problem is not None:
+                if winner is None:
+                    message = (
+                        f"{other.name}: the metadata copy at {other.location} is empty or "
+                        f"unreadable ({problem}); attn does not use it"
                     )
-                )
+                    fix = (
+                        f"delete {other.location} (left behind by an interrupted install), "
+                        f"or reinstall {other.name}"
+                    )
+                else:
+                    message = (
+                        f"{winner.name}: the metadata copy at {other.location} is empty or "
+                        f"unreadable ({problem}); attn uses {winner.location}"
+                    )
+                    fix = f"delete {other.location} (left behind by an interrupted install)"
+                findings.append(Finding("empty-metadata", (winner or other).name, message, fix))
                 continue
+            assert winner is not None  # noqa: S101 - a usable copy wins before any other
             real = realpath(other.location)
             if real in seen_real:
                 continue  # the same folder reached twice (a lib64 -> lib link)
@@ -252,7 +265,7 @@ def _findings(
                     p.name,
                     f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}",
                     f"install a {p.distribution} release that supports this {host}, "
-                    f"or a {host} release it supports",
+                    f"or a release of {host} that {p.distribution} supports",
                 )
             )
     for conflict in conflicts:
@@ -313,6 +326,9 @@ def discover(  # noqa: C901 - the pipeline, step by step
     def wanted(ep: EntryPointRecord) -> bool:
         return ep.group in groups or any(looks_like_typo(ep.group, g) for g in groups)
 
+    if controls.disable_plugins:
+        # No entry-point discovery at all: the metadata is not even read.
+        return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:
         records = scan(wanted, also=(host_key,))
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
@@ -331,9 +347,6 @@ def discover(  # noqa: C901 - the pipeline, step by step
         for ep in {ep.group: ep for ep in d.entry_points}.values()
         if ep.group not in groups and looks_like_typo(ep.group, group)
     ]
-
-    if controls.disable_plugins:
-        return DiscoveryResult(group, host_version, (), (), (), plugins_disabled=True)
 
     plugins: list[PluginRecord] = []
     undeclared: list[PluginRecord] = []

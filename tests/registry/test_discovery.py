@@ -1,0 +1,644 @@
+"""The discovery pipeline: de-duplication, validity, version check, controls, conflicts."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import sys
+
+import pytest
+
+from attn.registry.discovery import (
+    looks_like_typo,
+    parse_entry_point_value,
+    resolve_conflicts,
+)
+from attn.registry.errors import InvalidPathError
+from attn.registry.paths import ClassPath
+from attn.registry.report import Finding, PluginRecord
+
+GROUP = "attn.backends"
+MLA = "attn.mla_prefill_backends"
+
+
+def eps(**names: str) -> dict[str, dict[str, str]]:
+    return {GROUP: dict(names)}
+
+
+def by_name(result):
+    return {(p.distribution, p.name): p for p in result.plugins}
+
+
+def kinds(result) -> list[str]:
+    return [f.kind for f in result.findings]
+
+
+# -- entry point values ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("plug.mod:Backend", ClassPath("plug.mod", "Backend")),
+        ("plug.mod:Outer.Inner", ClassPath("plug.mod", "Outer.Inner")),
+        ("plug : Backend", ClassPath("plug", "Backend")),
+        ("plug.mod:Backend [gpu, fast]", ClassPath("plug.mod", "Backend")),
+        ("  plug:Backend  ", ClassPath("plug", "Backend")),
+    ],
+)
+def test_value_is_parsed_as_importlib_metadata_does(value, expected):
+    """module:attr (nested attr allowed, extras ignored) gives the class path."""
+    assert parse_entry_point_value(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("plug.mod", "no attribute part; expected 'module:attr'"),
+        ("plug.mod:", "expected 'module:attr'"),
+        (":Backend", "expected 'module:attr'"),
+        ("plug mod:Backend", "expected 'module:attr'"),
+        ("plug.mod:Backend:Extra", "expected 'module:attr'"),
+        ("plug-mod:Backend", "expected 'module:attr'"),
+        ("1plug:Backend", "'1plug' is not a dotted module name"),
+        ("plug..mod:Backend", "'plug..mod' is not a dotted module name"),
+        ("plug:Outer..Inner", "'Outer..Inner' is not a dotted qualified name"),
+    ],
+)
+def test_malformed_values(value, reason):
+    """A value not of the module:attr form is refused with the reason."""
+    with pytest.raises(InvalidPathError) as info:
+        parse_entry_point_value(value)
+    assert info.value.reason == reason
+
+
+# -- what one distribution provides --------------------------------------------
+
+
+def test_entry_point_overrides_a_builtin(site, run_discovery):
+    """An entry point named like a built-in is used for it, with its parsed path."""
+    site.dist("plug", entry_points=eps(FLASH_ATTN="plug.mod:Backend"))
+    (plugin,) = run_discovery().plugins
+    assert (plugin.name, plugin.status, plugin.reason, plugin.path) == (
+        "FLASH_ATTN",
+        "used",
+        None,
+        ClassPath("plug.mod", "Backend"),
+    )
+
+
+def test_many_backends_per_distribution(site, run_discovery):
+    """Every entry point of a distribution in the group is one backend, sorted by name."""
+    site.dist("plug", entry_points=eps(ZETA="plug.mod:Backend", ALPHA="plug.mod:Other"))
+    site.dist("unrelated", entry_points={MLA: {"CPU": "plug.mod:Prefill"}})
+    result = run_discovery()
+    assert [(p.name, p.status, p.value) for p in result.plugins] == [
+        ("ALPHA", "used", "plug.mod:Other"),
+        ("ZETA", "used", "plug.mod:Backend"),
+    ]
+    assert result.group == GROUP
+
+
+def test_groups_are_read_separately(site, run_discovery):
+    """A distribution's entry points in the other group belong to the other registry only."""
+    site.dist("plug", entry_points={GROUP: {"A": "m:A"}, MLA: {"B": "m:B"}})
+    assert [p.name for p in run_discovery(group=MLA).plugins] == ["B"]
+
+
+def test_plugin_records_name_version_and_location(site, run_discovery):
+    """A plugin row carries the distribution's Name as written, its version and folder."""
+    info = site.dist("Attn.Plug", "2.5", entry_points=eps(A="m:A"))
+    (plugin,) = run_discovery().plugins
+    assert (plugin.distribution, plugin.distribution_key, plugin.distribution_version) == (
+        "Attn.Plug",
+        "attn-plug",
+        "2.5",
+    )
+    assert plugin.location == str(info)
+    assert plugin.requirements == ("attn>=0.1",)
+
+
+def test_host_version_is_the_installed_attn(run_discovery):
+    """The host version comes from attn's own installed metadata."""
+    assert run_discovery().host_version == importlib.metadata.version("attn")
+
+
+def test_no_plugins(run_discovery):
+    """With no plugin installed, nothing is found and nothing is reported."""
+    result = run_discovery()
+    assert (result.plugins, result.conflicts, result.plugins_disabled) == ((), (), False)
+
+
+# -- validity ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        (
+            "my-backend",
+            "plug.mod:Backend",
+            (
+                "entry point name 'my-backend' is not a valid identifier; "
+                "backend names must be Python identifiers"
+            ),
+        ),
+        (
+            "9LIVES",
+            "plug.mod:Backend",
+            (
+                "entry point name '9LIVES' is not a valid identifier; "
+                "backend names must be Python identifiers"
+            ),
+        ),
+        (
+            "TWO WORDS",
+            "plug.mod:Backend",
+            (
+                "entry point name 'TWO WORDS' is not a valid identifier; "
+                "backend names must be Python identifiers"
+            ),
+        ),
+        (
+            "NO_ATTR",
+            "plug.mod",
+            "entry point value 'plug.mod' is invalid: no attribute part; expected 'module:attr'",
+        ),
+        (
+            "MALFORMED",
+            "plug mod:Backend",
+            "entry point value 'plug mod:Backend' is invalid: expected 'module:attr'",
+        ),
+    ],
+)
+def test_invalid_entry_point(site, run_discovery, name, value, reason):
+    """A bad name or value makes that entry point invalid, with the reason."""
+    site.dist("plug", entry_points=eps(**{name: value}))
+    (plugin,) = run_discovery().plugins
+    assert (plugin.name, plugin.status, plugin.reason, plugin.path) == (
+        name,
+        "invalid",
+        reason,
+        None,
+    )
+
+
+def test_invalid_applies_to_that_entry_point_only(site, run_discovery):
+    """The distribution's other entry points are still used."""
+    site.dist("plug", entry_points=eps(**{"bad-name": "m:A", "NO_ATTR": "m", "GOOD": "m:A"}))
+    assert {p.name: p.status for p in run_discovery().plugins} == {
+        "GOOD": "used",
+        "NO_ATTR": "invalid",
+        "bad-name": "invalid",
+    }
+
+
+def test_invalid_entry_point_finding(site, run_discovery):
+    """An invalid entry point is reported with how to fix it."""
+    site.dist("plug", entry_points=eps(NO_ATTR="plug.mod"))
+    assert run_discovery().findings == (
+        Finding(
+            "invalid",
+            "NO_ATTR",
+            "plug 1.0: entry point value 'plug.mod' is invalid: no attribute part; "
+            "expected 'module:attr'",
+            "fix the entry point in plug's pyproject.toml "
+            "([project.entry-points.'attn.backends']) to NAME = \"module:Class\", "
+            "or report it to its authors",
+        ),
+    )
+
+
+def test_names_are_case_sensitive(site, run_discovery):
+    """flash_attn is a new backend, not FLASH_ATTN, and the near-collision is reported."""
+    site.dist("plug", entry_points=eps(flash_attn="plug.mod:Backend"))
+    result = run_discovery()
+    assert [(p.name, p.status) for p in result.plugins] == [("flash_attn", "used")]
+    assert result.findings == (
+        Finding(
+            "case-collision",
+            "flash_attn",
+            "plug 1.0 adds 'flash_attn', which differs from the built-in 'FLASH_ATTN' only "
+            "by case (names are case sensitive)",
+            "rename the entry point to 'FLASH_ATTN' to override the built-in",
+        ),
+    )
+
+
+# -- version check -------------------------------------------------------------
+
+
+def test_incompatible_distribution(site, run_discovery):
+    """Every entry point of a distribution needing another attn is incompatible, not merged."""
+    site.dist("plug", entry_points=eps(A="m:A", B="m:B"), requires=["attn>=9.0"])
+    result = run_discovery()
+    assert [(p.name, p.status, p.reason) for p in result.plugins] == [
+        ("A", "incompatible", "requires attn>=9.0, installed 0.1.0"),
+        ("B", "incompatible", "requires attn>=9.0, installed 0.1.0"),
+    ]
+    assert result.used == ()
+
+
+def test_incompatible_finding(site, run_discovery):
+    """An incompatible entry point is reported with how to fix it."""
+    site.dist("plug", entry_points=eps(A="m:A"), requires=["attn>=9.0"])
+    assert run_discovery().findings == (
+        Finding(
+            "incompatible",
+            "A",
+            "plug 1.0 provides 'A' but is incompatible: requires attn>=9.0, installed 0.1.0",
+            "install a plug release that supports this attn, "
+            "or a release of attn that plug supports",
+        ),
+    )
+
+
+def test_marker_excluding_the_requirement(site, run_discovery):
+    """A requirement on attn whose marker is false for this interpreter does not apply."""
+    requirement = f"attn>=9.0; python_version < '{sys.version_info.major}'"
+    site.dist("plug", entry_points=eps(A="m:A"), requires=[requirement])
+    result = run_discovery()
+    assert [(p.status, p.requirements) for p in result.plugins] == [("used", (requirement,))]
+    assert result.findings == ()
+
+
+def test_requirement_only_under_an_extra(site, run_discovery):
+    """A requirement on attn under an extra counts as declared and does not apply."""
+    site.dist("plug", entry_points=eps(A="m:A"), requires=["attn>=9.0; extra == 'host'"])
+    result = run_discovery()
+    assert [p.status for p in result.plugins] == ["used"]
+    assert result.findings == ()
+
+
+def test_undeclared_requirement_is_merged_and_reported(site, run_discovery):
+    """A plugin without a requirement on attn is merged, with one finding per distribution."""
+    site.dist("plug", entry_points=eps(A="m:A", B="m:B"), requires=["numpy"])
+    result = run_discovery()
+    assert [p.status for p in result.plugins] == ["used", "used"]
+    assert result.findings == (
+        Finding(
+            "undeclared-requirement",
+            "plug",
+            "plug 1.0 declares no requirement on attn, so its compatibility cannot be checked",
+            "add 'attn' with a version range to plug's dependencies",
+        ),
+    )
+
+
+# -- de-duplication ------------------------------------------------------------
+
+
+def test_distribution_in_two_sys_path_entries_counts_once(sites, run_discovery):
+    """The first copy on sys.path is used; the other is reported, not discovered again."""
+    first, second = sites.new("first"), sites.new("second")
+    good = first.dist("plug", "2.0", entry_points=eps(A="m:New"))
+    old = second.dist("plug", "1.0", entry_points=eps(A="m:Old", B="m:B"))
+    result = run_discovery()
+    assert [(p.name, p.value, p.distribution_version) for p in result.plugins] == [
+        ("A", "m:New", "2.0")
+    ]
+    assert result.conflicts == ()
+    assert result.findings == (
+        Finding(
+            "duplicate-metadata",
+            "plug",
+            f"plug is installed twice: 2.0 at {good} (used) and 1.0 at {old} (ignored)",
+            "uninstall one copy (pip uninstall plug) and reinstall",
+        ),
+    )
+
+
+def test_copies_match_by_normalized_name(sites, run_discovery):
+    """Plug_Name and plug.name are one distribution."""
+    first, second = sites.new("first"), sites.new("second")
+    first.dist("Plug_Name", "2.0", entry_points=eps(A="m:A"))
+    second.dist("plug.name", "1.0", entry_points=eps(A="m:A"))
+    result = run_discovery()
+    assert [(p.distribution, p.status) for p in result.plugins] == [("Plug_Name", "used")]
+    assert kinds(result) == ["duplicate-metadata"]
+
+
+def test_symlinked_folder_reached_twice(sites, run_discovery):
+    """A metadata folder reached through a link counts once and is not a duplicate."""
+    first, second = sites.new("first"), sites.new("second")
+    info = first.dist("plug", entry_points=eps(A="m:A"))
+    (second.root / info.name).symlink_to(info)
+    importlib.invalidate_caches()
+    result = run_discovery()
+    assert [(p.name, p.status) for p in result.plugins] == [("A", "used")]
+    assert result.findings == ()
+
+
+def test_symlinked_sys_path_entry(sites, run_discovery, monkeypatch, tmp_path):
+    """A sys.path entry that is a link to another one (lib64 -> lib) counts once."""
+    site = sites.new("lib")
+    site.dist("plug", entry_points=eps(A="m:A"))
+    link = tmp_path / "lib64"
+    link.symlink_to(site.root)
+    monkeypatch.syspath_prepend(str(link))
+    result = run_discovery()
+    assert [(p.name, p.status) for p in result.plugins] == [("A", "used")]
+    assert result.findings == ()
+
+
+def test_egg_info_beside_dist_info(site, run_discovery):
+    """An .egg-info beside a .dist-info of one distribution counts once and is reported."""
+    site.dist("plug", "1.0", entry_points=eps(A="m:FromDistInfo"))
+    site.dist("plug", "0.9", entry_points=eps(A="m:FromEggInfo"), folder="plug.egg-info")
+    result = run_discovery()
+    used = importlib.metadata.distribution("plug")
+    (plugin,) = result.plugins
+    assert (plugin.distribution_version, plugin.status) == (used.version, "used")
+    assert kinds(result) == ["duplicate-metadata"]
+
+
+def test_empty_metadata_folder_does_not_win(sites, run_discovery):
+    """An empty copy first on sys.path loses to a good copy, and is reported."""
+    first, second = sites.new("first"), sites.new("second")
+    empty = first.dist("plug", entry_points=eps(A="m:Stale"), metadata=False)
+    good = second.dist("plug", "1.0", entry_points=eps(A="m:Good"))
+    result = run_discovery()
+    assert [(p.value, p.location) for p in result.plugins] == [("m:Good", str(good))]
+    assert result.findings == (
+        Finding(
+            "empty-metadata",
+            "plug",
+            f"plug: the metadata copy at {empty} is empty or unreadable "
+            f"(no METADATA or PKG-INFO file); attn uses {good}",
+            f"delete {empty} (left behind by an interrupted install)",
+        ),
+    )
+
+
+def test_empty_metadata_folder_alone_is_reported(site, run_discovery):
+    """A lone empty metadata folder with entry points is not merged, and is reported."""
+    empty = site.dist("plug", entry_points=eps(A="m:A"), metadata=False)
+    result = run_discovery()
+    assert result.used == ()
+    assert result.findings == (
+        Finding(
+            "empty-metadata",
+            "plug",
+            f"plug: the metadata copy at {empty} is empty or unreadable "
+            "(no METADATA or PKG-INFO file); attn does not use it",
+            f"delete {empty} (left behind by an interrupted install), or reinstall plug",
+        ),
+    )
+
+
+def test_unreadable_entry_points_are_reported(site, run_discovery):
+    """A distribution whose entry_points.txt cannot be read is reported."""
+    info = site.dist("plug", raw_entry_points=f"[{GROUP}]\nno equals sign here\n")
+    result = run_discovery()
+    assert result.plugins == ()
+    (finding,) = result.findings
+    assert (finding.kind, finding.subject) == ("empty-metadata", "plug")
+    assert finding.message.startswith(
+        f"plug: the metadata copy at {info} is empty or unreadable (cannot read entry_points.txt"
+    )
+
+
+# -- conflicts -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("install_order", [("alpha", "Zed"), ("Zed", "alpha")])
+def test_conflict_in_one_site_goes_to_the_smaller_normalized_name(
+    site, run_discovery, install_order
+):
+    """In one sys.path entry, the smaller normalized name wins, whatever the install order."""
+    for name in install_order:
+        site.dist(name, entry_points=eps(FLASH_ATTN=f"{name.lower()}:Backend"))
+    result = run_discovery()
+    assert {p.distribution: p.status for p in result.plugins} == {
+        "alpha": "used",
+        "Zed": "shadowed",
+    }
+    assert by_name(result)[("Zed", "FLASH_ATTN")].reason == (
+        "'FLASH_ATTN' is also provided by alpha 1.0, which wins "
+        "(same sys.path entry, name sorts first)"
+    )
+
+
+@pytest.mark.parametrize("first_name", ["alpha", "zed"])
+def test_conflict_across_sites_goes_to_the_earlier_on_sys_path(sites, run_discovery, first_name):
+    """Across sys.path entries the earlier entry wins, whatever the names."""
+    second_name = "zed" if first_name == "alpha" else "alpha"
+    first, second = sites.new("first"), sites.new("second")
+    second.dist(second_name, entry_points=eps(X=f"{second_name}:Backend"))
+    first.dist(first_name, entry_points=eps(X=f"{first_name}:Backend"))
+    result = run_discovery()
+    assert {p.distribution: p.status for p in result.plugins} == {
+        first_name: "used",
+        second_name: "shadowed",
+    }
+    assert by_name(result)[(second_name, "X")].reason == (
+        f"'X' is also provided by {first_name} 1.0, which wins (earlier on sys.path)"
+    )
+
+
+def test_conflict_record_names_every_claimant_winner_first(site, run_discovery):
+    """A conflict lists all claimants, the winner first; the finding says how to choose."""
+    for name in ("c-plug", "a-plug", "b-plug"):
+        site.dist(name, entry_points=eps(X=f"{name[0]}:Backend"))
+    result = run_discovery()
+    (conflict,) = result.conflicts
+    assert conflict.name == "X"
+    assert [(c.distribution, c.status) for c in conflict.claimants] == [
+        ("a-plug", "used"),
+        ("b-plug", "shadowed"),
+        ("c-plug", "shadowed"),
+    ]
+    assert result.findings == (
+        Finding(
+            "shadowed",
+            "X",
+            "'X' is provided by 3 distributions (a-plug 1.0, b-plug 1.0, c-plug 1.0); "
+            "a-plug 1.0 wins",
+            "uninstall all but one, or choose with ATTN_PLUGINS=c-plug",
+        ),
+    )
+
+
+def test_only_eligible_entry_points_conflict(site, run_discovery):
+    """An incompatible or invalid claimant does not shadow, nor is it shadowed."""
+    site.dist("a-incompatible", entry_points=eps(X="a:X"), requires=["attn>=9"])
+    site.dist("b-invalid", entry_points=eps(X="b"))
+    site.dist("c-good", entry_points=eps(X="c:X"))
+    result = run_discovery()
+    assert {p.distribution: p.status for p in result.plugins} == {
+        "a-incompatible": "incompatible",
+        "b-invalid": "invalid",
+        "c-good": "used",
+    }
+    assert result.conflicts == ()
+
+
+def test_resolve_conflicts_keeps_declaration_order_within_a_distribution():
+    """One distribution declaring a name twice keeps the first declaration."""
+
+    def record(value: str) -> PluginRecord:
+        return PluginRecord(
+            name="X",
+            value=value,
+            distribution="plug",
+            distribution_key="plug",
+            distribution_version="1.0",
+            location="/site/plug-1.0.dist-info",
+            path_index=0,
+            requirements=(),
+            status="used",
+            reason=None,
+            path=parse_entry_point_value(value),
+        )
+
+    resolved, conflicts = resolve_conflicts([record("m:First"), record("m:Second")])
+    assert [(p.value, p.status) for p in resolved] == [
+        ("m:First", "used"),
+        ("m:Second", "shadowed"),
+    ]
+    assert resolved[1].reason == "'X' is also provided by plug 1.0, which wins (declared first)"
+    assert len(conflicts) == 1
+
+
+# -- controls ------------------------------------------------------------------
+
+
+def test_disable_plugins(site, run_discovery):
+    """ATTN_DISABLE_PLUGINS=1 discovers no plugin and says plugins are disabled."""
+    site.dist("plug", entry_points=eps(A="m:A"))
+    result = run_discovery({"ATTN_DISABLE_PLUGINS": "1"})
+    assert (result.plugins, result.plugins_disabled, result.findings) == ((), True, ())
+
+
+def test_disable_plugins_does_not_scan(site, run_discovery, monkeypatch):
+    """With plugins disabled, installed metadata is not read at all."""
+    site.dist("plug", entry_points=eps(A="m:A"))
+
+    def fail(*args, **kwargs):
+        raise AssertionError
+
+    monkeypatch.setattr("attn.registry.discovery.scan", fail)
+    assert run_discovery({"ATTN_DISABLE_PLUGINS": "1"}).plugins_disabled
+
+
+def test_disable_plugins_wins_over_selection(site, run_discovery):
+    """ATTN_DISABLE_PLUGINS wins over ATTN_PLUGINS."""
+    site.dist("plug", entry_points=eps(A="m:A"))
+    result = run_discovery({"ATTN_DISABLE_PLUGINS": "true", "ATTN_PLUGINS": "plug"})
+    assert (result.plugins, result.plugins_disabled) == ((), True)
+
+
+@pytest.mark.parametrize(
+    "selection", ["attn-plug-a", "Attn_Plug_A", "attn.plug.a", "x, ATTN-plug-a"]
+)
+def test_selection(site, run_discovery, selection):
+    """ATTN_PLUGINS merges only the named distributions (pip-normalized); others are disabled."""
+    site.dist("attn-plug-a", entry_points=eps(A="a:A"))
+    site.dist("attn-plug-b", entry_points=eps(B="b:B"))
+    result = run_discovery({"ATTN_PLUGINS": selection})
+    assert {p.name: p.status for p in result.plugins} == {"A": "used", "B": "disabled"}
+    assert by_name(result)[("attn-plug-b", "B")].reason == (
+        f"not selected by ATTN_PLUGINS={','.join(s.strip() for s in selection.split(','))}"
+    )
+
+
+def test_selection_resolves_a_conflict(site, run_discovery):
+    """Selecting the losing claimant makes it the only one, without a conflict."""
+    site.dist("alpha", entry_points=eps(X="a:X"))
+    site.dist("zed", entry_points=eps(X="z:X"))
+    result = run_discovery({"ATTN_PLUGINS": "zed"})
+    assert {p.distribution: p.status for p in result.plugins} == {
+        "alpha": "disabled",
+        "zed": "used",
+    }
+    assert result.conflicts == ()
+
+
+def test_empty_selection_is_unset(site, run_discovery):
+    """An empty ATTN_PLUGINS selects everything."""
+    site.dist("plug", entry_points=eps(A="m:A"))
+    assert [p.status for p in run_discovery({"ATTN_PLUGINS": ""}).plugins] == ["used"]
+
+
+def test_unmatched_selection_is_reported_with_the_valid_names(site, run_discovery):
+    """A selected name that matches no plugin distribution is reported, listing the valid ones."""
+    site.dist("attn-plug-b", entry_points=eps(B="b:B"))
+    site.dist("Attn-Plug-A", entry_points={MLA: {"A": "a:A"}})
+    site.dist("unrelated", entry_points={"console_scripts": {"u": "u:main"}})
+    result = run_discovery({"ATTN_PLUGINS": "attn-plug-b,nope"})
+    assert [f for f in result.findings if f.kind == "unmatched-selection"] == [
+        Finding(
+            "unmatched-selection",
+            "nope",
+            "ATTN_PLUGINS names 'nope', which is not an installed attn plugin distribution",
+            "use one of: Attn-Plug-A, attn-plug-b",
+        )
+    ]
+
+
+# -- status precedence ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("selected", "requires", "value", "status"),
+    [
+        (False, "attn>=9", "m", "disabled"),
+        (False, "attn>=0.1", "m:A", "disabled"),
+        (True, "attn>=9", "m", "incompatible"),
+        (True, "attn>=9", "m:A", "incompatible"),
+        (True, "attn>=0.1", "m", "invalid"),
+        (True, "attn>=0.1", "m:A", "used"),
+    ],
+)
+def test_status_precedence(site, run_discovery, selected, requires, value, status):  # noqa: PLR0917
+    """disabled, then incompatible, then invalid, then shadowed or used."""
+    site.dist("plug", entry_points=eps(A=value), requires=[requires])
+    site.dist("other", entry_points=eps(O="o:O"))
+    result = run_discovery({"ATTN_PLUGINS": "plug" if selected else "other"})
+    assert by_name(result)[("plug", "A")].status == status
+
+
+def test_shadowed_comes_after_invalid(site, run_discovery):
+    """An invalid entry point is invalid even when another distribution claims its name."""
+    site.dist("alpha", entry_points=eps(X="a"))
+    site.dist("zed", entry_points=eps(X="z:X"))
+    assert {p.distribution: p.status for p in run_discovery().plugins} == {
+        "alpha": "invalid",
+        "zed": "used",
+    }
+
+
+# -- typo'd groups ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("candidate", "typo"),
+    [
+        ("attn.backend", True),
+        ("attn_backends", True),
+        ("attn-backends", True),
+        ("Attn.Backends", True),
+        ("attn.backends", False),
+        ("console_scripts", False),
+        ("attn.mla_prefill_backends", False),
+    ],
+)
+def test_looks_like_typo(candidate, typo):
+    """Near-misses of the group are typos; the group itself and unrelated groups are not."""
+    assert looks_like_typo(candidate, GROUP) is typo
+
+
+def test_typo_group_is_reported(site, run_discovery):
+    """A distribution declaring a near-miss group is reported and not read."""
+    site.dist("plug", entry_points={"attn.backend": {"A": "m:A"}})
+    result = run_discovery()
+    assert result.plugins == ()
+    assert result.findings == (
+        Finding(
+            "typo-group",
+            "plug",
+            "plug declares entry points in group 'attn.backend', which looks like a typo of "
+            "'attn.backends'; attn does not read it",
+            "rename the group to 'attn.backends' in plug's pyproject.toml",
+        ),
+    )
