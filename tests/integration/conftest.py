@@ -21,8 +21,8 @@ from venvtools import (
     REPO_ROOT,
     SCHEMA_PATH,
     Venv,
+    build_wheels,
     check,
-    normalize,
     run,
 )
 
@@ -55,26 +55,7 @@ def _schema_validator() -> Any:
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Wheels of attn and of every plugin project, by normalized distribution name."""
     wheelhouse = tmp_path_factory.mktemp("wheelhouse")
-    check(
-        run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "--disable-pip-version-check",
-                "-q",
-                "--no-deps",
-                "--no-build-isolation",
-                "-w",
-                wheelhouse,
-                REPO_ROOT,
-                *_plugin_projects(),
-            ],
-            timeout=PIP_TIMEOUT,
-        )
-    )
-    return {normalize(wheel.name.split("-", 1)[0]): wheel for wheel in wheelhouse.glob("*.whl")}
+    return build_wheels([REPO_ROOT, *_plugin_projects()], wheelhouse)
 
 
 @pytest.fixture(scope="session")

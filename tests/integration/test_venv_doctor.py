@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 
 import pytest
+from venvtools import PLUGIN_PARENTS, build_wheels, registry
 
 pytestmark = pytest.mark.integration
 
@@ -50,6 +53,37 @@ def test_doctor_flags_unmatched_attn_plugins_name(venv):
     result = venv.attn("doctor", env={"ATTN_PLUGINS": "attn-example-plugin,attn-no-such-plugin"})
     assert result.returncode == 1, output(result)
     assert "attn-no-such-plugin" in output(result)
+
+
+def test_distribution_found_twice_counts_once(venv, tmp_path):
+    """A plugin installed twice on sys.path counts once, the first copy wins; doctor flags it."""
+    venv.install("attn-example-plugin")
+    # A second copy, 0.2.0, in a folder put on sys.path before site-packages.
+    project = tmp_path / "attn-example-plugin"
+    shutil.copytree(PLUGIN_PARENTS[0] / "attn-example-plugin", project)
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(text.replace('version = "0.1.0"', 'version = "0.2.0"'), encoding="utf-8")
+    wheel = build_wheels([project], tmp_path / "wheels")["attn-example-plugin"]
+    target = tmp_path / "target"
+    venv.pip("install", "-q", "--no-deps", "--no-index", "--no-compile", "--target", target, wheel)
+    env = {"PYTHONPATH": str(target)}
+
+    listing = venv.attn("list", "--json", "attn.backends", env=env)
+    assert listing.returncode == 0, output(listing)
+    # One distribution, so no conflict between its two copies.
+    assert "ATTN_PLUGINS" not in listing.stderr
+    data = json.loads(listing.stdout)
+    venv.validate(data)
+    plugins = registry(data, "AttentionBackendEnum")["plugins"]
+    assert sorted((row["name"], row["distribution_version"], row["status"]) for row in plugins) == [
+        ("EXAMPLE_ATTN", "0.2.0", "used"),
+        ("FLASH_ATTN", "0.2.0", "used"),
+    ]
+
+    result = venv.attn("doctor", env=env)
+    assert result.returncode == 1, output(result)
+    assert "attn-example-plugin" in output(result)
 
 
 def test_doctor_flags_plugin_problems(venv):

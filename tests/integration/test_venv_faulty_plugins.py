@@ -106,6 +106,11 @@ def test_conflicting_plugins_resolve_deterministically(venv):
     for text in ("attn-conflict-a", "attn-conflict-b", "ATTN_PLUGINS"):
         assert text in warning["message"]
 
+    # An empty ATTN_PLUGINS is the same as unset.
+    plugins, _ = attention_plugins(venv, env={"ATTN_PLUGINS": ""})
+    assert plugins["attn-conflict-a", "SHARED_ATTN"]["status"] == "used"
+    assert plugins["attn-conflict-b", "SHARED_ATTN"]["status"] == "shadowed"
+
     # Names in ATTN_PLUGINS are normalized as pip does.
     for selection in ("attn-conflict-b", "ATTN_Conflict.B"):
         env = {"ATTN_PLUGINS": selection}
@@ -152,7 +157,7 @@ def test_broken_plugin_fails_only_when_loaded(venv):
 
 
 def test_listing_never_imports_plugin_modules(venv, tmp_path):
-    """`attn list` and `attn list --json` import no plugin module; `attn list --load` does."""
+    """`attn list`, `attn list --json` and `attn doctor` import no plugin module; --load does."""
     venv.install("attn-sentinel-plugin")
     sentinel = tmp_path / "imported"
     env = {"ATTN_SENTINEL_FILE": str(sentinel)}
@@ -166,6 +171,10 @@ def test_listing_never_imports_plugin_modules(venv, tmp_path):
     # Lookups that need only the path import nothing either.
     lookup = venv.python_json(LOOKUP, "SENTINEL_ATTN", "get_path", env=env)
     assert lookup["result"] == "attn_sentinel_plugin.SentinelAttentionBackend"
+    assert not sentinel.exists()
+
+    doctor = venv.attn("doctor", env=env)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert not sentinel.exists()
 
     loaded = venv.attn("list", "--load", env=env)

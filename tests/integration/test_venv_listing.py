@@ -97,8 +97,10 @@ def test_list_selects_registry_by_class_name_or_group(venv):
 
 
 def test_list_unknown_registry_is_usage_error(venv):
-    """`attn list` with an unknown registry exits 2."""
+    """`attn list` with an unknown registry or option exits 2."""
     result = venv.attn("list", "NoSuchBackendEnum")
+    assert result.returncode == 2
+    result = venv.attn("list", "--no-such-option")
     assert result.returncode == 2
 
 

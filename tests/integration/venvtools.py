@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +96,32 @@ def check(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProce
         )
         raise AssertionError(msg)
     return result
+
+
+def build_wheels(projects: list[Path], wheelhouse: Path) -> dict[str, Path]:
+    """Build wheels of ``projects`` into ``wheelhouse``, offline, with this interpreter's hatchling.
+
+    Returns every wheel in ``wheelhouse`` by normalized distribution name.
+    """
+    check(
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--disable-pip-version-check",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                "-w",
+                wheelhouse,
+                *projects,
+            ],
+            timeout=PIP_TIMEOUT,
+        )
+    )
+    return {normalize(wheel.name.split("-", 1)[0]): wheel for wheel in wheelhouse.glob("*.whl")}
 
 
 @dataclass
