@@ -135,11 +135,17 @@ def test_broken_plugin_fails_only_when_loaded(venv):
     assert table.returncode == 0, table.stderr
     assert "BROKEN_ATTN" in table.stdout
 
-    _, backends = attention_plugins(venv)
+    plugins, backends = attention_plugins(venv)
     assert backends["BROKEN_ATTN"]["status"] == "ok"
     assert backends["BROKEN_ATTN"]["origin"] == "plugin"
 
-    _, loaded = attention_plugins(venv, "--load")
+    loaded_plugins, loaded = attention_plugins(venv, "--load")
+    # --load changes only the status and reason of backends rows.
+    assert loaded_plugins == plugins
+    assert list(loaded) == list(backends)
+    for name, row in loaded.items():
+        unchanged = {key: value for key, value in row.items() if key not in {"status", "reason"}}
+        assert unchanged == {key: backends[name][key] for key in unchanged}, name
     broken = loaded["BROKEN_ATTN"]
     assert broken["status"] == "broken"
     assert "RuntimeError" in broken["reason"]
