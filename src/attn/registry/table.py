@@ -11,9 +11,12 @@ for the first time at once scan once and see the same table.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, final
 
@@ -90,6 +93,23 @@ class Snapshot:
     cleared: frozenset[str] = field(default_factory=frozenset)
 
 
+_PACKAGE = str(Path(__file__).parent.parent) + os.sep
+
+
+def _outside_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first caller outside attn.
+
+    Discovery runs below many entry points (a lookup, ``get_path``, listing),
+    each at its own depth, so a fixed level would blame attn's own code.
+    """
+    frame = sys._getframe(1)  # the function that is about to warn
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str:
     claimants = ", ".join(f"{c.origin_label} ({c.status}, {c.value!r})" for c in conflict.claimants)
     choices = " or ".join(
@@ -163,6 +183,16 @@ class RegistryState:
         return read_controls(self.config.env_prefix)
 
     def _discover(self) -> None:
+        try:
+            self._merge()
+        except BaseException:
+            # A refresh that fails (strict mode, a bad ATTN_* value) must not
+            # leave the previous result in place: every access runs discovery
+            # again, and fails, until the problem is gone.
+            self._result = None
+            raise
+
+    def _merge(self) -> None:
         controls = self.controls()
         result = discover(
             group=self.config.group,
@@ -181,15 +211,16 @@ class RegistryState:
                     f"Run '{self.config.host} doctor' for the fixes."
                 )
                 raise PluginProblemError(msg, problems=problems)
+        level = _outside_stacklevel()
         for conflict in result.conflicts:
             warnings.warn(
                 _conflict_message(conflict, self.config.group, controls),
                 ConflictWarning,
-                stacklevel=5,
+                stacklevel=level,
             )
         for finding in result.findings:
             if finding.kind == "unmatched-selection":
-                warnings.warn(f"{finding.message}; {finding.fix}", PluginWarning, stacklevel=5)
+                warnings.warn(f"{finding.message}; {finding.fix}", PluginWarning, stacklevel=level)
         discovered = {p.name: Entry.from_plugin(p) for p in result.used}
         self._discovered = discovered
         self._table = {**discovered, **self._runtime}
