@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .enum import BackendEnumMeta
     from .table import Entry
 
-__all__ = ["build_report"]
+__all__ = ["build_report", "one_line"]
 
 
 def _availability(cls: type | None) -> tuple[bool | None, tuple[str, ...]]:
@@ -27,6 +27,24 @@ def _availability(cls: type | None) -> tuple[bool | None, tuple[str, ...]]:
         return bool(check()), requires
     except Exception:  # noqa: BLE001 - a failing check means "cannot tell"
         return None, requires
+
+
+def _missing(cls: type | None, available: bool | None) -> tuple[str, ...]:
+    """The kernel packages *cls* needs that are not installed, when it can tell."""
+    if cls is None or available is not False:
+        return ()
+    check = getattr(cls, "missing_requirements", None)
+    if not callable(check):
+        return ()
+    try:
+        return tuple(str(r) for r in check())
+    except Exception:  # noqa: BLE001 - a failing check means "cannot tell"
+        return ()
+
+
+def one_line(text: str) -> str:
+    """*text* on one line: its lines joined with spaces, blank ones dropped."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _class_without_plugin_code(
@@ -62,12 +80,11 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
         try:
             _get_class(registry, name)
         except BackendLoadError as exc:
-            status, reason = "broken", exc.detail
+            status, reason = "broken", one_line(exc.detail)
             finding = Finding("load-failure", name, str(exc), "see the message for the fix")
-    if path is not None:
-        available, requires = _availability(_class_without_plugin_code(registry, name, entry))
-    else:
-        available, requires = None, ()
+    cls = None if path is None else _class_without_plugin_code(registry, name, entry)
+    available, requires = _availability(cls)
+    missing = _missing(cls, available)
     origin = "builtin" if entry is None else entry.origin
     return (
         BackendRow(
@@ -85,6 +102,7 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
             available=available,
             requires=requires,
             registered_by=None if entry is None else entry.registered_by,
+            missing=missing,
         ),
         finding,
     )
@@ -112,4 +130,6 @@ def build_report(registry: BackendEnumMeta, *, load: bool = False) -> RegistryRe
         findings=tuple(findings),
         plugins_disabled=result.plugins_disabled,
         disable_variable=f"{config.env_prefix}_DISABLE_PLUGINS",
+        host=config.host,
+        host_version=result.host_version,
     )

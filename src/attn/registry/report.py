@@ -132,6 +132,8 @@ class BackendRow:
     requires: tuple[str, ...]
     registered_by: str | None = None
     """For a runtime registration, the module that made it."""
+    missing: tuple[str, ...] = ()
+    """The entries of :attr:`requires` that are not installed."""
 
     def to_json(self) -> dict[str, object]:
         """The row of ``backends`` in ``attn list --json``."""
@@ -164,6 +166,10 @@ class RegistryReport:
     plugins_disabled: bool
     """Discovery was turned off (``<PREFIX>_DISABLE_PLUGINS``)."""
     disable_variable: str
+    host: str | None = None
+    """The host distribution's name (``attn``), which provides the built-ins."""
+    host_version: str | None = None
+    """The installed host distribution's version, if its metadata was found."""
 
     def to_json(self) -> dict[str, object]:
         """The registry object of ``attn list --json``."""
