@@ -1,0 +1,1183 @@
+"""The ``attn`` command, run in-process through :func:`attn.cli.main`.
+
+Plugins are real ``*.dist-info`` folders written by the ``site``/``sites``
+fixtures. Human output is compared with golden files in ``tests/cli/``
+(``UPDATE_GOLDEN=1`` rewrites them); the temporary folder, attn's version and
+whether a kernel library happens to be installed on this machine are
+normalised first. Every JSON document is validated against the shared schema.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import attn
+from attn.cli import main
+from attn.registry.controls import read_controls
+from attn.registry.discovery import discover
+
+GOLDEN = Path(__file__).parent / "cli"
+SCHEMA_PATH = Path(__file__).resolve().parents[1].parent / "shared" / "attn-list.schema.json"
+VERSION = attn.__version__
+
+ATTENTION = [m.name for m in attn.AttentionBackendEnum]
+MLA = [m.name for m in attn.MLAPrefillBackendEnum]
+BOOLEAN_VARIABLES = ("ATTN_DISABLE_PLUGINS", "ATTN_STRICT")
+HELP_HINT = "Try 'attn --help' for help."
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run(capsys):
+    """Run ``attn ARGS`` in-process; return its exit code, stdout and stderr."""
+
+    def run(*args: str) -> Result:
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def normalise(tmp_path):
+    """Make output independent of the machine: temp folder, attn version, kernel libraries."""
+
+    def normalise(text: str) -> str:
+        text = text.replace(str(tmp_path), "<tmp>").replace(VERSION, "<version>")
+        # Whether flash-attn or torch is installed here is not the command's business.
+        text = re.sub(r"(?m)^(\S+ +(?:builtin|plugin|runtime) .*) (?:yes|no)$", r"\1 <avail>", text)
+        return re.sub(r"\((not installed|installed)\)", "(<installed?>)", text)
+
+    return normalise
+
+
+def assert_golden(name: str, text: str) -> None:
+    path = GOLDEN / f"{name}.txt"
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def validator():
+    """A validator for `attn list --json`; tests skip schema checks when the file is missing."""
+    if not SCHEMA_PATH.is_file():
+        return None
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+@pytest.fixture
+def list_json(run, validator):
+    """Run ``attn list --json ARGS``; check it exits 0 and matches the schema; return the data."""
+
+    def list_json(*args: str, code: int = 0) -> dict:
+        result = run("list", "--json", *args)
+        assert result.code == code, result.err
+        data = json.loads(result.out)
+        if validator is None:
+            pytest.skip(f"{SCHEMA_PATH} is missing")
+        validator.validate(data)
+        return data
+
+    return list_json
+
+
+def registry(data: dict, name: str) -> dict:
+    (entry,) = [r for r in data["registries"] if r["registry"] == name]
+    return entry
+
+
+def rows(entry: dict, key: str = "backends") -> dict:
+    return {row["name"]: row for row in entry[key]}
+
+
+PLUGIN_MODULE = """\
+from pathlib import Path
+
+from attn import AttentionBackend, MLAPrefillBackend
+
+Path({sentinel!r}).write_text("imported", encoding="utf-8")
+
+
+class FlashAttention(AttentionBackend):
+    pass
+
+
+class AcmeAttention(AttentionBackend):
+    pass
+
+
+class AcmePrefill(MLAPrefillBackend):
+    pass
+"""
+
+
+@pytest.fixture
+def sentinel(tmp_path):
+    """The file the acme_attn plugin module writes when it is imported."""
+    return tmp_path / "acme_attn-imported"
+
+
+@pytest.fixture
+def plugins(site, sentinel):
+    """A plugin environment: one good plugin, one incompatible, one with invalid entry points."""
+    site.dist(
+        "acme-attn",
+        "1.0",
+        entry_points={
+            "attn.backends": {
+                "FLASH_ATTN": "acme_attn:FlashAttention",
+                "ACME_ATTN": "acme_attn:AcmeAttention",
+            },
+            "attn.mla_prefill_backends": {"CUSTOM": "acme_attn:AcmePrefill"},
+        },
+    )
+    site.module("acme_attn", PLUGIN_MODULE.format(sentinel=str(sentinel)))
+    site.dist(
+        "old-attn",
+        "2.0",
+        entry_points={"attn.backends": {"OLD_ATTN": "old_attn:Old"}},
+        requires=["attn>=99"],
+    )
+    site.dist(
+        "bad-attn",
+        "1.5",
+        entry_points={"attn.backends": {"bad-name": "bad_attn:Good", "NO_ATTR": "bad_attn"}},
+    )
+    return site
+
+
+@pytest.fixture
+def broken(site):
+    """A compatible plugin whose module fails at import."""
+    site.dist("broken-attn", "3.0", entry_points={"attn.backends": {"BROKEN_ATTN": "broken:B"}})
+    site.module("broken", "raise RuntimeError('always fails at import')\n")
+    return site
+
+
+@pytest.fixture
+def conflict(sites):
+    """Two distributions on one sys.path entry claim SHARED_ATTN; share-a wins."""
+    site = sites.new()
+    for dist in ("share-b", "share-a"):
+        module = dist.replace("-", "_")
+        site.dist(dist, "1.0", entry_points={"attn.backends": {"SHARED_ATTN": f"{module}:S"}})
+    return site
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+# -- attn, attn --version, --help ----------------------------------------------------
+
+
+def test_version(run):
+    """`attn --version` prints attn's version and the Python in use."""
+    result = run("--version")
+    python = sys.version.split()[0]
+    assert result == Result(0, f"attn {VERSION} (Python {python}, {sys.executable})\n", "")
+
+
+def test_main_reads_sys_argv(monkeypatch, capsys):
+    """main() without arguments runs the command line in sys.argv."""
+    monkeypatch.setattr(sys, "argv", ["attn", "--version"])
+    assert main() == 0
+    assert capsys.readouterr().out.startswith(f"attn {VERSION} (Python ")
+
+
+def test_no_command_prints_help_and_exits_2(run):
+    """`attn` alone is a usage error: the help goes to stderr, exit 2."""
+    result = run()
+    assert result.code == 2
+    assert result.out == ""
+    assert result.err.startswith("usage: attn [-h] [--version] COMMAND ...\n")
+    for command in ("list", "show", "doctor"):
+        assert f"    {command} " in result.err
+
+
+@pytest.mark.parametrize(
+    ("args", "usage"),
+    [
+        (["--help"], "usage: attn [-h] [--version] COMMAND ...\n"),
+        (["list", "--help"], "usage: attn list [-h] [--json] [--load] [REGISTRY ...]\n"),
+        (["show", "-h"], "usage: attn show [-h] [--registry REGISTRY] NAME\n"),
+        (["doctor", "--help"], "usage: attn doctor [-h] [--load]\n"),
+    ],
+)
+def test_help_exits_0(run, args, usage):
+    """--help prints the command's help on stdout and exits 0."""
+    result = run(*args)
+    assert result.code == 0
+    assert result.out.startswith(usage)
+    assert result.err == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "hint"),
+    [
+        (
+            ["frobnicate"],
+            "unknown command 'frobnicate'; the commands are: list, show, doctor",
+            HELP_HINT,
+        ),
+        (
+            ["lsit", "--json"],
+            "unknown command 'lsit'; the commands are: list, show, doctor. Did you mean 'list'?",
+            HELP_HINT,
+        ),
+        (
+            ["--version", "docter"],
+            (
+                "unknown command 'docter'; the commands are: list, show, doctor. "
+                "Did you mean 'doctor'?"
+            ),
+            HELP_HINT,
+        ),
+        (["--bogus"], "unrecognized arguments: --bogus", HELP_HINT),
+        (["list", "--bogus"], "unrecognized arguments: --bogus", HELP_HINT),
+        (
+            ["show"],
+            "the following arguments are required: NAME",
+            "Try 'attn show --help' for help.",
+        ),
+        (["show", "A", "B"], "unrecognized arguments: B", HELP_HINT),
+        (
+            ["show", "FLASH_ATTN", "--registry"],
+            "argument --registry: expected one argument",
+            "Try 'attn show --help' for help.",
+        ),
+        (["doctor", "extra"], "unrecognized arguments: extra", HELP_HINT),
+    ],
+)
+def test_usage_errors_exit_2(run, args, message, hint):
+    """Bad arguments exit 2 with `Error: ...` and a hint to --help on stderr."""
+    result = run(*args)
+    assert result == Result(2, "", f"Error: {message}\n{hint}\n")
+
+
+VALID_REGISTRIES = (
+    "valid registries are: AttentionBackendEnum (attn.backends), "
+    "MLAPrefillBackendEnum (attn.mla_prefill_backends)"
+)
+
+
+@pytest.mark.parametrize(
+    ("selector", "suggestion"),
+    [
+        ("NoSuchBackendEnum", ". Did you mean 'AttentionBackendEnum'?"),
+        ("attentionbackendenum", ". Did you mean 'AttentionBackendEnum'?"),
+        ("attn.backend", ". Did you mean 'attn.backends'?"),
+        ("attn-backends", ". Did you mean 'attn.backends'?"),
+        ("backends", ". Did you mean 'attn.backends'?"),
+        ("Nope", ""),
+    ],
+)
+@pytest.mark.parametrize("command", [["list"], ["list", "--json"], ["show", "FLASH_ATTN"]])
+def test_unknown_registry_is_usage_error(run, command, selector, suggestion):
+    """REGISTRY must be a class name or group spelled exactly; anything else exits 2."""
+    args = [*command, selector] if command[0] == "list" else [*command, "--registry", selector]
+    result = run(*args)
+    assert result == Result(
+        2,
+        "",
+        f"Error: unknown registry {selector!r}; {VALID_REGISTRIES}{suggestion}\n{HELP_HINT}\n",
+    )
+
+
+@pytest.mark.parametrize("variable", BOOLEAN_VARIABLES)
+@pytest.mark.parametrize(
+    "args", [["list"], ["list", "--json"], ["show", "FLASH_ATTN"], ["doctor"], ["doctor", "--load"]]
+)
+def test_invalid_boolean_variable_exits_2(run, monkeypatch, variable, args):
+    """An ATTN_* boolean with a bad value is an error naming the variable, exit 2."""
+    monkeypatch.setenv(variable, "maybe")
+    result = run(*args)
+    assert result == Result(
+        2,
+        "",
+        f"Error: Invalid value for {variable}: 'maybe'; "
+        "expected one of 1, true, yes, on, 0, false, no, off\n",
+    )
+
+
+# -- attn list ----------------------------------------------------------------------
+
+
+def test_list_builtins_golden(run, normalise):
+    """`attn list` with no plugin: both registries, every built-in, CUSTOM unregistered."""
+    result = run("list")
+    assert result.code == 0
+    assert result.err == ""
+    assert_golden("list-builtins", normalise(result.out))
+
+
+def test_list_plugins_golden(run, plugins, normalise):
+    """`attn list` shows plugin backends in the table and rejected plugins below it."""
+    result = run("list")
+    assert result.code == 0
+    assert result.err == ""
+    assert_golden("list-plugins", normalise(result.out))
+
+
+def test_list_fits_100_columns(run, plugins, conflict, broken):
+    """Every line of the human listing fits in 100 columns, even with --load."""
+    result = run("list", "--load")
+    assert result.code == 0
+    assert max(len(line) for line in result.out.splitlines()) <= 100
+
+
+def test_list_truncates_a_long_source_to_fit(run, site):
+    """A long distribution name is shortened in the FROM column to keep 100 columns."""
+    name = "an-attention-plugin-distribution-with-a-very-long-name"
+    site.dist(name, "10.20.30", entry_points={"attn.backends": {"LONG_ATTN": "long:L"}})
+    result = run("list", "attn.backends")
+    line = next(line for line in result.out.splitlines() if line.startswith("LONG_ATTN"))
+    assert len(line) <= 100
+    assert "an-attention-plugin-distri..." in line
+    assert "..." in line
+    assert name not in line
+
+
+@pytest.mark.parametrize(
+    ("selectors", "expected"),
+    [
+        ([], ["AttentionBackendEnum", "MLAPrefillBackendEnum"]),
+        (["AttentionBackendEnum"], ["AttentionBackendEnum"]),
+        (["attn.backends"], ["AttentionBackendEnum"]),
+        (["MLAPrefillBackendEnum"], ["MLAPrefillBackendEnum"]),
+        (["attn.mla_prefill_backends"], ["MLAPrefillBackendEnum"]),
+        (["attn.backends", "AttentionBackendEnum"], ["AttentionBackendEnum"]),
+        (
+            ["attn.mla_prefill_backends", "attn.backends"],
+            ["MLAPrefillBackendEnum", "AttentionBackendEnum"],
+        ),
+    ],
+)
+def test_list_selects_registries(run, list_json, selectors, expected):
+    """REGISTRY picks registries by class name or group, in the order given, once each."""
+    data = list_json(*selectors)
+    assert [r["registry"] for r in data["registries"]] == expected
+    table = run("list", *selectors)
+    titles = [line.split()[0] for line in table.out.splitlines() if "(entry-point group " in line]
+    assert titles == expected
+
+
+def test_list_json_builtins(list_json):
+    """`attn list --json` without plugins: built-ins in enum order, CUSTOM unregistered."""
+    data = list_json()
+    assert data["attn_version"] == VERSION
+    attention = registry(data, "AttentionBackendEnum")
+    assert attention["group"] == "attn.backends"
+    assert attention["plugins"] == []
+    assert [row["name"] for row in attention["backends"]] == ATTENTION
+    assert [row["name"] for row in registry(data, "MLAPrefillBackendEnum")["backends"]] == MLA
+    flash = rows(attention)["FLASH_ATTN"]
+    assert flash == {
+        "name": "FLASH_ATTN",
+        "path": "attn.backends.attention.FlashAttentionBackend",
+        "default_path": "attn.backends.attention.FlashAttentionBackend",
+        "origin": "builtin",
+        "overridden": False,
+        "distribution": None,
+        "distribution_version": None,
+        "status": "ok",
+        "reason": None,
+        "available": flash["available"],
+        "requires": ["flash-attn"],
+    }
+    assert isinstance(flash["available"], bool)
+    assert attention["plugins_disabled"] is False
+    custom = rows(attention)["CUSTOM"]
+    assert custom["path"] is None
+    assert custom["default_path"] is None
+    assert custom["status"] == "unregistered"
+    assert custom["available"] is None
+    assert custom["reason"].startswith("AttentionBackendEnum.CUSTOM has no default")
+
+
+def test_list_json_plugins(list_json, plugins):
+    """Plugin backends, overrides and rejected entry points, exactly as DESIGN.md section 4."""
+    data = list_json()
+    attention = registry(data, "AttentionBackendEnum")
+    backends = rows(attention)
+    assert [row["name"] for row in attention["backends"]] == [*ATTENTION, "ACME_ATTN"]
+    assert backends["FLASH_ATTN"] == {
+        "name": "FLASH_ATTN",
+        "path": "acme_attn.FlashAttention",
+        "default_path": "attn.backends.attention.FlashAttentionBackend",
+        "origin": "plugin",
+        "overridden": True,
+        "distribution": "acme-attn",
+        "distribution_version": "1.0",
+        "status": "ok",
+        "reason": None,
+        "available": None,
+        "requires": [],
+    }
+    assert backends["ACME_ATTN"] == {
+        "name": "ACME_ATTN",
+        "path": "acme_attn.AcmeAttention",
+        "default_path": None,
+        "origin": "plugin",
+        "overridden": False,
+        "distribution": "acme-attn",
+        "distribution_version": "1.0",
+        "status": "ok",
+        "reason": None,
+        "available": None,
+        "requires": [],
+    }
+    plugin_rows = {(p["distribution"], p["name"]): p for p in attention["plugins"]}
+    assert set(plugin_rows) == {
+        ("acme-attn", "ACME_ATTN"),
+        ("acme-attn", "FLASH_ATTN"),
+        ("old-attn", "OLD_ATTN"),
+        ("bad-attn", "bad-name"),
+        ("bad-attn", "NO_ATTR"),
+    }
+    assert plugin_rows["old-attn", "OLD_ATTN"] == {
+        "name": "OLD_ATTN",
+        "value": "old_attn:Old",
+        "distribution": "old-attn",
+        "distribution_version": "2.0",
+        "status": "incompatible",
+        "reason": f"requires attn>=99, installed {VERSION}",
+    }
+    assert plugin_rows["bad-attn", "NO_ATTR"]["status"] == "invalid"
+    assert plugin_rows["bad-attn", "NO_ATTR"]["value"] == "bad_attn"
+    assert plugin_rows["acme-attn", "FLASH_ATTN"]["status"] == "used"
+    assert plugin_rows["acme-attn", "FLASH_ATTN"]["reason"] is None
+    mla = registry(data, "MLAPrefillBackendEnum")
+    custom = rows(mla)["CUSTOM"]
+    assert custom["origin"] == "plugin"
+    assert custom["overridden"] is True
+    assert custom["status"] == "ok"
+    assert custom["path"] == "acme_attn.AcmePrefill"
+    assert [p["name"] for p in mla["plugins"]] == ["CUSTOM"]
+
+
+def test_list_json_runtime_registration(list_json):
+    """A runtime registration has origin runtime and null distribution fields."""
+    attn.register_backend(
+        attn.AttentionBackendEnum.XFORMERS, "attn.backends.attention:CPUAttentionBackend"
+    )
+    row = rows(registry(list_json("attn.backends"), "AttentionBackendEnum"))["XFORMERS"]
+    assert row["origin"] == "runtime"
+    assert row["overridden"] is True
+    assert row["distribution"] is None
+    assert row["distribution_version"] is None
+    assert row["path"] == "attn.backends.attention.CPUAttentionBackend"
+    assert row["default_path"] == "attn.backends.attention.XFormersBackend"
+
+
+def test_list_shows_the_runtime_caller(run):
+    """The FROM column of a runtime registration names the module that made it."""
+    attn.register_backend(
+        attn.AttentionBackendEnum.XFORMERS, "attn.backends.attention:CPUAttentionBackend"
+    )
+    result = run("list", "attn.backends")
+    line = next(line for line in result.out.splitlines() if line.startswith("XFORMERS "))
+    assert line.split()[:4] == ["XFORMERS", "runtime", __name__, "yes"]
+
+
+def test_list_does_not_import_plugins(run, list_json, plugins, sentinel):
+    """`attn list`, `--json`, `show` and `doctor` read metadata only; no plugin module runs."""
+    assert run("list").code == 0
+    list_json()
+    assert run("show", "FLASH_ATTN").code == 0
+    assert run("doctor").code == 1  # old-attn and bad-attn are problems
+    assert not sentinel.exists()
+    assert "acme_attn" not in sys.modules
+
+
+def test_list_load_imports_plugins(run, plugins, sentinel):
+    """`attn list --load` imports every backend, plugins included."""
+    result = run("list", "--load")
+    assert result.code == 0, result.err
+    assert sentinel.exists()
+
+
+def test_doctor_load_imports_plugins(run, site, sentinel):
+    """`attn doctor --load` imports every plugin backend."""
+    site.dist("acme-attn", entry_points={"attn.backends": {"ACME_ATTN": "acme_attn:AcmeAttention"}})
+    site.module("acme_attn", PLUGIN_MODULE.format(sentinel=str(sentinel)))
+    result = run("doctor", "--load")
+    assert result == Result(
+        0,
+        "attn doctor: no problems found "
+        "(2 groups, 1 plugin entry point, every backend imported).\n",
+        "",
+    )
+    assert sentinel.exists()
+
+
+def test_list_load_marks_broken(run, list_json, broken, normalise):
+    """`--load` marks a backend that fails to import broken, with a one-line reason."""
+    data = list_json("--load")
+    row = rows(registry(data, "AttentionBackendEnum"))["BROKEN_ATTN"]
+    assert row["status"] == "broken"
+    assert row["reason"] == "RuntimeError: always fails at import"
+    result = run("list", "--load", "attn.backends")
+    assert result.code == 0
+    assert_golden("list-load-broken", normalise(result.out))
+
+
+def test_list_load_one_line_reason(list_json, site):
+    """A multi-line import error becomes a one-line reason."""
+    site.dist("multi-attn", entry_points={"attn.backends": {"MULTI_ATTN": "multi:M"}})
+    site.module("multi", "raise ValueError('first line\\n\\n  second line')\n")
+    row = rows(registry(list_json("--load"), "AttentionBackendEnum"))["MULTI_ATTN"]
+    assert row["reason"] == "ValueError: first line second line"
+
+
+def test_list_load_marks_a_non_backend_broken(list_json, site):
+    """--load marks broken a plugin whose class does not derive from the interface."""
+    site.dist("wrong-attn", entry_points={"attn.backends": {"WRONG_ATTN": "wrong:W"}})
+    site.module("wrong", "class W:\n    pass\n")
+    row = rows(registry(list_json("--load"), "AttentionBackendEnum"))["WRONG_ATTN"]
+    assert row["status"] == "broken"
+    assert row["reason"] == "W does not derive from attn.backends._base.AttentionBackend"
+
+
+def test_list_load_changes_only_status_and_reason(list_json, plugins, broken):
+    """`--load` changes nothing in the JSON but the status and reason of backends rows."""
+    plain = list_json()
+    loaded = list_json("--load")
+
+    def strip(data):
+        for entry in data["registries"]:
+            for row in entry["backends"]:
+                del row["status"], row["reason"]
+        return data
+
+    changed = {
+        row["name"]
+        for entry in loaded["registries"]
+        for row in entry["backends"]
+        if row["status"] == "broken"
+    }
+    assert changed == {"BROKEN_ATTN"}
+    assert strip(plain) == strip(loaded)
+
+
+def test_list_disabled_plugins(run, list_json, monkeypatch, plugins, sentinel):
+    """With ATTN_DISABLE_PLUGINS on, plugins is empty and the table says plugins are disabled."""
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "yes")
+    data = list_json()
+    for entry in data["registries"]:
+        assert entry["plugins"] == []
+        assert all(row["origin"] == "builtin" for row in entry["backends"])
+    result = run("list")
+    assert result.code == 0
+    disabled = (
+        "Plugins are disabled (ATTN_DISABLE_PLUGINS is set): only built-ins and runtime "
+        "registrations are in effect."
+    )
+    assert result.out.count(disabled + "\n") == 2
+    assert "Plugins not in effect" not in result.out
+    assert not sentinel.exists()
+
+
+def test_list_selected_plugins(run, list_json, monkeypatch, plugins):
+    """With ATTN_PLUGINS, the table says which distributions are selected; others are disabled."""
+    monkeypatch.setenv("ATTN_PLUGINS", "Old_Attn")
+    attention = registry(list_json(), "AttentionBackendEnum")
+    statuses = {p["name"]: p["status"] for p in attention["plugins"]}
+    assert statuses["ACME_ATTN"] == "disabled"
+    assert statuses["OLD_ATTN"] == "incompatible"
+    result = run("list", "attn.backends")
+    assert "Plugins are limited to the distributions in ATTN_PLUGINS=Old_Attn.\n" in result.out
+    assert "  ACME_ATTN = 'acme_attn:AcmeAttention' from acme-attn 1.0: disabled\n" in result.out
+    assert "    not selected by ATTN_PLUGINS=Old_Attn\n" in result.out
+
+
+def test_list_conflict_warns_on_stderr(run, conflict, normalise):
+    """A conflict lists the loser as shadowed and shows attn's warning as `Warning: ...`."""
+    result = run("list", "attn.backends")
+    assert result.code == 0
+    assert result.err == (
+        "Warning: 'SHARED_ATTN' in entry-point group 'attn.backends' is claimed by 2 "
+        "distributions: share-a 1.0 (used, 'share_a:S'), share-b 1.0 (shadowed, 'share_b:S'). "
+        "share-a wins; to choose, set ATTN_PLUGINS=share-a or ATTN_PLUGINS=share-b, "
+        "or uninstall all but one.\n"
+    )
+    assert_golden("list-conflict", normalise(result.out))
+
+
+def test_list_unmatched_selection_warns_on_stderr(run, plugins, monkeypatch):
+    """An ATTN_PLUGINS name that matches nothing is shown as a warning, once."""
+    monkeypatch.setenv("ATTN_PLUGINS", "acme-attn,nope-attn")
+    result = run("list")
+    assert result.code == 0
+    assert result.err == (
+        "Warning: ATTN_PLUGINS names 'nope-attn', which is not an installed attn plugin "
+        "distribution; use one of: acme-attn, bad-attn, old-attn\n"
+    )
+
+
+# -- colour -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "CUSTOM"], ["doctor"]])
+@pytest.mark.parametrize(
+    ("env", "tty", "coloured"),
+    [
+        ({}, True, True),
+        ({}, False, False),
+        ({"NO_COLOR": "1"}, True, False),
+        ({"NO_COLOR": ""}, True, True),
+        ({"TERM": "dumb"}, True, False),
+    ],
+)
+def test_colour_only_on_a_terminal(monkeypatch, plugins, command, env, tty, coloured):  # noqa: PLR0917 - pytest passes by name
+    """Colour only when stdout is a terminal, NO_COLOR is unset or empty, and TERM is not dumb."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    stdout = FakeTerminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    main(command)
+    assert ("\033[" in stdout.getvalue()) is coloured
+
+
+def test_colour_keeps_columns_aligned(monkeypatch):
+    """Coloured statuses are padded as if they were plain."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setattr(sys, "stdout", FakeTerminal())
+    main(["list", "attn.backends"])
+    coloured = sys.stdout.getvalue()
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    main(["list", "attn.backends"])
+    assert re.sub(r"\033\[[0-9;]*m", "", coloured) == sys.stdout.getvalue()
+
+
+# -- strict mode --------------------------------------------------------------------
+
+
+STRICT_INCOMPATIBLE = (
+    "Error: ATTN_STRICT=1 and the attention backend plugins in group 'attn.backends' have "
+    "1 problem(s):\n"
+    f"  - old-attn 2.0 provides 'OLD_ATTN' but is incompatible: requires attn>=99, "
+    f"installed {VERSION}\n"
+    "Run 'attn doctor' for the fixes.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["list"],
+        ["list", "--json"],
+        ["list", "--load"],
+        ["list", "attn.backends"],
+        ["show", "FLASH_ATTN"],
+        ["show", "OLD_ATTN"],
+    ],
+)
+def test_strict_plugin_problem_exits_1(run, monkeypatch, site, args):
+    """Under ATTN_STRICT=1 a plugin problem makes discovery raise: `Error: ...`, exit 1."""
+    site.dist(
+        "old-attn",
+        "2.0",
+        entry_points={"attn.backends": {"OLD_ATTN": "old:O"}},
+        requires=["attn>=99"],
+    )
+    monkeypatch.setenv("ATTN_STRICT", "1")
+    assert run(*args) == Result(1, "", STRICT_INCOMPATIBLE)
+
+
+def test_strict_other_registry_still_lists(run, monkeypatch, site, list_json):
+    """Strict mode fails only the registries whose group has a problem."""
+    site.dist(
+        "old-attn",
+        "2.0",
+        entry_points={"attn.backends": {"OLD_ATTN": "old:O"}},
+        requires=["attn>=99"],
+    )
+    monkeypatch.setenv("ATTN_STRICT", "1")
+    data = list_json("attn.mla_prefill_backends")
+    assert [r["registry"] for r in data["registries"]] == ["MLAPrefillBackendEnum"]
+
+
+@pytest.mark.parametrize(
+    ("setup", "kind"),
+    [
+        (
+            lambda site: site.dist(
+                "loose-attn", entry_points={"attn.backends": {"LOOSE_ATTN": "l:L"}}, requires=[]
+            ),
+            "declares no requirement on attn",
+        ),
+        (
+            lambda site: site.dist(
+                "bad-attn", entry_points={"attn.backends": {"NO_ATTR": "bad_attn"}}
+            ),
+            "entry point value 'bad_attn' is invalid",
+        ),
+    ],
+)
+def test_strict_other_problems_exit_1(run, monkeypatch, site, setup, kind):
+    """Undeclared requirements and invalid entry points also fail `attn list` under strict."""
+    setup(site)
+    monkeypatch.setenv("ATTN_STRICT", "on")
+    result = run("list")
+    assert result.code == 1
+    assert result.out == ""
+    assert result.err.startswith("Error: ATTN_STRICT=1 and the attention backend plugins")
+    assert kind in result.err
+
+
+def test_strict_conflict_exits_1(run, monkeypatch, conflict):
+    """Under strict a conflict raises instead of warning."""
+    monkeypatch.setenv("ATTN_STRICT", "1")
+    result = run("list")
+    assert result.code == 1
+    assert "'SHARED_ATTN' is provided by 2 distributions (share-a 1.0, share-b 1.0)" in result.err
+    assert "Warning:" not in result.err
+
+
+def test_strict_load_failure_exits_1(run, monkeypatch, broken, list_json):
+    """Under strict, a backend that --load cannot import makes `attn list --load` exit 1."""
+    monkeypatch.setenv("ATTN_STRICT", "1")
+    assert run("list").code == 0  # the metadata is fine; only importing fails
+    result = run("list", "--load")
+    assert result.code == 1
+    assert "BROKEN_ATTN" in result.out
+    assert result.err == (
+        "Error: ATTN_STRICT=1 and 1 backend(s) cannot be loaded: AttentionBackendEnum.BROKEN_ATTN\n"
+    )
+    data = list_json("--load", code=1)
+    assert rows(registry(data, "AttentionBackendEnum"))["BROKEN_ATTN"]["status"] == "broken"
+
+
+def test_load_failure_without_strict_exits_0(run, broken):
+    """Without strict, `attn list --load` exits 0 even when a backend is broken."""
+    result = run("list", "--load")
+    assert result.code == 0
+    assert result.err == ""
+
+
+def test_doctor_works_under_strict(run, monkeypatch, plugins, normalise):
+    """`attn doctor` reports every finding under ATTN_STRICT=1 instead of failing on the first."""
+    expected = run("doctor")
+    monkeypatch.setenv("ATTN_STRICT", "1")
+    result = run("doctor")
+    assert result == expected
+    assert result.code == 1
+    assert result.err == ""
+
+
+# -- attn show ----------------------------------------------------------------------
+
+
+def test_show_builtin_golden(run, normalise):
+    """`attn show FLASH_ATTN` details the built-in in both registries."""
+    result = run("show", "FLASH_ATTN")
+    assert result.code == 0
+    assert result.err == ""
+    assert_golden("show-builtin", normalise(result.out))
+
+
+def test_show_plugin_override_golden(run, plugins, normalise):
+    """`attn show` names the plugin in effect, the built-in default and every claimant."""
+    result = run("show", "FLASH_ATTN", "--registry", "attn.backends")
+    assert result.code == 0
+    assert result.err == ""
+    assert_golden("show-override", normalise(result.out))
+
+
+def test_show_conflict_golden(run, conflict, normalise):
+    """`attn show` lists every claimant of a contested name, winner first."""
+    result = run("show", "SHARED_ATTN")
+    assert result.code == 0
+    assert result.err.startswith("Warning: 'SHARED_ATTN' in entry-point group 'attn.backends'")
+    assert_golden("show-conflict", normalise(result.out))
+
+
+def test_show_rejected_plugin_golden(run, plugins, normalise):
+    """A name claimed only by a plugin not in effect is shown with its reason, exit 0."""
+    result = run("show", "OLD_ATTN")
+    assert result.code == 0
+    assert_golden("show-rejected", normalise(result.out))
+
+
+def test_show_custom_golden(run, plugins, normalise):
+    """CUSTOM: unregistered in one registry, provided by a plugin in the other."""
+    result = run("show", "CUSTOM")
+    assert result.code == 0
+    assert_golden("show-custom", normalise(result.out))
+
+
+def test_show_plugin_added_backend(run, plugins):
+    """A plugin-added name has no built-in default and unknown availability."""
+    result = run("show", "ACME_ATTN")
+    assert result.code == 0
+    assert "  default:       none: ACME_ATTN is not a built-in\n" in result.out
+    assert "  origin:        plugin, from acme-attn 1.0\n" in result.out
+    assert "  kernel:        unknown: attn does not import a plugin's code" in result.out
+    assert "MLAPrefillBackendEnum" not in result.out
+
+
+def test_show_runtime_registration(run):
+    """A runtime registration is shown with the module that made it."""
+    attn.register_mla_prefill_backend(
+        attn.MLAPrefillBackendEnum.CPU, "attn.backends.mla_prefill:ZenCPUMLAPrefillBackend"
+    )
+    result = run("show", "CPU")
+    assert result.code == 0
+    assert f"  origin:        runtime, registered by {__name__}\n" in result.out
+    assert "  overridden:    yes\n" in result.out
+
+
+def test_show_disabled_plugins(run, plugins, monkeypatch):
+    """With plugins disabled, show says the claimants were not read."""
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    result = run("show", "FLASH_ATTN", "--registry", "AttentionBackendEnum")
+    assert result.code == 0
+    assert "  claimants:     not read: ATTN_DISABLE_PLUGINS is set\n" in result.out
+    assert "  origin:        builtin, from attn " in result.out
+
+
+@pytest.mark.parametrize(
+    ("selector", "present", "absent"),
+    [
+        ("AttentionBackendEnum", "AttentionBackendEnum", "MLAPrefillBackendEnum"),
+        ("attn.backends", "AttentionBackendEnum", "MLAPrefillBackendEnum"),
+        ("MLAPrefillBackendEnum", "MLAPrefillBackendEnum", "AttentionBackendEnum"),
+        ("attn.mla_prefill_backends", "MLAPrefillBackendEnum", "AttentionBackendEnum"),
+    ],
+)
+def test_show_registry_option(run, selector, present, absent):
+    """--registry picks one registry by class name or group."""
+    result = run("show", "FLASH_ATTN", "--registry", selector)
+    assert result.code == 0
+    assert result.out.startswith(f"FLASH_ATTN in {present} (entry-point group ")
+    assert f" in {absent} " not in result.out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["FLASH_ATN"],
+            (
+                "Error: unknown backend 'FLASH_ATN' in AttentionBackendEnum or "
+                "MLAPrefillBackendEnum.\n"
+                "Did you mean 'FLASH_ATTN', 'FLASH_ATTN_MLA' or 'FLASH_SINK_ATTN'?\n"
+            ),
+        ),
+        (
+            ["flash_attn"],
+            (
+                "Error: unknown backend 'flash_attn' in AttentionBackendEnum or "
+                "MLAPrefillBackendEnum.\n"
+                "Did you mean 'FLASH_ATTN', 'FLASH_ATTN_MLA' or 'FLASH_SINK_ATTN'?\n"
+            ),
+        ),
+        (
+            ["TRITON_RAGGED", "--registry", "attn.backends"],
+            (
+                "Error: unknown backend 'TRITON_RAGGED' in AttentionBackendEnum.\n"
+                "Did you mean 'TRITON_MLA' or 'TRITON_ATTN'?\n"
+            ),
+        ),
+        (
+            ["XFORMERS", "--registry", "MLAPrefillBackendEnum"],
+            "Error: unknown backend 'XFORMERS' in MLAPrefillBackendEnum.\n",
+        ),
+        (
+            ["NOTHING_LIKE_IT"],
+            (
+                "Error: unknown backend 'NOTHING_LIKE_IT' in AttentionBackendEnum or "
+                "MLAPrefillBackendEnum.\n"
+            ),
+        ),
+    ],
+)
+def test_show_unknown_name_exits_1(run, args, message):
+    """An unknown name exits 1 with a clear message and close matches."""
+    result = run("show", *args)
+    assert result == Result(1, "", message + "'attn list' shows every backend.\n")
+
+
+def test_show_suggests_plugin_names(run, plugins):
+    """Suggestions include names that plugins add."""
+    result = run("show", "ACME")
+    assert result.code == 1
+    assert "Did you mean 'ACME_ATTN'?\n" in result.err
+
+
+# -- attn doctor --------------------------------------------------------------------
+
+
+def test_doctor_clean(run):
+    """With no plugin, doctor says it found no problem and exits 0."""
+    assert run("doctor") == Result(
+        0, "attn doctor: no problems found (2 groups, 0 plugin entry points).\n", ""
+    )
+
+
+def test_doctor_clean_load(run):
+    """`doctor --load` imports every built-in; all of them load."""
+    assert run("doctor", "--load") == Result(
+        0,
+        "attn doctor: no problems found (2 groups, 0 plugin entry points, "
+        "every backend imported).\n",
+        "",
+    )
+
+
+def test_doctor_clean_plugin(run, site):
+    """A well-formed plugin with a requirement on attn is no problem."""
+    site.dist("fine-attn", entry_points={"attn.backends": {"FINE": "fine:F"}})
+    assert run("doctor").code == 0
+
+
+def test_doctor_golden(run, plugins, conflict, broken, normalise):
+    """`attn doctor --load` prints one finding per problem with its fix, and exits 1."""
+    result = run("doctor", "--load")
+    assert result.code == 1
+    assert result.err == ""
+    assert_golden("doctor", normalise(result.out))
+
+
+def collapse(text: str) -> str:
+    """*text* with every run of whitespace made one space, to compare wrapped output."""
+    return " ".join(text.split())
+
+
+def _typo(group):
+    def setup(sites):
+        sites.new().dist("typo-attn", entry_points={group: {"TYPO_ATTN": "typo:T"}})
+
+    return setup
+
+
+def _duplicate(sites):
+    sites.new("first").dist("twice-attn", "2.0", entry_points={"attn.backends": {"T": "t:T"}})
+    sites.new("second").dist("twice-attn", "1.0", entry_points={"attn.backends": {"T": "t:T"}})
+
+
+def _empty(sites):
+    sites.new("first").dist(
+        "empty-attn", "1.0", entry_points={"attn.backends": {"E": "e:E"}}, metadata=False
+    )
+    sites.new("second").dist("empty-attn", "1.0", entry_points={"attn.backends": {"E": "e:E"}})
+
+
+def _shadowed(sites):
+    site = sites.new()
+    site.dist("b-attn", entry_points={"attn.backends": {"S": "b:S"}})
+    site.dist("a-attn", entry_points={"attn.backends": {"S": "a:S"}})
+
+
+PROBLEMS = [
+    pytest.param(
+        lambda sites: sites.new().dist(
+            "bad-attn", entry_points={"attn.backends": {"bad-name": "m:C"}}
+        ),
+        "invalid, attn.backends",
+        ["bad-attn 1.0", "'bad-name'"],
+        id="invalid-name",
+    ),
+    pytest.param(
+        lambda sites: sites.new().dist(
+            "bad-attn", entry_points={"attn.mla_prefill_backends": {"X": "m"}}
+        ),
+        "invalid, attn.mla_prefill_backends",
+        ["bad-attn 1.0", "'m'"],
+        id="invalid-value",
+    ),
+    pytest.param(
+        lambda sites: sites.new().dist(
+            "old-attn", entry_points={"attn.backends": {"O": "o:O"}}, requires=["attn<0.0.1"]
+        ),
+        "incompatible, attn.backends",
+        ["old-attn 1.0", "requires attn<0.0.1, installed <version>"],
+        id="incompatible",
+    ),
+    pytest.param(
+        _shadowed,
+        "shadowed, attn.backends",
+        ["a-attn 1.0", "b-attn 1.0"],
+        id="shadowed",
+    ),
+    pytest.param(
+        lambda sites: sites.new().dist(
+            "loose-attn", entry_points={"attn.backends": {"L": "l:L"}}, requires=[]
+        ),
+        "undeclared-requirement, attn.backends",
+        ["loose-attn 1.0"],
+        id="undeclared",
+    ),
+    pytest.param(
+        _typo("attn.backend"), "typo-group, attn.backends", ["'attn.backend'"], id="attn.backend"
+    ),
+    pytest.param(
+        _typo("attn-backends"), "typo-group, attn.backends", ["'attn-backends'"], id="attn-backends"
+    ),
+    pytest.param(
+        _typo("attn_backends"), "typo-group, attn.backends", ["'attn_backends'"], id="attn_backends"
+    ),
+    pytest.param(
+        _typo("attn.mla_prefill_backend"),
+        "typo-group, attn.mla_prefill_backends",
+        ["'attn.mla_prefill_backend'"],
+        id="attn.mla_prefill_backend",
+    ),
+    pytest.param(
+        _duplicate,
+        "duplicate-metadata",
+        ["twice-attn", "2.0", "1.0", "<tmp>/0-first/", "<tmp>/1-second/"],
+        id="duplicate-metadata",
+    ),
+    pytest.param(_empty, "empty-metadata", ["empty-attn", "<tmp>/0-first/"], id="empty-metadata"),
+]
+
+
+@pytest.mark.parametrize(("setup", "heading", "culprits"), PROBLEMS)
+def test_doctor_problems(run, sites, normalise, setup, heading, culprits):  # noqa: PLR0917 - pytest passes by name
+    """Each kind of problem is one finding naming its culprit, with its fix; exit 1."""
+    setup(sites)
+    result = run("doctor")
+    assert result.code == 1
+    assert result.err == ""
+    out = normalise(result.out)
+    assert out.startswith(f"problem ({heading}): ")
+    assert [line for line in out.splitlines() if line.startswith("problem (")] == [
+        out.splitlines()[0]
+    ]
+    assert "\n  fix: " in out
+    first = collapse(out.split("\n  fix: ")[0])
+    for culprit in culprits:
+        assert culprit in first
+    assert re.search(r"\nattn doctor: 1 problem \(2 groups, \d plugin entry points?\)\.\n$", out)
+
+
+def _expected_findings():
+    """Every finding discovery makes for the two groups, as doctor renders it (collapsed)."""
+    groups = ("attn.backends", "attn.mla_prefill_backends")
+    builtins = {"attn.backends": ATTENTION, "attn.mla_prefill_backends": MLA}
+    global_kinds = {"empty-metadata", "duplicate-metadata", "unmatched-selection"}
+    expected = set()
+    for group in groups:
+        result = discover(
+            group=group,
+            host="attn",
+            controls=read_controls("ATTN"),
+            builtin_names=builtins[group],
+            sibling_groups=groups,
+        )
+        for f in result.findings:
+            verdict = "problem" if f.is_problem else "note"
+            scope = "" if f.kind in global_kinds else f", {group}"
+            expected.add(f"{verdict} ({f.kind}{scope}): {f.message} fix: {f.fix}")
+    return expected
+
+
+@pytest.mark.parametrize(("setup", "heading", "culprits"), PROBLEMS)
+def test_doctor_renders_each_finding_exactly(run, sites, setup, heading, culprits):
+    """Doctor prints each finding's message and fix exactly as discovery wrote them."""
+    setup(sites)
+    out = collapse(run("doctor").out)
+    expected = _expected_findings()
+    assert expected
+    for text in expected:
+        assert text in out
+
+
+def test_doctor_golden_wraps_at_100_columns(run, plugins, conflict, broken):
+    """Doctor's lines fit in 100 columns except for unbreakable words such as paths."""
+    result = run("doctor", "--load")
+    for line in result.out.splitlines():
+        assert len(line) <= 100 or " " not in line.strip()
+
+
+def test_doctor_unmatched_selection(run, site, monkeypatch):
+    """A name in ATTN_PLUGINS that matches no installed plugin is a problem, reported once."""
+    site.dist("fine-attn", entry_points={"attn.backends": {"FINE": "fine:F"}})
+    monkeypatch.setenv("ATTN_PLUGINS", "fine-attn,nope-attn")
+    result = run("doctor")
+    assert result.code == 1
+    assert result.out.count("nope-attn") == 1
+    assert collapse(result.out).startswith(
+        "problem (unmatched-selection): ATTN_PLUGINS names 'nope-attn', which is not an "
+        "installed attn plugin distribution fix: use one of: fine-attn "
+    )
+
+
+def test_doctor_case_collision_is_a_note(run, site):
+    """A plugin name that differs from a built-in only by case is a note, not a problem."""
+    site.dist("lower-attn", entry_points={"attn.backends": {"flash_attn": "lower:F"}})
+    result = run("doctor")
+    assert result.code == 0
+    assert result.err == ""
+    assert result.out.startswith("note (case-collision, attn.backends): lower-attn 1.0 ")
+    assert "'flash_attn'" in result.out
+    assert "'FLASH_ATTN'" in result.out
+    assert result.out.endswith(
+        "attn doctor: no problems found, 1 note (2 groups, 1 plugin entry point).\n"
+    )
+
+
+def test_doctor_load_failure(run, broken):
+    """`attn doctor` passes a plugin that fails at import; `--load` finds it."""
+    assert run("doctor").code == 0
+    result = run("doctor", "--load")
+    assert result == Result(
+        1,
+        "problem (load-failure, attn.backends): broken-attn 3.0 provides 'BROKEN_ATTN' = "
+        "'broken:B', which\n"
+        "    cannot be loaded: RuntimeError: always fails at import\n"
+        "  fix: fix or uninstall broken-attn, or leave it out with ATTN_PLUGINS (or "
+        "ATTN_DISABLE_PLUGINS=1)\n"
+        "attn doctor: 1 problem (2 groups, 1 plugin entry point, every backend imported).\n",
+        "",
+    )
+
+
+def test_doctor_disabled_plugins(run, plugins, monkeypatch):
+    """With plugins disabled, doctor says nothing was checked, and exits 0."""
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "true")
+    assert run("doctor") == Result(
+        0,
+        "Plugins are disabled (ATTN_DISABLE_PLUGINS is set): no plugin was checked.\n"
+        "attn doctor: no problems found (2 groups, 0 plugin entry points).\n",
+        "",
+    )
+
+
+def test_doctor_problems_come_before_notes(run, site):
+    """Problems are listed first, then notes; the summary counts both."""
+    site.dist("lower-attn", entry_points={"attn.backends": {"flash_attn": "lower:F"}}, requires=[])
+    result = run("doctor")
+    assert result.code == 1
+    assert result.out.index("problem (") < result.out.index("note (")
+    assert result.out.endswith(
+        "attn doctor: 1 problem and 1 note (2 groups, 1 plugin entry point).\n"
+    )
