@@ -45,6 +45,9 @@ def test_satisfied(host_version, requirement):
         ("0.1.0", "attn<0.1", "requires attn<0.1, installed 0.1.0"),
         ("0.1.0", "attn>=0.1,<0.1.0", "requires attn<0.1.0,>=0.1, installed 0.1.0"),
         ("0.1.0", "Attn>=2", "requires attn>=2, installed 0.1.0"),
+        ("0.1.0", "attn\t>=2", "requires attn>=2, installed 0.1.0"),
+        ("0.1.0", "attn(>=2)", "requires attn>=2, installed 0.1.0"),
+        ("0.1.0", "attn>=2;python_version>'2'", "requires attn>=2, installed 0.1.0"),
     ],
 )
 def test_not_satisfied(host_version, requirement, problem):
@@ -90,7 +93,14 @@ def test_every_failing_requirement_is_named():
 
 @pytest.mark.parametrize(
     "requires",
-    [(), ("numpy>=1",), ("attn-extras>=1",), ("attnx",), ("packaging; extra == 'attn'",)],
+    [
+        (),
+        ("numpy>=1",),
+        ("attn-extras>=1",),
+        ("attnx",),
+        ("attn_x>=1",),
+        ("packaging; extra == 'attn'",),
+    ],
 )
 def test_no_requirement_on_the_host(requires):
     """Requirements that do not name the host leave the plugin undeclared, not incompatible."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
@@ -26,12 +27,15 @@ class HostRequirement:
     """Why the installed host does not satisfy them, or ``None``."""
 
 
+# The name at the head of a PEP 508 requirement; whatever follows it (extras,
+# a specifier, a URL, a marker) starts with a character a name cannot hold.
+_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+
+
 def _names_host(requirement: str, host: str) -> bool:
     # A cheap pre-filter so packaging parses only the lines that matter.
-    head = requirement.split(";", 1)[0].strip()
-    for stop in "[(<>=!~ @":
-        head = head.split(stop, 1)[0]
-    return canonical_name(head) == host
+    match = _NAME.match(requirement)
+    return match is not None and canonical_name(match.group(1)) == host
 
 
 def check_host_requirement(  # noqa: C901 - one branch per way a requirement fails
