@@ -11,6 +11,7 @@ import pytest
 import attn
 from attn import (
     AttentionBackendEnum,
+    AttnConfigError,
     AttnError,
     BackendLoadError,
     ConflictWarning,
@@ -438,6 +439,18 @@ def test_strict_mode_fails_every_access_until_fixed(plug, monkeypatch):
     (info / "entry_points.txt").unlink()
     assert AttentionBackendEnum.FLASH_ATTN.get_path() == (
         "attn.backends.attention.FlashAttentionBackend"
+    )
+
+
+@pytest.mark.parametrize("variable", ["ATTN_STRICT", "ATTN_DISABLE_PLUGINS"])
+def test_bad_control_value_fails_lookups(monkeypatch, variable):
+    """A boolean control with a value that is not a boolean fails with its name."""
+    monkeypatch.setenv(variable, "sometimes")
+    with pytest.raises(AttnConfigError) as info:
+        AttentionBackendEnum["FLASH_ATTN"]
+    assert str(info.value) == (
+        f"Invalid value for {variable}: 'sometimes'; "
+        "expected one of 1, true, yes, on, 0, false, no, off"
     )
 
 

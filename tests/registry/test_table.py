@@ -146,6 +146,14 @@ def test_clear_drops_both_layers_until_refresh(state, site):
     assert not state.was_cleared("FLASH_ATTN")
 
 
+def test_clear_forgets_a_runtime_registration(state):
+    """A runtime registration dropped with clear() does not come back at refresh()."""
+    state.register(runtime("CUSTOM"))
+    state.clear("CUSTOM")
+    state.refresh()
+    assert state.lookup("CUSTOM") is None
+
+
 def test_clear_without_entry(state):
     """clear() on a name without an entry reports that nothing was removed."""
     assert state.clear("FLASH_ATTN") is False
