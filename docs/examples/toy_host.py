@@ -164,7 +164,8 @@ def main() -> None:  # noqa: PLR0915 - a tour, one claim after another
         assert fast.get_path() == "toy_turbo.TurboBackend"
         turbo: object = ToyBackendEnum["TURBO"]  # type checkers see a member here
         assert isinstance(turbo, PluginBackend)
-        assert turbo is ToyBackendEnum["TURBO"]
+        again: object = ToyBackendEnum["TURBO"]
+        assert turbo is again  # the same object until refresh()
         assert turbo.get_class().speed == 100
         print(repr(turbo))
 
