@@ -298,7 +298,6 @@ def test_unknown_name_suggests_close_matches():
     )
 
 
-@pytest.mark.xfail(reason="a plugin name differing only by case hides the built-in suggestion")
 def test_close_matches_keep_names_that_differ_by_case(plug):
     """With flash_attn installed, FLASH_ATN still suggests the built-in FLASH_ATTN."""
     plug.dist("plug", entry_points=eps(flash_attn="plug.mod:Backend"))

@@ -18,6 +18,7 @@ import difflib
 import enum
 import importlib
 import sys
+import threading
 from typing import TYPE_CHECKING, Any, final
 
 from .errors import BackendNotRegisteredError, UnknownBackendError
@@ -35,6 +36,7 @@ _KEYWORDS = ("group", "host", "interface", "noun", "env_prefix", "register_hint"
 # Every declared registry's (env prefix, group), so discovery can tell which
 # distributions are plugins of the same host.
 _GROUPS: dict[str, list[str]] = {}
+_ADDED_LOCK = threading.Lock()
 
 
 class BackendEnumMeta(enum.EnumMeta):
@@ -128,15 +130,15 @@ class BackendEnumMeta(enum.EnumMeta):
 
 
 def _plugin_backend(cls: BackendEnumMeta, name: str) -> PluginBackend:
-    cache: dict[str, PluginBackend] = cls.__dict__.get("_attn_added", {})
-    state = cls._attn_state
-    generation = state.ensure()
-    backend = cache.get(name)
-    if backend is None or backend._generation is not generation:
-        backend = PluginBackend(cls, name, generation)
-        cache[name] = backend
-        type.__setattr__(cls, "_attn_added", cache)
-    return backend
+    generation = cls._attn_state.ensure()
+    with _ADDED_LOCK:  # two threads looking a new name up get one object
+        cache: dict[str, PluginBackend] = cls.__dict__.get("_attn_added", {})
+        backend = cache.get(name)
+        if backend is None or backend._generation is not generation:
+            backend = PluginBackend(cls, name, generation)
+            cache[name] = backend
+            type.__setattr__(cls, "_attn_added", cache)
+        return backend
 
 
 def valid_names(cls: BackendEnumMeta) -> list[str]:
@@ -144,6 +146,19 @@ def valid_names(cls: BackendEnumMeta) -> list[str]:
     builtins = list(cls._attn_defaults)
     added = sorted(n for n in cls._attn_state.names() if n not in cls._attn_defaults)
     return builtins + added
+
+
+def _close_matches(name: str, valid: list[str], n: int = 3) -> list[str]:
+    """Names close to *name*, ignoring case; names that differ only by case all stay."""
+    folded = name.casefold()
+    scored = []
+    for candidate in valid:
+        matcher = difflib.SequenceMatcher(None, folded, candidate.casefold())
+        ratio = matcher.ratio()
+        if ratio >= 0.75:  # noqa: PLR2004 - difflib's own scale
+            scored.append((-ratio, candidate))
+    scored.sort()  # best first; equal scores in name order
+    return [candidate for _, candidate in scored[:n]]
 
 
 def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
@@ -170,10 +185,9 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
                 f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS; "
                 "unset it to use installed plugins"
             )
-        by_fold = {v.casefold(): v for v in valid}
-        close = difflib.get_close_matches(name.casefold(), list(by_fold), n=3, cutoff=0.75)
+        close = _close_matches(name, valid)
         if close and not rejected:
-            lines.append("Did you mean " + " or ".join(repr(by_fold[c]) for c in close) + "?")
+            lines.append("Did you mean " + " or ".join(repr(c) for c in close) + "?")
     return UnknownBackendError("\n".join(lines), name=str(name), registry=config.registry)
 
 
