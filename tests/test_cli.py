@@ -582,6 +582,21 @@ def test_list_load_changes_only_status_and_reason(list_json, plugins, broken):
     assert strip(plain) == strip(loaded)
 
 
+def test_list_load_keeps_availability_of_runtime_registrations(list_json, site):
+    """--load imports a runtime registration's module but reports the availability as without."""
+    site.module(
+        "rtmod",
+        "from attn import AttentionBackend\n\n\n"
+        "class R(AttentionBackend):\n    requires = ('no-such-kernel',)\n",
+    )
+    attn.register_backend(attn.AttentionBackendEnum.XFORMERS, "rtmod:R")
+    row = rows(registry(list_json("--load", "attn.backends"), "AttentionBackendEnum"))["XFORMERS"]
+    assert "rtmod" in sys.modules
+    assert row["status"] == "ok"
+    assert row["available"] is None
+    assert row["requires"] == []
+
+
 def test_list_disabled_plugins(run, list_json, monkeypatch, plugins, sentinel):
     """With ATTN_DISABLE_PLUGINS on, plugins is empty and the table says plugins are disabled."""
     monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "yes")

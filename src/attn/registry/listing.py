@@ -75,6 +75,11 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
     except AttnError as exc:
         path = None
         status, reason = "unregistered", str(exc)
+    # Availability first: importing the class below must not change it, since
+    # --load changes only status and reason.
+    cls = None if path is None else _class_without_plugin_code(registry, name, entry)
+    available, requires = _availability(cls)
+    missing = _missing(cls, available)
     finding = None
     if load and path is not None:
         try:
@@ -82,9 +87,6 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
         except BackendLoadError as exc:
             status, reason = "broken", one_line(exc.detail)
             finding = Finding("load-failure", name, str(exc), "see the message for the fix")
-    cls = None if path is None else _class_without_plugin_code(registry, name, entry)
-    available, requires = _availability(cls)
-    missing = _missing(cls, available)
     origin = "builtin" if entry is None else entry.origin
     return (
         BackendRow(
