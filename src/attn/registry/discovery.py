@@ -12,6 +12,7 @@ Nothing here imports a plugin: every verdict comes from metadata.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -159,8 +160,12 @@ def deduplicate(
     return tuple(sorted(chosen.values(), key=lambda r: order[id(r)])), tuple(findings)
 
 
+@functools.lru_cache(maxsize=1024)
 def looks_like_typo(candidate: str, group: str) -> bool:
-    """Whether the entry-point group *candidate* looks like a misspelling of *group*."""
+    """Whether the entry-point group *candidate* looks like a misspelling of *group*.
+
+    Cached: a site declares few distinct groups, but every entry point asks.
+    """
     if candidate == group:
         return False
 

@@ -97,7 +97,8 @@ class BackendEnumMeta(enum.EnumMeta):
             host=host,
             noun=noun or f"{host} backend",
             env_prefix=prefix,
-            register_hint=register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')",
+            register_hint=register_hint
+            or f"attn.registry.register({cls}, {cls}.NAME, 'module:Class')",
         )
         groups = _GROUPS.setdefault(prefix, [])
         if group not in groups:
