@@ -454,7 +454,9 @@ def test_conflict_record_names_every_claimant_winner_first(site, run_discovery):
             "X",
             "'X' is provided by 3 distributions (a-plug 1.0, b-plug 1.0, c-plug 1.0); "
             "a-plug 1.0 wins",
-            "uninstall all but one, or choose with ATTN_PLUGINS=c-plug",
+            "uninstall all but one, or choose with ATTN_PLUGINS, which lists the plugin "
+            "distributions to keep (the others are disabled): ATTN_PLUGINS=b-plug makes "
+            "b-plug win",
         ),
     )
 
@@ -642,3 +644,16 @@ def test_typo_group_is_reported(site, run_discovery):
             "rename the group to 'attn.backends' in plug's pyproject.toml",
         ),
     )
+
+
+def test_conflict_selection_keeps_the_other_plugins(site, run_discovery):
+    """The suggested ATTN_PLUGINS value picks a claimant and keeps every other plugin in effect."""
+    site.dist("alpha", entry_points=eps(X="a:Backend"))
+    site.dist("zed", entry_points=eps(X="z:Backend", ZED_ONLY="z:Other"))
+    site.dist("keeper", entry_points=eps(KEEP="k:Backend"))
+    site.dist("mla-only", entry_points={"attn.mla_prefill_backends": {"M": "m:Backend"}})
+    site.dist("too-new", entry_points=eps(NEW="n:Backend"), requires=["attn>=99"])
+    (conflict,) = run_discovery().conflicts
+    alpha, zed = conflict.claimants
+    assert conflict.selection_for(zed) == "zed,keeper,mla-only"
+    assert conflict.selection_for(alpha) == "alpha,keeper,mla-only"

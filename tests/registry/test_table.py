@@ -48,7 +48,8 @@ def runtime(name: str, path: str = "plug.mod:Other") -> Entry:
 CONFLICT_MESSAGE = (
     "'X' in entry-point group 'attn.backends' is claimed by 2 distributions: "
     "alpha 1.0 (used, 'a:X'), zed 1.0 (shadowed, 'z:X'). alpha wins; to choose, set "
-    "ATTN_PLUGINS=alpha or ATTN_PLUGINS=zed, or uninstall all but one."
+    "ATTN_PLUGINS=alpha or ATTN_PLUGINS=zed (ATTN_PLUGINS lists the plugin distributions "
+    "to keep), or uninstall all but one."
 )
 
 

@@ -52,6 +52,20 @@ class Conflict:
 
     name: str
     claimants: tuple[PluginRecord, ...]
+    keep: tuple[str, ...] = ()
+    """Every plugin distribution of the host that is in effect now (all groups)."""
+
+    def selection_for(self, claimant: PluginRecord) -> str:
+        """The ``<PREFIX>_PLUGINS`` value that makes *claimant* win and keeps the rest.
+
+        The variable is an allow-list for every group of the host, so the
+        value names every plugin distribution to keep, less the other claimants.
+        """
+        losers = {c.distribution_key for c in self.claimants if c is not claimant}
+        others = [
+            d for d in self.keep if canonical_name(d) not in losers | {claimant.distribution_key}
+        ]
+        return ",".join([claimant.distribution, *others])
 
 
 @final
@@ -281,8 +295,10 @@ def _findings(
                 conflict.name,
                 f"{conflict.name!r} is provided by {len(conflict.claimants)} distributions "
                 f"({names}); {conflict.claimants[0].origin_label} wins",
-                f"uninstall all but one, or choose with "
-                f"{controls.plugins_variable}={conflict.claimants[-1].distribution}",
+                f"uninstall all but one, or choose with {controls.plugins_variable}, which "
+                "lists the plugin distributions to keep (the others are disabled): "
+                f"{controls.plugins_variable}={conflict.selection_for(conflict.claimants[1])} "
+                f"makes {conflict.claimants[1].distribution} win",
             )
         )
     seen: set[str] = set()
@@ -394,6 +410,20 @@ def discover(  # noqa: C901 - the pipeline, step by step
                 undeclared.append(record)
 
     resolved, conflicts = resolve_conflicts(plugins)
+    if conflicts:
+        # In effect now: this group's merged or shadowed distributions, and
+        # the selected ones that only serve the host's other groups.
+        here = {p.distribution for p in resolved if p.status in {"used", "shadowed"}}
+        elsewhere = {
+            d.name
+            for d in dists
+            if d.key != host_key
+            and controls.allows(d.name)
+            and not any(ep.group == group for ep in d.entry_points)
+            and any(ep.group in groups for ep in d.entry_points)
+        }
+        keep = tuple(sorted(here | elsewhere, key=canonical_name))
+        conflicts = tuple(replace(c, keep=keep) for c in conflicts)
     found = [
         *findings,
         *typo_findings,

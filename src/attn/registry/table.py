@@ -113,12 +113,13 @@ def _outside_stacklevel() -> int:
 def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str:
     claimants = ", ".join(f"{c.origin_label} ({c.status}, {c.value!r})" for c in conflict.claimants)
     choices = " or ".join(
-        f"{controls.plugins_variable}={c.distribution}" for c in conflict.claimants
+        f"{controls.plugins_variable}={conflict.selection_for(c)}" for c in conflict.claimants
     )
     return (
         f"{conflict.name!r} in entry-point group {group!r} is claimed by "
         f"{len(conflict.claimants)} distributions: {claimants}. "
-        f"{conflict.claimants[0].distribution} wins; to choose, set {choices}, "
+        f"{conflict.claimants[0].distribution} wins; to choose, set {choices} "
+        f"({controls.plugins_variable} lists the plugin distributions to keep), "
         "or uninstall all but one."
     )
 
