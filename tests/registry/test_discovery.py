@@ -247,7 +247,7 @@ def test_incompatible_finding(site, run_discovery):
             "incompatible",
             "A",
             "plug 1.0 provides 'A' but is incompatible: requires attn>=9.0, installed 0.1.0",
-            "install a plug release that supports this attn, "
+            "install a release of plug that supports attn 0.1.0, "
             "or a release of attn that plug supports",
         ),
     )

@@ -263,6 +263,7 @@ def _findings(
     host: str,
     controls: Controls,
     builtin_names: Sequence[str],
+    host_version: str | None,
 ) -> list[Finding]:
     findings: list[Finding] = []
     for p in plugins:
@@ -283,8 +284,9 @@ def _findings(
                     "incompatible",
                     p.name,
                     f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}",
-                    f"install a {p.distribution} release that supports this {host}, "
-                    f"or a release of {host} that {p.distribution} supports",
+                    f"install a release of {p.distribution} that supports {host} "
+                    f"{host_version or '(not installed)'}, or a release of {host} that "
+                    f"{p.distribution} supports",
                 )
             )
     for conflict in conflicts:
@@ -435,6 +437,7 @@ def discover(  # noqa: C901 - the pipeline, step by step
             host=host_key,
             controls=controls,
             builtin_names=builtin_names,
+            host_version=host_version,
         ),
     ]
     if controls.only is not None:
