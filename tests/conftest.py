@@ -21,6 +21,36 @@ from attn.registry import state_of
 ATTN_VARIABLES = ("ATTN_DISABLE_PLUGINS", "ATTN_PLUGINS", "ATTN_STRICT")
 
 
+#: The module ``plug.mod`` that the ``plugin_module`` fixture writes.
+PLUGIN_SOURCE = '''\
+from attn import AttentionBackend, MLAPrefillBackend
+
+
+class Backend(AttentionBackend):
+    """An attention backend shipped by a plugin."""
+
+
+class Other(AttentionBackend):
+    """A second attention backend in the same module."""
+
+
+class Outer:
+    class Inner(AttentionBackend):
+        """A nested backend class."""
+
+
+class Prefill(MLAPrefillBackend):
+    """An MLA prefill backend shipped by a plugin."""
+
+
+class NotABackend:
+    """A class that derives from neither interface."""
+
+
+not_a_class = 3
+'''
+
+
 class Site:
     """One ``sys.path`` entry holding distributions written for a test."""
 
@@ -124,3 +154,16 @@ def _clean_registries(
         if (getattr(module, "__file__", None) or "").startswith(base):
             del sys.modules[name]
     importlib.invalidate_caches()
+
+
+@pytest.fixture
+def plugin_source() -> str:
+    """Source of a plugin module with a few backend classes (and a few non-backends)."""
+    return PLUGIN_SOURCE
+
+
+@pytest.fixture
+def plugin_module(site: Site) -> Site:
+    """The first site, holding the module ``plug.mod`` written from :data:`PLUGIN_SOURCE`."""
+    site.module("plug.mod", PLUGIN_SOURCE)
+    return site

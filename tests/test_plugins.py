@@ -26,34 +26,6 @@ GROUP = "attn.backends"
 BUILTINS = ", ".join(m.name for m in AttentionBackendEnum)
 MLA_BUILTINS = ", ".join(m.name for m in MLAPrefillBackendEnum)
 
-SOURCE = '''\
-from attn import AttentionBackend, MLAPrefillBackend
-
-
-class Backend(AttentionBackend):
-    """A plugin's attention backend."""
-
-
-class Other(AttentionBackend):
-    """Another one."""
-
-
-class Outer:
-    class Inner(AttentionBackend):
-        """A nested one."""
-
-
-class Prefill(MLAPrefillBackend):
-    """A plugin's MLA prefill backend."""
-
-
-class NotABackend:
-    """Derives from no interface."""
-
-
-not_a_class = 3
-'''
-
 
 def eps(**names: str) -> dict[str, dict[str, str]]:
     return {GROUP: dict(names)}
@@ -64,10 +36,9 @@ def discovered() -> bool:
 
 
 @pytest.fixture
-def plug(site):
+def plug(plugin_module):
     """A site with the plugin module ``plug.mod``."""
-    site.module("plug.mod", SOURCE)
-    return site
+    return plugin_module
 
 
 @pytest.fixture
@@ -414,10 +385,10 @@ def test_conflict_warns_on_first_use_and_on_refresh(plug):
         AttentionBackendEnum.refresh()
 
 
-def test_conflict_across_sys_path(sites):
+def test_conflict_across_sys_path(sites, plugin_source):
     """The distribution earlier on sys.path wins, whatever its name."""
     first, second = sites.new("first"), sites.new("second")
-    first.module("plug.mod", SOURCE)
+    first.module("plug.mod", plugin_source)
     second.dist("alpha", entry_points=eps(FLASH_ATTN="plug.mod:Other"))
     first.dist("zed", entry_points=eps(FLASH_ATTN="plug.mod:Backend"))
     with pytest.warns(ConflictWarning):
@@ -465,12 +436,12 @@ def test_strict_conflict_raises(plug, monkeypatch):
 # -- listing --------------------------------------------------------------------------
 
 
-def test_listing_imports_no_plugin_module(site, tmp_path):
+def test_listing_imports_no_plugin_module(site, tmp_path, plugin_source):
     """Building both registries' listings imports no plugin module."""
     sentinel = tmp_path / "imported"
     site.module(
         "sentinel_plugin.backends",
-        f"import pathlib\npathlib.Path({str(sentinel)!r}).write_text('imported')\n" + SOURCE,
+        f"import pathlib\npathlib.Path({str(sentinel)!r}).write_text('imported')\n" + plugin_source,
     )
     site.dist(
         "sentinel-plugin",

@@ -1,4 +1,4 @@
-"""Fixtures for the registry core's tests: a plugin module and a one-call discovery."""
+"""Fixtures for the registry core's tests: a one-call discovery."""
 
 from __future__ import annotations
 
@@ -10,42 +10,7 @@ import attn
 from attn.registry.controls import read_controls
 from attn.registry.discovery import DiscoveryResult, discover
 
-PLUGIN_SOURCE = '''\
-from attn import AttentionBackend, MLAPrefillBackend
-
-
-class Backend(AttentionBackend):
-    """An attention backend shipped by a plugin."""
-
-
-class Other(AttentionBackend):
-    """A second attention backend in the same module."""
-
-
-class Outer:
-    class Inner(AttentionBackend):
-        """A nested backend class."""
-
-
-class Prefill(MLAPrefillBackend):
-    """An MLA prefill backend shipped by a plugin."""
-
-
-class NotABackend:
-    """A class that derives from neither interface."""
-
-
-not_a_class = 3
-'''
-
 Discover = Callable[..., DiscoveryResult]
-
-
-@pytest.fixture
-def plugin_module(site):
-    """The first site, holding the module ``plug.mod`` with a few backend classes."""
-    site.module("plug.mod", PLUGIN_SOURCE)
-    return site
 
 
 @pytest.fixture
