@@ -947,6 +947,16 @@ def test_show_suggests_plugin_names(run, plugins):
     assert "Did you mean 'ACME_ATTN'?\n" in result.err
 
 
+def test_show_suggests_names_that_differ_only_by_case(run, site):
+    """A plugin's flash_attn does not hide the built-in FLASH_ATTN from the suggestions."""
+    site.dist("lower", entry_points={"attn.backends": {"flash_attn": "lower:B"}})
+    result = run("show", "FLASH_ATN", "--registry", "attn.backends")
+    assert result.code == 1
+    (line,) = [x for x in result.err.splitlines() if x.startswith("Did you mean")]
+    assert "'FLASH_ATTN'" in line
+    assert "'flash_attn'" in line
+
+
 # -- attn doctor --------------------------------------------------------------------
 
 

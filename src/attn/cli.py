@@ -426,12 +426,14 @@ def _render_show(
 
 
 def _suggestions(name: str, reports: Sequence[RegistryReport]) -> list[str]:
-    known: dict[str, str] = {}
-    for report in reports:
-        for n in [*(b.name for b in report.backends), *(p.name for p in report.plugins)]:
-            known.setdefault(n.casefold(), n)
-    close = difflib.get_close_matches(name.casefold(), list(known), n=3, cutoff=0.6)
-    return [known[c] for c in close]
+    from .registry.enum import close_matches  # noqa: PLC0415
+
+    names = [
+        n
+        for report in reports
+        for n in [*(b.name for b in report.backends), *(p.name for p in report.plugins)]
+    ]
+    return close_matches(name, names, cutoff=0.6)
 
 
 def _or(items: Sequence[str]) -> str:

@@ -27,7 +27,7 @@ from .paths import ClassPath, parse_path, path_of_class
 from .table import Entry, RegistryConfig, RegistryState
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
 __all__ = ["BackendEnum", "BackendEnumMeta", "PluginBackend", "register", "state_of"]
 
@@ -149,14 +149,16 @@ def valid_names(cls: BackendEnumMeta) -> list[str]:
     return builtins + added
 
 
-def _close_matches(name: str, valid: list[str], n: int = 3) -> list[str]:
-    """Names close to *name*, ignoring case; names that differ only by case all stay."""
+def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0.75) -> list[str]:
+    """Names close to *name*, ignoring case; names that differ only by case all stay.
+
+    *cutoff* is on difflib's 0-1 similarity scale.
+    """
     folded = name.casefold()
     scored = []
-    for candidate in valid:
-        matcher = difflib.SequenceMatcher(None, folded, candidate.casefold())
-        ratio = matcher.ratio()
-        if ratio >= 0.75:  # noqa: PLR2004 - difflib's own scale
+    for candidate in dict.fromkeys(valid):
+        ratio = difflib.SequenceMatcher(None, folded, candidate.casefold()).ratio()
+        if ratio >= cutoff:
             scored.append((-ratio, candidate))
     scored.sort()  # best first; equal scores in name order
     return [candidate for _, candidate in scored[:n]]
@@ -186,7 +188,7 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
                 f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS; "
                 "unset it to use installed plugins"
             )
-        close = _close_matches(name, valid)
+        close = close_matches(name, valid)
         if close and not rejected:
             lines.append("Did you mean " + " or ".join(repr(c) for c in close) + "?")
     return UnknownBackendError("\n".join(lines), name=str(name), registry=config.registry)
