@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from typing import TYPE_CHECKING
+
+# Not typing.TYPE_CHECKING: importing typing would double the cost of import attn.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from .backends import (

@@ -13,11 +13,10 @@ copy of a distribution: de-duplication is a pipeline step, not the reader's.
 
 from __future__ import annotations
 
-import logging
+import os
 import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, final
 
 if TYPE_CHECKING:
@@ -32,7 +31,14 @@ __all__ = [
     "scan",
 ]
 
-logger = logging.getLogger("attn.discovery")
+
+def _debug(message: str, *args: object) -> None:
+    # logging is imported only when something goes wrong: it is not cheap.
+    import logging  # noqa: PLC0415
+
+    # Called from except blocks only, so exc_info is the exception being handled.
+    logging.getLogger("attn.discovery").debug(message, *args, exc_info=True)  # noqa: LOG014
+
 
 _NORMALIZE = re.compile(r"[-_.]+")
 
@@ -120,8 +126,8 @@ def _read_entry_points(dist: Distribution) -> tuple[tuple[EntryPointRecord, ...]
             tuple(EntryPointRecord(ep.group, ep.name, ep.value) for ep in dist.entry_points),
             None,
         )
-    except Exception as exc:
-        logger.debug("cannot read entry points of %s", _location(dist), exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - one unreadable plugin must not stop the scan
+        _debug("cannot read entry points of %s", _location(dist))
         return (), f"cannot read entry_points.txt: {type(exc).__name__}: {exc}"
 
 
@@ -136,8 +142,8 @@ def _read_metadata(dist: Distribution) -> MetadataRecord:
         name = meta.get("Name")  # type: ignore[attr-defined]
         version = meta.get("Version")  # type: ignore[attr-defined]
         requires = tuple(meta.get_all("Requires-Dist") or ())
-    except Exception as exc:
-        logger.debug("cannot read metadata of %s", _location(dist), exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - one unreadable plugin must not stop the scan
+        _debug("cannot read metadata of %s", _location(dist))
         return MetadataRecord(None, None, (), f"unreadable metadata: {type(exc).__name__}: {exc}")
     if not name:
         return MetadataRecord(None, version, requires, "metadata has no Name field")
@@ -163,15 +169,16 @@ def scan(
     for index, entry in enumerate(entries):
         try:
             dists = list(distributions(path=[entry]))
-        except Exception:
-            logger.debug("cannot list distributions in %r", entry, exc_info=True)
+        except Exception:  # noqa: BLE001 - an unreadable sys.path entry holds no plugins
+            _debug("cannot list distributions in %r", entry)
             continue
         for dist in dists:
             location = _location(dist)
             eps, problem = _read_entry_points(dist)
             found.append((index, entry, location, dist, eps, problem))
 
-    keys = [_key_from_folder(Path(loc).name) for _, _, loc, _, _, _ in found]
+    # os.path, not pathlib: pathlib is a noticeable part of the import cost.
+    keys = [_key_from_folder(os.path.basename(loc)) for _, _, loc, _, _, _ in found]  # noqa: PTH119
     wanted = set(also)
     seen: set[str] = set()
     for key in keys:

@@ -16,7 +16,6 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, final
 
@@ -93,7 +92,8 @@ class Snapshot:
     cleared: frozenset[str] = field(default_factory=frozenset)
 
 
-_PACKAGE = str(Path(__file__).parent.parent) + os.sep
+# os.path, not pathlib, which is a noticeable part of attn's import cost.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # noqa: PTH100, PTH120
 
 
 def _outside_stacklevel() -> int:
