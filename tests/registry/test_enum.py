@@ -285,12 +285,29 @@ def test_members_need_a_group():
             A = "m:C"
 
 
-def test_group_needs_host_and_interface():
-    """A group alone is not enough to declare a registry."""
-    with pytest.raises(TypeError, match=r"host=\.\.\. and interface=\.\.\."):
+def test_group_needs_a_host():
+    """A group alone is not enough: the version check needs the host distribution."""
+    with pytest.raises(TypeError, match=r"must declare host=\.\.\."):
 
         class _NoHost(BackendEnum, group="nohost.backends"):
             A = "m:C"
+
+
+class MinimalEnum(BackendEnum, group="minimal.backends", host="minimal"):
+    """A registry declared with only a group and a host."""
+
+    FAST = f"{__name__}:FastToy"
+    PLAIN = f"{__name__}:NotAToy"
+
+
+def test_interface_defaults_to_the_core_backend():
+    """Without interface=, any subclass of attn.registry.Backend loads; other classes do not."""
+    state_of(MinimalEnum).reset()
+    assert MinimalEnum.FAST.get_class() is FastToy
+    with pytest.raises(BackendInterfaceError, match=r"does not derive from attn\.registry"):
+        MinimalEnum.PLAIN.get_class()
+    assert str(state_of(MinimalEnum).config.noun) == "minimal backend"
+    state_of(MinimalEnum).reset()
 
 
 def test_state_of_refuses_non_registries():

@@ -21,6 +21,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, final
 
+from .backend import Backend
 from .errors import BackendNotRegisteredError, UnknownBackendError
 from .loading import LoadContext, load_class
 from .paths import ClassPath, parse_path, path_of_class
@@ -76,8 +77,8 @@ class BackendEnumMeta(enum.EnumMeta):
                 msg = f"{cls} declares members but no entry-point group (group=...)"
                 raise TypeError(msg)
             return new
-        if host is None or interface is None:
-            msg = f"{cls} must declare host=... and interface=... along with group=..."
+        if host is None:
+            msg = f"{cls} must declare host=... (the host distribution's name) along with group=..."
             raise TypeError(msg)
         aliases = [name for name, member in members if member.name != name]
         if aliases:
@@ -104,7 +105,8 @@ class BackendEnumMeta(enum.EnumMeta):
         if group not in groups:
             groups.append(group)
         type.__setattr__(new, "_attn_defaults", defaults)
-        type.__setattr__(new, "_attn_interface", interface)
+        # Without an interface, any subclass of the core's Backend is a backend.
+        type.__setattr__(new, "_attn_interface", Backend if interface is None else interface)
         type.__setattr__(
             new,
             "_attn_state",
