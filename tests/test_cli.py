@@ -25,7 +25,13 @@ from attn.registry.controls import read_controls
 from attn.registry.discovery import discover
 
 GOLDEN = Path(__file__).parent / "cli"
-SCHEMA_PATH = Path(__file__).resolve().parents[1].parent / "shared" / "attn-list.schema.json"
+# The contract's schema sits beside the checkout; docs/ ships a copy (kept equal
+# by tests/test_schema_copy.py) so the suite validates JSON without it.
+_ROOT = Path(__file__).resolve().parents[1]
+_SHARED_SCHEMA = _ROOT.parent / "shared" / "attn-list.schema.json"
+SCHEMA_PATH = (
+    _SHARED_SCHEMA if _SHARED_SCHEMA.is_file() else _ROOT / "docs" / "attn-list.schema.json"
+)
 VERSION = attn.__version__
 
 ATTENTION = [m.name for m in attn.AttentionBackendEnum]

@@ -16,8 +16,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# CI places shared/ beside the clone.
-SCHEMA_PATH = REPO_ROOT.parent / "shared" / "attn-list.schema.json"
+# The contract's schema sits beside the checkout; docs/ ships a copy.
+_SHARED_SCHEMA = REPO_ROOT.parent / "shared" / "attn-list.schema.json"
+SCHEMA_PATH = (
+    _SHARED_SCHEMA if _SHARED_SCHEMA.is_file() else REPO_ROOT / "docs" / "attn-list.schema.json"
+)
 PLUGIN_PARENTS = (REPO_ROOT / "plugins_example", Path(__file__).resolve().parent / "plugins")
 
 ATTN_VERSION = "0.1.0"
