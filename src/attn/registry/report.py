@@ -8,7 +8,7 @@ without anything being recomputed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Literal, TypeAlias, final, get_args
 
 if TYPE_CHECKING:
     from .paths import ClassPath
@@ -40,20 +40,10 @@ FindingKind: TypeAlias = Literal[
     "load-failure",
 ]
 
-#: Kinds that make ``doctor`` exit 1; the others are notes.
-PROBLEM_KINDS: frozenset[FindingKind] = frozenset(
-    {
-        "invalid",
-        "incompatible",
-        "shadowed",
-        "undeclared-requirement",
-        "typo-group",
-        "empty-metadata",
-        "duplicate-metadata",
-        "unmatched-selection",
-        "load-failure",
-    }
-)
+#: Kinds that are worth knowing but do not make ``doctor`` fail.
+NOTE_KINDS: frozenset[FindingKind] = frozenset({"case-collision"})
+#: Kinds that make ``doctor`` exit 1: every other kind.
+PROBLEM_KINDS: frozenset[FindingKind] = frozenset(get_args(FindingKind)) - NOTE_KINDS
 
 
 @final
