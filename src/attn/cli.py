@@ -40,7 +40,7 @@ import os
 import sys
 import textwrap
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
@@ -522,19 +522,8 @@ def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterat
 
 
 def _check(registry: BackendEnumMeta, *, load: bool) -> _Checked:
-    """Run discovery for *registry* as the environment sets it, but never strictly."""
-    from .registry.discovery import discover  # noqa: PLC0415
-
-    state = registry._attn_state
-    # Strict mode turns the first problem into an exception; doctor reports them all.
-    controls = replace(state.controls(), strict=False)
-    result = discover(
-        group=state.config.group,
-        host=state.config.host,
-        controls=controls,
-        builtin_names=tuple(registry._attn_defaults),
-        sibling_groups=tuple(_group(r) for r in _registries()),
-    )
+    """Run discovery for *registry* as the environment sets it, without merging or raising."""
+    result = registry._attn_state.diagnose()
     findings = list(result.findings)
     if load:
         findings += _load_findings(registry, result)

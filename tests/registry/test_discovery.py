@@ -578,6 +578,14 @@ def test_unmatched_selection_is_reported_with_the_valid_names(site, run_discover
     ]
 
 
+def test_selecting_the_host_itself_is_unmatched(site, run_discovery):
+    """attn is not a plugin of itself: ATTN_PLUGINS=attn matches nothing."""
+    site.dist("attn", "0.1.0", entry_points=eps(OWN="attn.x:Y"), requires=())
+    site.dist("attn-plug-b", entry_points=eps(B="b:B"))
+    result = run_discovery({"ATTN_PLUGINS": "attn"})
+    assert [f.subject for f in result.findings if f.kind == "unmatched-selection"] == ["attn"]
+
+
 # -- status precedence ---------------------------------------------------------
 
 

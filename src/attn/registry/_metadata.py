@@ -99,13 +99,16 @@ class DistributionRecord:
         return None if self.metadata is None else self.metadata.version
 
     @property
+    def problem(self) -> str | None:
+        """Why this copy's metadata cannot be used, if it was read and cannot."""
+        if self.entry_points_problem is not None:
+            return self.entry_points_problem
+        return None if self.metadata is None else self.metadata.problem
+
+    @property
     def readable(self) -> bool:
-        """Whether the copy has usable metadata (a ``Name`` and no read error)."""
-        return (
-            self.metadata is not None
-            and self.metadata.problem is None
-            and self.entry_points_problem is None
-        )
+        """Whether the copy has usable metadata (read, with a ``Name``, no read error)."""
+        return self.metadata is not None and self.problem is None
 
 
 def _key_from_folder(folder: str) -> str:

@@ -100,13 +100,6 @@ def parse_entry_point_value(value: str) -> ClassPath:
     return parse_path(f"{match.group('module')}:{match.group('attr')}")
 
 
-def _problem(record: DistributionRecord) -> str | None:
-    """Why a copy's metadata cannot be used, if it was read and cannot."""
-    if record.entry_points_problem is not None:
-        return record.entry_points_problem
-    return None if record.metadata is None else record.metadata.problem
-
-
 def deduplicate(
     records: Sequence[DistributionRecord], relevant: Iterable[str]
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
@@ -125,7 +118,7 @@ def deduplicate(
     chosen: dict[str, DistributionRecord] = {}
     findings: list[Finding] = []
     for key, group in copies.items():
-        winner = next((r for r in group if _problem(r) is None), None)
+        winner = next((r for r in group if r.problem is None), None)
         if winner is not None:
             chosen[key] = winner
         if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in group):
@@ -134,7 +127,7 @@ def deduplicate(
         for other in group:
             if other is winner:
                 continue
-            problem = _problem(other)
+            problem = other.problem
             if problem is not None:
                 if winner is None:
                     message = (
@@ -412,17 +405,18 @@ def discover(  # noqa: C901 - the pipeline, step by step
                 undeclared.append(record)
 
     resolved, conflicts = resolve_conflicts(plugins)
+    # The host's plugin distributions: entry points in any of its groups.
+    host_plugins = [
+        d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
+    ]
     if conflicts:
         # In effect now: this group's merged or shadowed distributions, and
         # the selected ones that only serve the host's other groups.
         here = {p.distribution for p in resolved if p.status in {"used", "shadowed"}}
         elsewhere = {
             d.name
-            for d in dists
-            if d.key != host_key
-            and controls.allows(d.name)
-            and not any(ep.group == group for ep in d.entry_points)
-            and any(ep.group in groups for ep in d.entry_points)
+            for d in host_plugins
+            if controls.allows(d.name) and not any(ep.group == group for ep in d.entry_points)
         }
         keep = tuple(sorted(here | elsewhere, key=canonical_name))
         conflicts = tuple(replace(c, keep=keep) for c in conflicts)
@@ -441,8 +435,8 @@ def discover(  # noqa: C901 - the pipeline, step by step
         ),
     ]
     if controls.only is not None:
-        plugin_keys = {d.key for d in dists if any(ep.group in groups for ep in d.entry_points)}
-        valid = sorted(d.name for d in dists if d.key in plugin_keys and d.key != host_key)
+        plugin_keys = {d.key for d in host_plugins}
+        valid = sorted(d.name for d in host_plugins)
         found.extend(
             Finding(
                 "unmatched-selection",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from .enum import _entry_or_default, _get_class, _interface, valid_names
+from .enum import _entry_or_default, _get_class, valid_names
 from .errors import AttnError, BackendLoadError
 from .report import BackendRow, BackendStatus, Finding, RegistryReport
 
@@ -16,30 +16,19 @@ if TYPE_CHECKING:
 __all__ = ["build_report", "one_line"]
 
 
-def _availability(cls: type | None) -> tuple[bool | None, tuple[str, ...]]:
+def _availability(cls: type | None) -> tuple[bool | None, tuple[str, ...], tuple[str, ...]]:
+    """``(available, requires, missing)`` of a backend class; ``None``: cannot tell."""
     if cls is None:
-        return None, ()
+        return None, (), ()
     requires = tuple(str(r) for r in getattr(cls, "requires", ()) or ())
-    check = getattr(cls, "is_available", None)
-    if not callable(check):
-        return None, requires
-    try:
-        return bool(check()), requires
-    except Exception:  # noqa: BLE001 - a failing check means "cannot tell"
-        return None, requires
-
-
-def _missing(cls: type | None, available: bool | None) -> tuple[str, ...]:
-    """The kernel packages *cls* needs that are not installed, when it can tell."""
-    if cls is None or available is not False:
-        return ()
     check = getattr(cls, "missing_requirements", None)
     if not callable(check):
-        return ()
+        return None, requires, ()
     try:
-        return tuple(str(r) for r in check())
+        missing = tuple(str(r) for r in check())
     except Exception:  # noqa: BLE001 - a failing check means "cannot tell"
-        return ()
+        return None, requires, ()
+    return not missing, requires, missing
 
 
 def one_line(text: str) -> str:
@@ -78,8 +67,7 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
     # Availability first: importing the class below must not change it, since
     # --load changes only status and reason.
     cls = None if path is None else _class_without_plugin_code(registry, name, entry)
-    available, requires = _availability(cls)
-    missing = _missing(cls, available)
+    available, requires, missing = _availability(cls)
     finding = None
     if load and path is not None:
         try:
@@ -114,7 +102,6 @@ def build_report(registry: BackendEnumMeta, *, load: bool = False) -> RegistryRe
     """Everything listing shows about *registry*; with *load*, import every backend."""
     state = registry._attn_state
     result = state.ensure()
-    _interface(registry)  # the interface is attn's own; resolve it before loading
     rows = []
     findings = list(result.findings)
     for name in valid_names(registry):

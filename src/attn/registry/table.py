@@ -193,15 +193,23 @@ class RegistryState:
             self._result = None
             raise
 
-    def _merge(self) -> None:
-        controls = self.controls()
-        result = discover(
+    def diagnose(self, controls: Controls | None = None) -> DiscoveryResult:
+        """Run the discovery pipeline for this registry and return what it found.
+
+        Nothing is merged, warned about or raised (strict mode included): this
+        is what ``doctor`` reports and what every merge starts from.
+        """
+        return discover(
             group=self.config.group,
             host=self.config.host,
-            controls=controls,
+            controls=self.controls() if controls is None else controls,
             builtin_names=self._builtin_names,
             sibling_groups=self._sibling_groups(),
         )
+
+    def _merge(self) -> None:
+        controls = self.controls()
+        result = self.diagnose(controls)
         if controls.strict:
             problems = tuple(f.message for f in result.findings if f.kind in _STRICT_KINDS)
             if problems:
