@@ -11,7 +11,6 @@ nothing is scanned until a registry is used.
 from __future__ import annotations
 
 import importlib
-import warnings
 
 # Not typing.TYPE_CHECKING: importing typing would double the cost of import attn.
 TYPE_CHECKING = False
@@ -66,17 +65,6 @@ __all__ = [
     "register_mla_prefill_backend",
 ]
 
-_BACKENDS = frozenset(
-    {
-        "AttentionBackend",
-        "AttentionBackendEnum",
-        "MLAPrefillBackend",
-        "MLAPrefillBackendEnum",
-        "register_backend",
-        "register_mla_prefill_backend",
-    }
-)
-
 
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
@@ -91,16 +79,15 @@ def __getattr__(name: str) -> object:
     if name == "__version__":
         value: object = _version()
     elif name == "_Backend":
-        warnings.warn(
-            "attn._Backend is deprecated; use attn.AttentionBackendEnum",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return importlib.import_module(".backends", __name__).AttentionBackendEnum
-    elif name in _BACKENDS:
-        value = getattr(importlib.import_module(".backends", __name__), name)
+        backends = importlib.import_module(".backends", __name__)
+        return backends._deprecated_alias(__name__)  # noqa: SLF001 - the package's own helper
     elif name in __all__:
-        value = getattr(importlib.import_module(".registry", __name__), name)
+        # attn.backends imports attn.registry: one import serves every public name.
+        backends = importlib.import_module(".backends", __name__)
+        source = (
+            backends if name in backends.__all__ else importlib.import_module(".registry", __name__)
+        )
+        value = getattr(source, name)
     else:
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)

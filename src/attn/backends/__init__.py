@@ -22,13 +22,18 @@ __all__ = [
 ]
 
 
+def _deprecated_alias(owner: str) -> type[AttentionBackendEnum]:
+    """``_Backend``, the seeds' name for the attention registry, with its warning."""
+    warnings.warn(
+        f"{owner}._Backend is deprecated; use attn.AttentionBackendEnum",
+        DeprecationWarning,
+        stacklevel=3,  # the code that touched owner._Backend
+    )
+    return AttentionBackendEnum
+
+
 def __getattr__(name: str) -> object:
     if name == "_Backend":
-        warnings.warn(
-            "attn.backends._Backend is deprecated; use attn.AttentionBackendEnum",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return AttentionBackendEnum
+        return _deprecated_alias(__name__)
     msg = f"module {__name__!r} has no attribute {name!r}"
     raise AttributeError(msg)

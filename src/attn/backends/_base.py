@@ -9,7 +9,27 @@ from attn.registry import Backend
 __all__ = ["AttentionBackend", "MLAPrefillBackend"]
 
 
-class AttentionBackend(Backend):
+class _HostBackend(Backend):
+    """What both of attn's interfaces share: the hook a host runs."""
+
+    _implements: ClassVar[str]
+    """What the implementation computes, as messages say it."""
+
+    @classmethod
+    def get_impl_cls(cls) -> type:
+        """The class that computes what this backend is for.
+
+        Raises:
+            NotImplementedError: the backend does not provide one.
+        """
+        msg = (
+            f"{cls.__module__}.{cls.__qualname__} does not provide an {cls._implements} "
+            "implementation; override get_impl_cls()"
+        )
+        raise NotImplementedError(msg)
+
+
+class AttentionBackend(_HostBackend):
     """Base class of every attention backend, built-in or plugin.
 
     A backend class is the host's handle on one attention kernel. It is
@@ -22,21 +42,10 @@ class AttentionBackend(Backend):
     :meth:`get_impl_cls`.
     """
 
+    _implements: ClassVar[str] = "attention"
+
     supported_head_sizes: ClassVar[tuple[int, ...]] = ()
     """Head sizes the kernel supports; empty means any."""
-
-    @classmethod
-    def get_impl_cls(cls) -> type:
-        """The class that computes attention for this backend.
-
-        Raises:
-            NotImplementedError: the backend does not provide one.
-        """
-        msg = (
-            f"{cls.__module__}.{cls.__qualname__} does not provide an attention "
-            "implementation; override get_impl_cls()"
-        )
-        raise NotImplementedError(msg)
 
     @classmethod
     def supports_head_size(cls, head_size: int) -> bool:
@@ -55,7 +64,7 @@ class AttentionBackend(Backend):
         return (2, num_blocks, block_size, num_kv_heads, head_size)
 
 
-class MLAPrefillBackend(Backend):
+class MLAPrefillBackend(_HostBackend):
     """Base class of every MLA prefill backend, built-in or plugin.
 
     The same rules as :class:`AttentionBackend` apply: cheap to import,
@@ -63,15 +72,4 @@ class MLAPrefillBackend(Backend):
     overridden by a backend that a host can run.
     """
 
-    @classmethod
-    def get_impl_cls(cls) -> type:
-        """The class that runs MLA prefill for this backend.
-
-        Raises:
-            NotImplementedError: the backend does not provide one.
-        """
-        msg = (
-            f"{cls.__module__}.{cls.__qualname__} does not provide an MLA prefill "
-            "implementation; override get_impl_cls()"
-        )
-        raise NotImplementedError(msg)
+    _implements: ClassVar[str] = "MLA prefill"
