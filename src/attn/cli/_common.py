@@ -1,0 +1,207 @@
+"""What the commands share: exit codes, the argument parser, registries, rendering."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+import textwrap
+from typing import IO, TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from attn.registry.enum import BackendEnumMeta
+    from attn.registry.report import BackendRow, RegistryReport
+
+#: The width the human output is laid out for.
+WIDTH = 100
+
+EXIT_OK = 0
+EXIT_PROBLEM = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad arguments: exit 2, with a hint to the help of *prog*."""
+
+    def __init__(self, message: str, prog: str = "attn") -> None:
+        """Record the *message* and the (sub)command whose help to point to."""
+        super().__init__(message)
+        self.prog = prog
+
+
+class ParserExit(Exception):  # noqa: N818 - not an error: argparse asked to stop (--help)
+    """argparse asked to stop with *status* (``--help``, ``--version``)."""
+
+    def __init__(self, status: int) -> None:
+        """Record the exit *status*."""
+        super().__init__(status)
+        self.status = status
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser that raises instead of exiting the process."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise a :class:`UsageError` naming this (sub)command."""
+        raise UsageError(message, self.prog)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        """Raise :class:`ParserExit` instead of exiting the process."""
+        if message:
+            sys.stderr.write(message)
+        raise ParserExit(status)
+
+
+# -- registries -----------------------------------------------------------------
+
+
+def registries() -> list[BackendEnumMeta]:
+    """The registries attn ships, in the order the commands print them."""
+    from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
+
+    return [AttentionBackendEnum, MLAPrefillBackendEnum]
+
+
+def group(registry: BackendEnumMeta) -> str:
+    """The entry-point group of *registry*."""
+    return registry._attn_state.config.group
+
+
+def select(names: Sequence[str]) -> list[BackendEnumMeta]:
+    """The registries *names* pick (class names or groups, spelled exactly); all if none."""
+    every = registries()
+    if not names:
+        return every
+    spellings = {r.__name__: r for r in every} | {group(r): r for r in every}
+    chosen: list[BackendEnumMeta] = []
+    for name in names:
+        registry = spellings.get(name)
+        if registry is None:
+            valid = ", ".join(f"{r.__name__} ({group(r)})" for r in every)
+            msg = f"unknown registry {name!r}; valid registries are: {valid}"
+            close = difflib.get_close_matches(name, list(spellings), n=1, cutoff=0.6)
+            if close:
+                msg += f". Did you mean {close[0]!r}?"
+            raise UsageError(msg, "attn")
+        if registry not in chosen:
+            chosen.append(registry)
+    return chosen
+
+
+# -- rendering helpers ------------------------------------------------------------
+
+
+_COLOURS = {
+    "ok": "32",
+    "used": "32",
+    "yes": "32",
+    "unregistered": "33",
+    "disabled": "33",
+    "shadowed": "33",
+    "note": "33",
+    "broken": "31",
+    "invalid": "31",
+    "incompatible": "31",
+    "problem": "31",
+}
+
+
+class Style:
+    """Colour for terminals; plain text for pipes, files and ``NO_COLOR``."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        """Colour only when *stream* is a terminal and the environment allows it."""
+        isatty = getattr(stream, "isatty", None)
+        self.color = (
+            not os.environ.get("NO_COLOR")
+            and os.environ.get("TERM") != "dumb"
+            and callable(isatty)
+            and bool(isatty())
+        )
+
+    def paint(self, text: str, code: str) -> str:
+        """*text* in the ANSI colour *code* (unchanged without colour)."""
+        return f"\033[{code}m{text}\033[0m" if self.color and text else text
+
+    def bold(self, text: str) -> str:
+        """*text* in bold."""
+        return self.paint(text, "1")
+
+    def word(self, text: str) -> str:
+        """*text* in the colour of the status or verdict it names."""
+        code = _COLOURS.get(text)
+        return self.paint(text, code) if code else text
+
+
+def wrap(text: str, indent: str, *, first: str | None = None) -> str:
+    """*text* wrapped to :data:`WIDTH`, indented; words are never broken."""
+    return textwrap.fill(
+        " ".join(text.split()),
+        width=WIDTH,
+        initial_indent=indent if first is None else first,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def fit(text: str, width: int) -> str:
+    """*text* cut to *width* characters, ending in ``...`` when cut."""
+    return text if len(text) <= width else text[: max(width - 3, 1)] + "..."
+
+
+def version_label() -> str:
+    """The installed version of attn."""
+    from attn import _version  # noqa: PLC0415
+
+    return _version()
+
+
+def host_label(report: RegistryReport) -> str:
+    """The host distribution and its version, e.g. ``attn 0.1.0``."""
+    host = report.host or "attn"
+    version = report.host_version
+    if version is None:  # discovery did not scan (plugins disabled): ask the metadata
+        from importlib.metadata import PackageNotFoundError  # noqa: PLC0415
+        from importlib.metadata import version as installed  # noqa: PLC0415
+
+        try:
+            version = installed(host)
+        except PackageNotFoundError:
+            return host
+    return f"{host} {version}"
+
+
+def source(row: BackendRow, report: RegistryReport) -> str:
+    """Where a backend in effect comes from: a distribution, or the registering module."""
+    if row.origin == "builtin":
+        return report.host or "attn"
+    if row.origin == "runtime":
+        return row.registered_by or "unknown module"
+    if row.distribution_version:
+        return f"{row.distribution} {row.distribution_version}"
+    return row.distribution or "unknown distribution"
+
+
+def available(row: BackendRow) -> str:
+    """The AVAILABLE cell of a backend row."""
+    if row.path is None:
+        return "-"
+    if row.available is None:
+        return "unknown"
+    return "yes" if row.available else "no"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 group``, ``2 groups``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def either(items: Sequence[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} or {items[-1]}"

@@ -1,0 +1,144 @@
+"""``attn doctor [--load]``: check the environment and print a fix for each problem."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING
+
+from ._common import EXIT_OK, EXIT_PROBLEM, Style, group, plural, registries, wrap
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterator, Sequence
+
+    from attn.registry.discovery import DiscoveryResult
+    from attn.registry.enum import BackendEnumMeta
+    from attn.registry.report import Finding
+
+#: Findings about the environment as a whole, not about one registry's group.
+_GLOBAL_KINDS = frozenset({"empty-metadata", "duplicate-metadata", "unmatched-selection"})
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare ``attn doctor`` and its arguments."""
+    parser = sub.add_parser(
+        "doctor",
+        help="check installed plugins and print a fix for each problem",
+        description="Check the installed plugins and attn's environment variables; print "
+        "one finding per problem with its fix. Exit 1 when a problem is found.",
+    )
+    parser.add_argument(
+        "--load", action="store_true", help="also import every backend (runs plugin code)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """What doctor found in one registry."""
+
+    registry: BackendEnumMeta
+    result: DiscoveryResult
+    findings: tuple[Finding, ...]
+
+
+def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterator[Finding]:
+    """Import every built-in default and every merged plugin of *registry*; report failures."""
+    from attn.registry.enum import _interface, load_context  # noqa: PLC0415
+    from attn.registry.errors import BackendLoadError  # noqa: PLC0415
+    from attn.registry.listing import one_line  # noqa: PLC0415
+    from attn.registry.loading import load_class  # noqa: PLC0415
+    from attn.registry.report import Finding  # noqa: PLC0415
+    from attn.registry.table import Entry  # noqa: PLC0415
+
+    config = registry._attn_state.config
+    interface = _interface(registry)
+    for name, default in registry._attn_defaults.items():
+        if default is None:
+            continue
+        try:
+            load_class(default, interface, load_context(registry, name, None))
+        except BackendLoadError as exc:
+            yield Finding(
+                "load-failure",
+                name,
+                f"the built-in {config.noun} {name!r} ({default.dotted}) cannot be loaded: "
+                f"{one_line(exc.detail)}",
+                f"reinstall {config.host} (pip install --force-reinstall {config.host}); "
+                "if that does not help, report a bug",
+            )
+    for plugin in result.used:
+        entry = Entry.from_plugin(plugin)
+        try:
+            load_class(entry.path, interface, load_context(registry, plugin.name, entry))
+        except BackendLoadError as exc:
+            yield Finding(
+                "load-failure",
+                plugin.name,
+                f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which "
+                f"cannot be loaded: {one_line(exc.detail)}",
+                f"fix or uninstall {plugin.distribution}, or leave it out with "
+                f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)",
+            )
+
+
+def _check(registry: BackendEnumMeta, *, load: bool) -> _Checked:
+    """Run discovery for *registry* as the environment sets it, without merging or raising."""
+    result = registry._attn_state.diagnose()
+    findings = list(result.findings)
+    if load:
+        findings += _load_findings(registry, result)
+    return _Checked(registry, result, tuple(findings))
+
+
+def _collect(checked: Sequence[_Checked]) -> list[tuple[Finding, str | None]]:
+    """Every finding once, with the group it concerns (``None``: the whole environment)."""
+    seen: set[tuple[str, str, str | None]] = set()
+    collected: list[tuple[Finding, str | None]] = []
+    for c in checked:
+        for finding in c.findings:
+            scope = None if finding.kind in _GLOBAL_KINDS else group(c.registry)
+            key = (finding.kind, finding.message, scope)
+            if key not in seen:
+                seen.add(key)
+                collected.append((finding, scope))
+    return collected
+
+
+def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:  # noqa: ARG001 - one signature for every command
+    """Print every finding with its fix and a summary; return the exit code."""
+    checked = [_check(r, load=args.load) for r in registries()]
+    collected = _collect(checked)
+    style = Style(out)
+    problems = [(f, s) for f, s in collected if f.is_problem]
+    notes = [(f, s) for f, s in collected if not f.is_problem]
+    for verdict, items in (("problem", problems), ("note", notes)):
+        for finding, scope in items:
+            where = f", {scope}" if scope else ""
+            out.write(
+                wrap(
+                    f"{style.word(verdict)} ({finding.kind}{where}): {finding.message}",
+                    "    ",
+                    first="",
+                )
+                + "\n"
+                + wrap(f"fix: {finding.fix}", "    ", first="  ")
+                + "\n"
+            )
+    controls = checked[0].registry._attn_state.controls()
+    if all(c.result.plugins_disabled for c in checked):
+        out.write(
+            f"Plugins are disabled ({controls.disable_variable} is set): no plugin was checked.\n"
+        )
+    entry_points = sum(len(c.result.plugins) for c in checked)
+    scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
+    if args.load:
+        scope += ", every backend imported"
+    if problems:
+        summary = f"attn doctor: {plural(len(problems), 'problem')}"
+        if notes:
+            summary += f" and {plural(len(notes), 'note')}"
+        out.write(f"{summary} ({scope}).\n")
+        return EXIT_PROBLEM
+    notes_label = f", {plural(len(notes), 'note')}" if notes else ""
+    out.write(f"attn doctor: no problems found{notes_label} ({scope}).\n")
+    return EXIT_OK

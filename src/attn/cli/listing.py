@@ -1,0 +1,158 @@
+"""``attn list [REGISTRY ...] [--json] [--load]``: the backends in effect, per registry."""
+
+from __future__ import annotations
+
+import json
+from typing import IO, TYPE_CHECKING
+
+from ._common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    WIDTH,
+    Style,
+    available,
+    fit,
+    select,
+    source,
+    version_label,
+    wrap,
+)
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+    from attn.registry.enum import BackendEnumMeta
+    from attn.registry.report import RegistryReport
+
+_HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
+_FROM = _HEADERS.index("FROM")
+_STATUS = _HEADERS.index("STATUS")
+_MIN_FROM = 12
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare ``attn list`` and its arguments."""
+    parser = sub.add_parser(
+        "list",
+        help="the backends in effect and every plugin not in effect",
+        description="One table per registry: every backend in effect, then every "
+        "discovered plugin that is not in effect, with its status and reason.",
+    )
+    parser.add_argument(
+        "registry",
+        nargs="*",
+        metavar="REGISTRY",
+        help="a registry's class name or entry-point group, spelled exactly (default: all)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--load", action="store_true", help="import and check every backend (runs plugin code)"
+    )
+
+
+def _table(report: RegistryReport, style: Style) -> list[str]:
+    rows = [
+        [
+            row.name,
+            row.origin,
+            source(row, report),
+            "yes" if row.overridden else "no",
+            row.status,
+            available(row),
+        ]
+        for row in report.backends
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
+    others = sum(w for i, w in enumerate(widths) if i != _FROM) + 2 * (len(_HEADERS) - 1)
+    widths[_FROM] = max(len(_HEADERS[_FROM]), min(widths[_FROM], max(WIDTH - others, _MIN_FROM)))
+    for r in rows:
+        r[_FROM] = fit(r[_FROM], widths[_FROM])
+
+    def line(cells: Sequence[str], painted: Sequence[str]) -> str:
+        padded = [p + " " * (w - len(c)) for c, p, w in zip(cells, painted, widths, strict=True)]
+        return "  ".join(padded).rstrip()
+
+    lines = [line(_HEADERS, [style.bold(h) for h in _HEADERS])]
+    for r in rows:
+        painted = list(r)
+        painted[_STATUS] = style.word(r[_STATUS])
+        lines.append(line(r, painted))
+    return lines
+
+
+def _render(report: RegistryReport, selection: str | None, style: Style) -> list[str]:
+    lines = [style.bold(f"{report.registry} (entry-point group {report.group})")]
+    lines += _table(report, style)
+    for row in report.backends:
+        if row.status == "unregistered":
+            lines.append(
+                wrap(
+                    f"{row.name}: unregistered (no built-in default); "
+                    f"'attn show {row.name}' says how to register one.",
+                    "    ",
+                    first="  ",
+                )
+            )
+        elif row.status == "broken" and row.reason:
+            lines.append(
+                wrap(
+                    f"{row.name} is {style.word('broken')}: {row.reason}",
+                    "    ",
+                    first="  ",
+                )
+            )
+    if report.plugins_disabled:
+        lines.append(
+            f"Plugins are disabled ({report.disable_variable} is set): only built-ins and "
+            "runtime registrations are in effect."
+        )
+        return lines
+    if selection is not None:
+        lines.append(f"Plugins are limited to the distributions in {selection}.")
+    rejected = [p for p in report.plugins if p.status != "used"]
+    if rejected:
+        lines.append("Plugins not in effect:")
+        for p in rejected:
+            lines.append(f"  {p.name} = {p.value!r} from {p.origin_label}: {style.word(p.status)}")
+            if p.reason:
+                lines.append(wrap(p.reason, "    "))
+    return lines
+
+
+def _selection_label(registry: BackendEnumMeta) -> str | None:
+    controls = registry._attn_state.controls()
+    if controls.only is None:
+        return None
+    return f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
+
+
+def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Print the listing of the registries *args* name; return the exit code."""
+    from attn.registry import build_report  # noqa: PLC0415
+
+    registries = select(args.registry)
+    reports = [build_report(r, load=args.load) for r in registries]
+    if args.json:
+        payload = {
+            "attn_version": version_label(),
+            "registries": [r.to_json() for r in reports],
+        }
+        json.dump(payload, out, indent=2)
+        out.write("\n")
+    else:
+        style = Style(out)
+        selection = _selection_label(registries[0])
+        blocks = ["\n".join(_render(r, selection, style)) for r in reports]
+        out.write("\n\n".join(blocks) + "\n")
+    controls = registries[0]._attn_state.controls()
+    broken = [
+        f"{r.registry}.{row.name}" for r in reports for row in r.backends if row.status == "broken"
+    ]
+    if controls.strict and broken:
+        err.write(
+            f"Error: {controls.strict_variable}=1 and {len(broken)} backend(s) cannot be "
+            f"loaded: {', '.join(broken)}\n"
+        )
+        return EXIT_PROBLEM
+    return EXIT_OK

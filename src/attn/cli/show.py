@@ -1,0 +1,150 @@
+"""``attn show NAME [--registry REGISTRY]``: one backend in detail, with every claimant."""
+
+from __future__ import annotations
+
+from typing import IO, TYPE_CHECKING
+
+from ._common import EXIT_OK, EXIT_PROBLEM, Style, either, host_label, select, source, wrap
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+    from attn.registry.report import BackendRow, PluginRecord, RegistryReport
+
+_VALUE_COLUMN = 17
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare ``attn show`` and its arguments."""
+    parser = sub.add_parser(
+        "show",
+        help="one backend in detail, with every claimant",
+        description="One backend in every registry that has it: its path, origin, built-in "
+        "default, kernel availability and every plugin that claims its name.",
+    )
+    parser.add_argument("name", metavar="NAME", help="the backend's name, e.g. FLASH_ATTN")
+    parser.add_argument(
+        "--registry", metavar="REGISTRY", help="a registry's class name or entry-point group"
+    )
+
+
+def _field(label: str, value: str, indent: int = 2) -> str:
+    """``label:  value``, values aligned at :data:`_VALUE_COLUMN` and wrapped under it."""
+    first = " " * indent + f"{label + ':':<{_VALUE_COLUMN - indent}}"
+    return wrap(value, " " * _VALUE_COLUMN, first=first)
+
+
+def _kernel(row: BackendRow) -> str:
+    if row.path is None:
+        return "unknown until a backend is registered"
+    if row.available is None:
+        return "unknown: attn does not import a plugin's code to describe it"
+    if not row.requires:
+        return "needs no kernel package"
+    missing = set(row.missing)
+    if row.available is False and not missing:
+        return f"needs {', '.join(row.requires)}; not available"
+    needs = ", ".join(
+        f"{package} ({'not installed' if package in missing else 'installed'})"
+        for package in row.requires
+    )
+    return f"needs {needs}"
+
+
+def _default(row: BackendRow | None, name: str, builtin: bool) -> str:
+    if row is not None and row.default_path is not None:
+        return f"{row.default_path} (built-in)"
+    if builtin:
+        return f"none: {name} has no built-in default"
+    return f"none: {name} is not a built-in"
+
+
+def _origin(row: BackendRow, report: RegistryReport) -> str:
+    if row.origin == "runtime":
+        return f"runtime, registered by {source(row, report)}"
+    if row.origin == "plugin":
+        return f"plugin, from {source(row, report)}"
+    return f"builtin, from {host_label(report)}"
+
+
+def _claimant(p: PluginRecord, style: Style) -> list[str]:
+    requirement = (
+        ", ".join(p.requirements)
+        if p.requirements
+        else "none declared (compatibility cannot be checked)"
+    )
+    lines = [
+        f"  - {p.origin_label}: {style.word(p.status)}",
+        _field("value", repr(p.value), 6),
+        _field("metadata", p.location, 6),
+        _field("requires", requirement, 6),
+    ]
+    if p.reason:
+        lines.append(_field("reason", p.reason, 6))
+    return lines
+
+
+def _render(report: RegistryReport, name: str, builtin: bool, style: Style) -> list[str] | None:
+    row = next((b for b in report.backends if b.name == name), None)
+    claimants = [p for p in report.plugins if p.name == name]
+    if row is None and not claimants:
+        return None
+    lines = [style.bold(f"{name} in {report.registry} (entry-point group {report.group})")]
+    if row is None:
+        lines.append(_field("status", "not in effect: no claimant is used"))
+    else:
+        lines.append(_field("path", row.path or "none: not registered"))
+        lines.append(_field("origin", _origin(row, report)))
+    lines.append(_field("default", _default(row, name, builtin)))
+    if row is not None:
+        lines.append(_field("overridden", "yes" if row.overridden else "no"))
+        status = style.word(row.status) + (f": {row.reason}" if row.reason else "")
+        lines.append(_field("status", status))
+        lines.append(_field("kernel", _kernel(row)))
+    if report.plugins_disabled:
+        lines.append(_field("claimants", f"not read: {report.disable_variable} is set"))
+    elif claimants:
+        count = f"{len(claimants)} entry point{'s' if len(claimants) > 1 else ''}"
+        lines.append(_field("claimants", f"{count} named {name!r} in {report.group}"))
+        for p in claimants:
+            lines += _claimant(p, style)
+    else:
+        lines.append(_field("claimants", f"none: no plugin declares {name!r}"))
+    return lines
+
+
+def _suggestions(name: str, reports: Sequence[RegistryReport]) -> list[str]:
+    from attn.registry.enum import close_matches  # noqa: PLC0415
+
+    names = [
+        n
+        for report in reports
+        for n in [*(b.name for b in report.backends), *(p.name for p in report.plugins)]
+    ]
+    return close_matches(name, names, cutoff=0.6)
+
+
+def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Print the backend *args* names in every registry that has it; return the exit code."""
+    from attn.registry import build_report  # noqa: PLC0415
+
+    registries = select([args.registry] if args.registry else [])
+    reports = [build_report(r) for r in registries]
+    style = Style(out)
+    blocks = []
+    for registry, report in zip(registries, reports, strict=True):
+        lines = _render(report, args.name, args.name in registry._attn_defaults, style)
+        if lines is not None:
+            blocks.append("\n".join(lines))
+    if blocks:
+        out.write("\n\n".join(blocks) + "\n")
+        return EXIT_OK
+    where = either([r.registry for r in reports])
+    message = f"Error: unknown backend {args.name!r} in {where}.\n"
+    close = _suggestions(args.name, reports)
+    if close:
+        message += f"Did you mean {either([repr(c) for c in close])}?\n"
+    message += "'attn list' shows every backend.\n"
+    err.write(message)
+    return EXIT_PROBLEM
