@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+import attn
 from attn.registry.discovery import (
     looks_like_typo,
     parse_entry_point_value,
@@ -665,3 +666,18 @@ def test_conflict_selection_keeps_the_other_plugins(site, run_discovery):
     alpha, zed = conflict.claimants
     assert conflict.selection_for(zed) == "zed,keeper,mla-only"
     assert conflict.selection_for(alpha) == "alpha,keeper,mla-only"
+
+
+def test_testing_sites_limit_plugins_to_their_folders(sites, run_discovery, monkeypatch):
+    """With attn.testing's private variable set, only plugins in its folders are discovered."""
+    installed, fake = sites.new("installed"), sites.new("fake")
+    installed.dist("installed", entry_points=eps(FLASH_ATTN="a:X"))
+    fake.dist("fake", entry_points=eps(VENDOR="b:Y"))
+    monkeypatch.setenv("_ATTN_TESTING_SITES", str(fake.root))
+    result = run_discovery()
+    assert [(p.name, p.distribution) for p in result.plugins] == [("VENDOR", "fake")]
+    assert result.host_version == attn.__version__
+    monkeypatch.setenv("_ATTN_TESTING_SITES", "")
+    assert run_discovery().plugins == ()
+    monkeypatch.delenv("_ATTN_TESTING_SITES")
+    assert [p.name for p in run_discovery().plugins] == ["FLASH_ATTN", "VENDOR"]

@@ -391,3 +391,33 @@ def test_strict_with_clean_plugins(state, site, monkeypatch):
     site.dist("plug", entry_points=eps(X="plug.mod:Backend"))
     monkeypatch.setenv("ATTN_STRICT", "true")
     assert [p.status for p in state.ensure().plugins] == ["used"]
+
+
+def test_invalidate_makes_the_next_access_discover(state, site, scans):
+    """invalidate() scans nothing itself; the next access discovers again, keeping runtime."""
+    state.register(runtime("CUSTOM"))
+    site.dist("plug", entry_points=eps(NEW_ONE="plug.mod:Backend"))
+    state.invalidate()
+    assert len(scans) == 1
+    assert state.lookup("NEW_ONE").distribution == "plug"
+    assert state.lookup("CUSTOM") == runtime("CUSTOM")
+    assert len(scans) == 2
+
+
+def test_restore_puts_back_a_snapshot(state, site):
+    """restore() brings back the layers, the table, the clears and the discovery result."""
+    site.dist("plug", entry_points=eps(FLASH_ATTN="plug.mod:Backend"))
+    state.register(runtime("CUSTOM"))
+    state.clear("FLASH_ATTN")
+    before = state.snapshot()
+    state.register(runtime("XFORMERS"))
+    state.refresh()
+    state.restore(before)
+    after = state.snapshot()
+    assert (dict(after.table), dict(after.runtime), after.cleared) == (
+        {"CUSTOM": runtime("CUSTOM")},
+        {"CUSTOM": runtime("CUSTOM")},
+        frozenset({"FLASH_ATTN"}),
+    )
+    assert after.result is before.result
+    assert after.discovered["FLASH_ATTN"].distribution == "plug"

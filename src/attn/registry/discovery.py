@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -84,6 +85,24 @@ class DiscoveryResult:
     def used(self) -> tuple[PluginRecord, ...]:
         """The entry points merged into the table."""
         return tuple(p for p in self.plugins if p.status == "used")
+
+
+#: Private: set by :mod:`attn.testing` while its fixture is active. A list of
+#: folders (``os.pathsep``-separated); only distributions found in them count as
+#: plugins (the host's own metadata is read wherever it is). Through the
+#: environment, subprocesses of a test see the same plugins as the test.
+TESTING_SITES_VARIABLE = "_ATTN_TESTING_SITES"
+
+
+def only_testing_sites(
+    records: Sequence[DistributionRecord], host_key: str
+) -> Sequence[DistributionRecord]:
+    """*records*, less the plugins outside :data:`TESTING_SITES_VARIABLE`'s folders, if set."""
+    sites = os.environ.get(TESTING_SITES_VARIABLE)
+    if sites is None:
+        return records
+    allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
+    return [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]
 
 
 def parse_entry_point_value(value: str) -> ClassPath:
@@ -346,7 +365,7 @@ def discover(  # noqa: C901 - the pipeline, step by step
         # No entry-point discovery at all: the metadata is not even read.
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:
-        records = scan(wanted, also=(host_key,))
+        records = only_testing_sites(scan(wanted, also=(host_key,)), host_key)
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
     dists, findings = deduplicate(records, relevant | {host_key})
     host_version = next((d.version for d in dists if d.key == host_key), None)

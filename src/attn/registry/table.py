@@ -279,6 +279,20 @@ class RegistryState:
                 cleared=frozenset(self._cleared),
             )
 
+    def invalidate(self) -> None:
+        """Forget the discovery result: the next access discovers again (runtime layer kept)."""
+        with self._lock:
+            self._result = None
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Put back the state *snapshot* recorded: discovery result, layers and clears."""
+        with self._lock:
+            self._result = snapshot.result
+            self._discovered = dict(snapshot.discovered)
+            self._runtime = dict(snapshot.runtime)
+            self._table = dict(snapshot.table)
+            self._cleared = set(snapshot.cleared)
+
     def reset(self) -> None:
         """Forget discovery and every runtime registration (for tests)."""
         with self._lock:

@@ -1,0 +1,442 @@
+"""A pytest plugin for plugin authors and host authors: fake plugins and conformance checks.
+
+Opt in with ``pytest -p attn.testing`` or, in a ``conftest.py``::
+
+    pytest_plugins = ["attn.testing"]
+
+Nothing here is imported by ``import attn``.
+
+- The ``attn_plugins`` fixture writes real ``*.dist-info`` folders (and the
+  plugin's modules) into a temporary folder first on ``sys.path`` and on
+  ``PYTHONPATH``. While it is active, only those fake plugins are discovered,
+  in the test's process and in the subprocesses it starts, unless the test
+  sets ``attn_plugins.include_installed = True``. After the test, every
+  registry, ``sys.path``, ``PYTHONPATH`` and the registries' environment
+  variables are back to what they were.
+- :class:`BackendConformance` is a base class for a test class: set
+  ``backend_class`` and ``registry`` and pytest runs one test per check a
+  backend class must pass, each failure saying what to fix.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+import pytest
+
+from attn.registry import BackendEnum, BackendEnumMeta, parse_path, state_of
+from attn.registry.discovery import TESTING_SITES_VARIABLE
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping, Sequence
+    from importlib.metadata import Distribution
+
+    from attn.registry import Snapshot
+
+__all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
+
+# A distribution name as the packaging specifications define it.
+_DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
+
+
+def declared_registries() -> list[BackendEnumMeta]:
+    """Every registry declared so far, attn's own two first."""
+    import attn.backends  # noqa: F401, PLC0415 - declares attn's registries
+
+    found: list[BackendEnumMeta] = []
+    pending: list[type] = [BackendEnum]
+    while pending:
+        cls = pending.pop(0)
+        subclasses: list[type] = type.__subclasses__(cls)
+        for sub in subclasses:
+            pending.append(sub)
+            if isinstance(sub, BackendEnumMeta) and "_attn_state" in sub.__dict__:
+                found.append(sub)
+    return found
+
+
+def _prefixes(registries: Sequence[BackendEnumMeta]) -> set[str]:
+    return {"ATTN", *(state_of(r).config.env_prefix for r in registries)}
+
+
+def _owned(name: str, prefixes: set[str]) -> bool:
+    return name in {"PYTHONPATH", TESTING_SITES_VARIABLE} or any(
+        name.startswith(f"{prefix}_") for prefix in prefixes
+    )
+
+
+def _dist_info_name(distribution: str, version: str) -> str:
+    # As wheels name the folder: runs of -_. become one underscore.
+    return f"{re.sub(r'[-_.]+', '_', distribution)}-{version}.dist-info"
+
+
+class AttnPlugins:
+    """What the ``attn_plugins`` fixture gives a test: add fake plugins, include installed ones."""
+
+    def __init__(self, root: Path) -> None:
+        """Use *root* (an empty folder, already first on ``sys.path``) for the fakes."""
+        self.root = root
+        self._include_installed = False
+        self._added: dict[str, Path] = {}
+
+    @property
+    def include_installed(self) -> bool:
+        """Whether plugins installed in the environment are discovered too (default no).
+
+        Setting it refreshes every registry, in this process and, through the
+        environment, in the subprocesses the test starts afterwards.
+        """
+        return self._include_installed
+
+    @include_installed.setter
+    def include_installed(self, value: bool) -> None:
+        self._include_installed = bool(value)
+        if self._include_installed:
+            os.environ.pop(TESTING_SITES_VARIABLE, None)
+        else:
+            os.environ[TESTING_SITES_VARIABLE] = str(self.root)
+        self.refresh()
+
+    def add(
+        self,
+        distribution: str,
+        entry_points: Mapping[str, Mapping[str, str]],
+        *,
+        version: str = "1.0",
+        requires: Sequence[str] = ("attn",),
+        files: Mapping[str, str] | None = None,
+    ) -> Path:
+        """Install a fake plugin distribution and refresh every registry.
+
+        Args:
+            distribution: the distribution's name (the ``Name`` field).
+            entry_points: ``{group: {backend name: "module:QualName"}}``.
+            version: the ``Version`` field.
+            requires: the ``Requires-Dist`` entries, e.g. ``("attn>=0.1",)``;
+                ``()`` declares no requirement on attn.
+            files: ``{relative path: source text}`` written beside the
+                metadata, e.g. ``{"vendor_fast/__init__.py": "..."}``.
+
+        Returns:
+            The path of the ``*.dist-info`` folder written.
+
+        Raises:
+            ValueError: *distribution* was already added in this test, or a
+                path in *files* is absolute or leaves the folder.
+        """
+        if distribution in self._added:
+            msg = (
+                f"{distribution!r} was already added in this test (at "
+                f"{self._added[distribution]}); give the second plugin another name"
+            )
+            raise ValueError(msg)
+        written = []
+        for relative, text in (files or {}).items():
+            target = (self.root / relative).resolve()
+            if Path(relative).is_absolute() or not target.is_relative_to(self.root.resolve()):
+                msg = f"files: {relative!r} must be a relative path inside the plugin's folder"
+                raise ValueError(msg)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            written.append(relative)
+        info = self.root / _dist_info_name(distribution, version)
+        info.mkdir()
+        metadata = ["Metadata-Version: 2.1", f"Name: {distribution}", f"Version: {version}"]
+        metadata += [f"Requires-Dist: {requirement}" for requirement in requires]
+        (info / "METADATA").write_text("\n".join(metadata) + "\n", encoding="utf-8")
+        (info / "entry_points.txt").write_text(
+            "".join(
+                f"[{group}]\n"
+                + "".join(f"{name} = {value}\n" for name, value in eps.items())
+                + "\n"
+                for group, eps in entry_points.items()
+            ),
+            encoding="utf-8",
+        )
+        record = [*written, f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
+        (info / "RECORD").write_text(
+            "".join(f"{path},,\n" for path in [*record, f"{info.name}/RECORD"]), encoding="utf-8"
+        )
+        self._added[distribution] = info
+        self.refresh()
+        return info
+
+    def refresh(self) -> None:
+        """Make every registry discover again at its next access.
+
+        Discovery runs lazily, where the test touches a registry, so a
+        conflict warning or a strict-mode error surfaces in the test (where
+        ``pytest.warns`` and ``pytest.raises`` can catch it), not here.
+        """
+        importlib.invalidate_caches()
+        for registry in declared_registries():
+            state_of(registry).invalidate()
+
+
+@pytest.fixture
+def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugins]:
+    """Fake plugin distributions, with installed plugins left out, all undone after the test."""
+    registries = declared_registries()
+    prefixes = _prefixes(registries)
+    saved_env = {k: v for k, v in os.environ.items() if _owned(k, prefixes)}
+    saved_path = list(sys.path)
+    snapshots: dict[BackendEnumMeta, Snapshot] = {r: state_of(r).snapshot() for r in registries}
+    root = tmp_path_factory.mktemp("attn_plugins")
+    sys.path.insert(0, str(root))
+    pythonpath = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), pythonpath]))
+    os.environ[TESTING_SITES_VARIABLE] = str(root)
+    # The discovery cache is keyed by sys.path: fakes in a new folder each test
+    # would only fill the user's cache with files no later run can use.
+    for prefix in prefixes:
+        os.environ[f"{prefix}_NO_CACHE"] = "1"
+    plugins = AttnPlugins(root)
+    plugins.refresh()
+    try:
+        yield plugins
+    finally:
+        for name, module in list(sys.modules.items()):
+            if (getattr(module, "__file__", None) or "").startswith(str(root)):
+                del sys.modules[name]
+        sys.path[:] = saved_path
+        prefixes = _prefixes(declared_registries())
+        for name in [k for k in os.environ if _owned(k, prefixes)]:
+            if name not in saved_env:
+                del os.environ[name]
+        os.environ.update(saved_env)
+        importlib.invalidate_caches()
+        for registry in declared_registries():
+            snapshot = snapshots.get(registry)
+            if snapshot is None:
+                state_of(registry).reset()  # declared during the test
+            else:
+                state_of(registry).restore(snapshot)
+
+
+# -- conformance ----------------------------------------------------------------------
+
+
+def _import_class(target: type | str) -> type:
+    if isinstance(target, type):
+        return target
+    path = parse_path(target)
+    obj: object = importlib.import_module(path.module)
+    for part in path.qualname.split("."):
+        obj = getattr(obj, part)
+    if not isinstance(obj, type):
+        pytest.fail(f"backend_class {target!r} names {obj!r}, which is not a class", pytrace=False)
+    return obj
+
+
+def _modules(cls: type) -> tuple[str, ...]:
+    """The import names of the class's ``requires``, as attn derives them."""
+    requires: tuple[str, ...] = getattr(cls, "requires", ())
+    declared: tuple[str, ...] | None = getattr(cls, "requires_modules", None)
+    if declared is not None:
+        return declared
+    return tuple(name.replace("-", "_").replace(".", "_") for name in requires)
+
+
+class BackendConformance:
+    """Base class of a test class that checks one backend class.
+
+    Subclass it in a test module and set the two attributes::
+
+        class TestVendorFast(BackendConformance):
+            backend_class = "vendor_fast.backend:VendorFastBackend"
+            registry = AttentionBackendEnum
+
+    pytest then runs each check below as its own test.
+    """
+
+    backend_class: ClassVar[type | str]
+    """The backend class, or its path (``module:QualName``)."""
+    registry: ClassVar[type]
+    """The registry the backend is for, e.g. :class:`attn.AttentionBackendEnum`."""
+
+    def _backend(self) -> type:
+        target = getattr(self, "backend_class", None)
+        if target is None:
+            pytest.fail(
+                f"{type(self).__name__} does not set backend_class: set it to the class or "
+                "its 'module:QualName' path",
+                pytrace=False,
+            )
+        return _import_class(target)
+
+    def _interface(self) -> type:
+        from attn.registry.enum import _interface  # noqa: PLC0415
+
+        registry = getattr(self, "registry", None)
+        if not isinstance(registry, BackendEnumMeta) or "_attn_state" not in registry.__dict__:
+            pytest.fail(
+                f"{type(self).__name__}.registry is {registry!r}: set it to the registry the "
+                "backend is for, e.g. attn.AttentionBackendEnum",
+                pytrace=False,
+            )
+        return _interface(registry)
+
+    def test_derives_from_the_registry_interface(self) -> None:
+        """The class derives from the registry's backend interface."""
+        cls, interface = self._backend(), self._interface()
+        if not issubclass(cls, interface):
+            pytest.fail(
+                f"{cls.__qualname__} does not derive from {interface.__module__}."
+                f"{interface.__qualname__}: declare it as "
+                f"class {cls.__name__}({interface.__qualname__})",
+                pytrace=False,
+            )
+
+    def test_get_name_returns_a_non_empty_str(self) -> None:
+        """``get_name()`` returns a non-empty ``str``."""
+        cls = self._backend()
+        name = cls.get_name()  # type: ignore[attr-defined]
+        if not isinstance(name, str) or not name:
+            pytest.fail(
+                f"{cls.__qualname__}.get_name() returned {name!r}: return the backend's "
+                "display name, a non-empty str (or do not override it)",
+                pytrace=False,
+            )
+
+    def test_get_impl_cls_is_overridden_and_returns_a_class(self) -> None:
+        """``get_impl_cls()`` is overridden and returns a class."""
+        cls, interface = self._backend(), self._interface()
+        if not hasattr(interface, "get_impl_cls"):
+            pytest.skip(f"{interface.__qualname__} has no get_impl_cls() to override")
+        owner = next(c for c in cls.__mro__ if "get_impl_cls" in c.__dict__)
+        if owner in interface.__mro__:
+            pytest.fail(
+                f"{cls.__qualname__} does not override get_impl_cls(): define a classmethod "
+                "get_impl_cls() that returns the class computing the backend's result "
+                "(import the kernel library inside it, not at module level)",
+                pytrace=False,
+            )
+        impl = cls.get_impl_cls()  # type: ignore[attr-defined]
+        if not isinstance(impl, type):
+            pytest.fail(
+                f"{cls.__qualname__}.get_impl_cls() returned {impl!r}, not a class: return "
+                "the implementation class itself, not an instance",
+                pytrace=False,
+            )
+
+    def test_requires_is_a_tuple_of_distribution_names(self) -> None:
+        """``requires`` is a tuple of valid distribution names."""
+        cls = self._backend()
+        requires = getattr(cls, "requires", ())
+        if not isinstance(requires, tuple):
+            pytest.fail(
+                f"{cls.__qualname__}.requires is {requires!r}: make it a tuple of the "
+                "distribution names the kernel needs, e.g. ('flash-attn',)",
+                pytrace=False,
+            )
+        bad = [r for r in requires if not isinstance(r, str) or not _DISTRIBUTION_NAME.match(r)]
+        if bad:
+            pytest.fail(
+                f"{cls.__qualname__}.requires has {', '.join(map(repr, bad))}, not a "
+                "distribution name: list names as pip installs them, without versions "
+                "or extras (e.g. 'flash-attn', not 'flash-attn>=2')",
+                pytrace=False,
+            )
+
+    def test_requires_modules_match_requires(self) -> None:
+        """``requires_modules`` gives one import name per entry of ``requires``."""
+        cls = self._backend()
+        requires: tuple[str, ...] = getattr(cls, "requires", ())
+        modules = _modules(cls)
+        declared = getattr(cls, "requires_modules", None)
+        if declared is not None and (
+            not isinstance(declared, tuple) or len(declared) != len(requires)
+        ):
+            pytest.fail(
+                f"{cls.__qualname__}.requires_modules is {declared!r} for requires "
+                f"{requires!r}: give one import name per distribution, in the same order",
+                pytrace=False,
+            )
+        bad = [m for m in modules if not all(p.isidentifier() for p in str(m).split("."))]
+        if bad:
+            pytest.fail(
+                f"{cls.__qualname__}: {', '.join(map(repr, bad))} is not an import name: "
+                "set requires_modules to the names the kernel packages are imported as",
+                pytrace=False,
+            )
+        from importlib.metadata import PackageNotFoundError, distribution  # noqa: PLC0415
+
+        for dist_name, module in zip(requires, modules, strict=True):
+            try:
+                dist = distribution(dist_name)
+            except PackageNotFoundError:
+                continue  # not installed here: nothing to compare with
+            top = module.split(".", 1)[0]
+            provided = _top_level_names(dist)
+            if provided and top not in provided:
+                pytest.fail(
+                    f"{cls.__qualname__}: {dist_name} is installed but provides "
+                    f"{', '.join(sorted(provided))}, not {top!r}: set requires_modules to "
+                    "the import names, in the order of requires",
+                    pytrace=False,
+                )
+
+    def test_is_available_returns_a_bool(self) -> None:
+        """``is_available()`` returns a ``bool``."""
+        cls = self._backend()
+        available = cls.is_available()  # type: ignore[attr-defined]
+        if not isinstance(available, bool):
+            pytest.fail(
+                f"{cls.__qualname__}.is_available() returned {available!r}: return True or "
+                "False (the default checks that every package in requires is installed, "
+                "without importing it)",
+                pytrace=False,
+            )
+
+    def test_importing_the_module_imports_no_required_package(self) -> None:
+        """Importing the class's module in a fresh interpreter imports nothing in ``requires``."""
+        cls = self._backend()
+        tops = sorted({m.split(".", 1)[0] for m in _modules(cls)})
+        # sys.modules is read before anything else is imported, so a package that
+        # the check itself would import cannot hide behind it.
+        script = (
+            "import sys\n"
+            "before = set(sys.modules)\n"
+            f"__import__({cls.__module__!r})\n"
+            f"print(','.join(m for m in {tops!r} if m in sys.modules and m not in before))\n"
+        )
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        done = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
+        )
+        if done.returncode != 0:
+            pytest.fail(
+                f"importing {cls.__module__} in a fresh interpreter failed:\n{done.stderr}",
+                pytrace=False,
+            )
+        imported = [m for m in done.stdout.splitlines()[-1].split(",") if m]
+        if imported:
+            pytest.fail(
+                f"importing {cls.__module__} imports {', '.join(imported)}: import kernel "
+                "packages inside methods (get_impl_cls, the implementation), never at module "
+                "level, so that listing and selecting backends stay cheap and work where "
+                "the package is missing",
+                pytrace=False,
+            )
+
+
+def _top_level_names(dist: Distribution) -> set[str]:
+    """The top-level import names an installed distribution provides."""
+    text = dist.read_text("top_level.txt")
+    if text:
+        return {line.strip() for line in text.splitlines() if line.strip()}
+    names = set()
+    for file in dist.files or ():
+        parts = file.parts
+        if len(parts) > 1 and not parts[0].endswith((".dist-info", ".data")):
+            names.add(parts[0])
+        elif len(parts) == 1 and parts[0].endswith(".py"):
+            names.add(parts[0][:-3])
+    return names

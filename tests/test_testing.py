@@ -1,0 +1,396 @@
+"""The pytest plugin ``attn.testing``, run as its users run it: ``pytest -p attn.testing``.
+
+Each test writes a test module with ``pytester`` and runs pytest on it (in this
+process, or in a subprocess where the environment matters). "Installed"
+plugins are distributions the ``site`` fixture puts on ``sys.path`` before the
+inner run, as pip would put them in site-packages.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+BACKEND_MODULE = '''
+from attn import AttentionBackend
+
+
+class VendorFastImpl:
+    def __init__(self, *, scale=None, causal=False):
+        self.scale = scale
+
+
+class VendorFastBackend(AttentionBackend):
+    """A vendor's attention backend."""
+
+    @classmethod
+    def get_impl_cls(cls):
+        return VendorFastImpl
+'''
+
+#: What an inner test module starts with: a fake plugin adding VENDOR_FAST.
+PREAMBLE = f"""
+import os
+import sys
+
+import pytest
+
+from attn import AttentionBackendEnum
+
+BACKEND_MODULE = {BACKEND_MODULE!r}
+
+
+def add_vendor(attn_plugins, **kwargs):
+    return attn_plugins.add(
+        "vendor-fast",
+        {{"attn.backends": {{"VENDOR_FAST": "vendor_fast.backend:VendorFastBackend"}}}},
+        files={{"vendor_fast/__init__.py": "", "vendor_fast/backend.py": BACKEND_MODULE}},
+        **kwargs,
+    )
+"""
+
+
+@pytest.fixture
+def installed(site):
+    """A plugin 'installed' in the environment: site-dist overrides FLASH_ATTN."""
+    site.dist("site-dist", entry_points={"attn.backends": {"FLASH_ATTN": "plug.mod:SiteBackend"}})
+    site.module("plug.mod", BACKEND_MODULE.replace("VendorFast", "Site"))
+    return site
+
+
+def run_inner(pytester, body: str, *args: str, subprocess: bool = False):
+    pytester.makepyfile(test_inner=PREAMBLE + textwrap.dedent(body))
+    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest
+    return run("-p", "attn.testing", "-W", "error", "-p", "no:cacheprovider", *args)
+
+
+def test_add_writes_a_real_distribution_that_lookups_find(pytester):
+    """add() writes METADATA, entry_points.txt and files; the new backend resolves and loads."""
+    result = run_inner(
+        pytester,
+        """
+        def test_add(attn_plugins):
+            info = add_vendor(attn_plugins, version="2.5", requires=("attn>=0.1",))
+            assert info.name == "vendor_fast-2.5.dist-info"
+            assert info.parent == attn_plugins.root
+            assert sys.path[0] == str(attn_plugins.root)
+            metadata = (info / "METADATA").read_text()
+            assert "Name: vendor-fast\\nVersion: 2.5\\nRequires-Dist: attn>=0.1\\n" in metadata
+            backend = AttentionBackendEnum["VENDOR_FAST"]
+            assert backend.get_path() == "vendor_fast.backend.VendorFastBackend"
+            assert backend.get_class().get_impl_cls().__name__ == "VendorFastImpl"
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_installed_plugins_are_left_out(pytester, installed):
+    """With the fixture, a plugin installed in the environment is not discovered."""
+    result = run_inner(
+        pytester,
+        """
+        def test_without_fixture():
+            assert AttentionBackendEnum.FLASH_ATTN.get_path() == "plug.mod.SiteBackend"
+
+        def test_with_fixture(attn_plugins):
+            add_vendor(attn_plugins)
+            assert not AttentionBackendEnum.FLASH_ATTN.is_overridden()
+            assert AttentionBackendEnum["VENDOR_FAST"].name == "VENDOR_FAST"
+        """,
+    )
+    result.assert_outcomes(passed=2)
+
+
+def test_include_installed_brings_them_back(pytester, installed):
+    """include_installed = True refreshes the registries with installed plugins and fakes."""
+    result = run_inner(
+        pytester,
+        """
+        def test_include(attn_plugins):
+            add_vendor(attn_plugins)
+            assert not AttentionBackendEnum.FLASH_ATTN.is_overridden()
+            attn_plugins.include_installed = True
+            assert AttentionBackendEnum.FLASH_ATTN.get_path() == "plug.mod.SiteBackend"
+            assert AttentionBackendEnum["VENDOR_FAST"].name == "VENDOR_FAST"
+            attn_plugins.include_installed = False
+            assert not AttentionBackendEnum.FLASH_ATTN.is_overridden()
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_subprocesses_see_the_fakes_and_not_the_installed_plugins(pytester, installed, monkeypatch):
+    """A subprocess started by the test lists the fakes only, or both with include_installed."""
+    monkeypatch.setenv("PYTHONPATH", str(installed.root))
+    result = run_inner(
+        pytester,
+        """
+        import json
+        import subprocess
+
+
+        def listed():
+            done = subprocess.run(
+                [sys.executable, "-m", "attn", "list", "attn.backends", "--json"],
+                capture_output=True, text=True, check=True,
+            )
+            plugins = json.loads(done.stdout)["registries"][0]["plugins"]
+            return sorted((p["name"], p["distribution"], p["status"]) for p in plugins)
+
+
+        def test_subprocess(attn_plugins):
+            add_vendor(attn_plugins)
+            assert listed() == [("VENDOR_FAST", "vendor-fast", "used")]
+            attn_plugins.include_installed = True
+            assert listed() == [
+                ("FLASH_ATTN", "site-dist", "used"),
+                ("VENDOR_FAST", "vendor-fast", "used"),
+            ]
+        """,
+        subprocess=True,
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_everything_is_restored_after_the_test(pytester, installed, monkeypatch):
+    """Runtime registrations, clears, fakes, sys.path, PYTHONPATH and ATTN_* are undone."""
+    monkeypatch.setenv("ATTN_PLUGINS", "site-dist")
+    monkeypatch.delenv("ATTN_STRICT", raising=False)
+    result = run_inner(
+        pytester,
+        """
+        import attn
+
+        BEFORE = {}
+
+
+        def test_record():
+            BEFORE["path"] = list(sys.path)
+            BEFORE["pythonpath"] = os.environ.get("PYTHONPATH")
+            attn.register_backend(AttentionBackendEnum.XFORMERS, "plug.mod:SiteBackend")
+
+
+        def test_change_everything(attn_plugins):
+            add_vendor(attn_plugins, requires=())
+            os.environ["ATTN_STRICT"] = "0"
+            os.environ["ATTN_PLUGINS"] = "vendor-fast"
+            attn.register_backend(AttentionBackendEnum.TRITON_ATTN, "plug.mod:SiteBackend")
+            AttentionBackendEnum.XFORMERS.clear_override()
+            sys.path.append("/nowhere")
+            assert AttentionBackendEnum["VENDOR_FAST"].name == "VENDOR_FAST"
+
+
+        def test_back_as_before():
+            assert sys.path == BEFORE["path"]
+            assert os.environ.get("PYTHONPATH") == BEFORE["pythonpath"]
+            assert "ATTN_STRICT" not in os.environ
+            assert os.environ["ATTN_PLUGINS"] == "site-dist"
+            assert "vendor_fast" not in sys.modules
+            assert AttentionBackendEnum.XFORMERS.get_path() == "plug.mod.SiteBackend"
+            assert not AttentionBackendEnum.TRITON_ATTN.is_overridden()
+            assert AttentionBackendEnum.FLASH_ATTN.get_path() == "plug.mod.SiteBackend"
+            with pytest.raises(ValueError, match="Unknown attention backend: 'VENDOR_FAST'"):
+                AttentionBackendEnum["VENDOR_FAST"]
+            # A refresh keeps runtime registrations: only the one made before is left.
+            AttentionBackendEnum.refresh()
+            assert AttentionBackendEnum.XFORMERS.get_path() == "plug.mod.SiteBackend"
+            assert not AttentionBackendEnum.TRITON_ATTN.is_overridden()
+        """,
+    )
+    result.assert_outcomes(passed=3)
+
+
+def test_conflict_warnings_surface_in_the_test(pytester):
+    """Two fakes claiming one name warn where the test touches the registry, not in add()."""
+    result = run_inner(
+        pytester,
+        """
+        from attn import AttnWarning
+
+
+        def test_conflict(attn_plugins):
+            add_vendor(attn_plugins)
+            attn_plugins.add(
+                "vendor-slow",
+                {"attn.backends": {"VENDOR_FAST": "vendor_fast.backend:VendorFastBackend"}},
+            )
+            with pytest.warns(AttnWarning, match="claimed by 2 distributions"):
+                AttentionBackendEnum["VENDOR_FAST"]
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_strict_mode_errors_surface_at_the_first_access(pytester):
+    """Under ATTN_STRICT=1 an incompatible fake makes the registry's first access raise."""
+    result = run_inner(
+        pytester,
+        """
+        from attn import PluginProblemError
+
+
+        def test_strict(attn_plugins, monkeypatch):
+            monkeypatch.setenv("ATTN_STRICT", "1")
+            add_vendor(attn_plugins, requires=("attn>=99",))
+            with pytest.raises(PluginProblemError, match="requires attn>=99, installed"):
+                AttentionBackendEnum["FLASH_ATTN"]
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            'add_vendor(attn_plugins); add_vendor(attn_plugins, version="2.0")',
+            "'vendor-fast' was already added in this test",
+        ),
+        (
+            'attn_plugins.add("x", {}, files={"../escape.py": ""})',
+            "files: '../escape.py' must be a relative path inside the plugin's folder",
+        ),
+    ],
+)
+def test_add_refuses_bad_arguments(pytester, call, message):
+    """A second add() of one distribution, or a file outside the folder, is a ValueError."""
+    result = run_inner(
+        pytester,
+        f"""
+        def test_bad(attn_plugins):
+            with pytest.raises(ValueError) as info:
+                {call}
+            assert str(info.value).startswith({message!r})
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_import_attn_registers_no_plugin():
+    """import attn leaves attn.testing unimported, and attn declares no pytest11 entry point."""
+    script = (
+        "import sys, attn, attn.backends\n"
+        "from importlib.metadata import distribution\n"
+        "groups = {ep.group for ep in distribution('attn').entry_points}\n"
+        "print('attn.testing' in sys.modules, 'pytest' in sys.modules, sorted(groups))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "False False ['console_scripts']\n"
+
+
+CONFORMANCE = """
+from attn import AttentionBackend, AttentionBackendEnum
+from attn.testing import BackendConformance
+
+{classes}
+
+class TestBackend(BackendConformance):
+    backend_class = {target}
+    registry = AttentionBackendEnum
+"""
+
+GOOD = """
+from attn import AttentionBackend
+
+
+class Impl:
+    pass
+
+
+class Good(AttentionBackend):
+    requires = ("flash-attn", "flashinfer-python")
+    requires_modules = ("flash_attn", "flashinfer")
+
+    @classmethod
+    def get_impl_cls(cls):
+        return Impl
+"""
+
+
+def test_conformance_passes_a_good_backend(pytester):
+    """A conforming class, given as a class or as a path, passes every check."""
+    pytester.makepyfile(good=GOOD)
+    pytester.makepyfile(
+        test_by_class=CONFORMANCE.format(classes="from good import Good", target="Good"),
+        test_by_path=CONFORMANCE.format(classes="", target="'good:Good'"),
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-v", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=14)
+    result.stdout.fnmatch_lines(
+        [
+            "*::TestBackend::test_derives_from_the_registry_interface PASSED*",
+            "*::TestBackend::test_get_name_returns_a_non_empty_str PASSED*",
+            "*::TestBackend::test_get_impl_cls_is_overridden_and_returns_a_class PASSED*",
+            "*::TestBackend::test_requires_is_a_tuple_of_distribution_names PASSED*",
+            "*::TestBackend::test_requires_modules_match_requires PASSED*",
+            "*::TestBackend::test_is_available_returns_a_bool PASSED*",
+            "*::TestBackend::test_importing_the_module_imports_no_required_package PASSED*",
+        ]
+    )
+
+
+BAD_CASES = {
+    "test_derives_from_the_registry_interface": (
+        "class Bad:\n    pass\n",
+        (
+            "Bad does not derive from attn.backends._base.AttentionBackend: "
+            "declare it as class Bad(AttentionBackend)"
+        ),
+    ),
+    "test_get_name_returns_a_non_empty_str": (
+        (
+            "class Bad(AttentionBackend):\n    @classmethod\n    def get_name(cls):\n"
+            "        return ''\n"
+        ),
+        "Bad.get_name() returned '': return the backend's display name",
+    ),
+    "test_get_impl_cls_is_overridden_and_returns_a_class": (
+        "class Bad(AttentionBackend):\n    pass\n",
+        "Bad does not override get_impl_cls(): define a classmethod get_impl_cls()",
+    ),
+    "test_requires_is_a_tuple_of_distribution_names": (
+        "class Bad(AttentionBackend):\n    requires = ('flash-attn>=2',)\n",
+        "Bad.requires has 'flash-attn>=2', not a distribution name",
+    ),
+    "test_requires_modules_match_requires": (
+        "class Bad(AttentionBackend):\n    requires = ('a', 'b')\n    requires_modules = ('a',)\n",
+        (
+            "Bad.requires_modules is ('a',) for requires ('a', 'b'): give one import name "
+            "per distribution"
+        ),
+    ),
+    "test_is_available_returns_a_bool": (
+        (
+            "class Bad(AttentionBackend):\n    @classmethod\n    def is_available(cls):\n"
+            "        return 1\n"
+        ),
+        "Bad.is_available() returned 1: return True or False",
+    ),
+    "test_importing_the_module_imports_no_required_package": (
+        (
+            "import wave\n\nclass Bad(AttentionBackend):\n    requires = ('wave-lib',)\n"
+            "    requires_modules = ('wave',)\n"
+        ),
+        "importing bad imports wave: import kernel packages inside methods",
+    ),
+}
+
+
+@pytest.mark.parametrize("check", sorted(BAD_CASES))
+def test_conformance_failure_says_what_to_fix(pytester, check):
+    """Each check fails on its own for a class that breaks it, with the fix in the message."""
+    source, message = BAD_CASES[check]
+    pytester.makepyfile(bad="from attn import AttentionBackend\n\n" + source)
+    pytester.makepyfile(test_bad=CONFORMANCE.format(classes="from bad import Bad", target="Bad"))
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    result.assert_outcomes(failed=1, deselected=6)
+    assert message in result.stdout.str()
