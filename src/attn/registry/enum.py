@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import enum
 import importlib
+import os
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, final
@@ -38,6 +39,16 @@ _KEYWORDS = ("group", "host", "interface", "noun", "env_prefix", "register_hint"
 # distributions are plugins of the same host.
 _GROUPS: dict[str, list[str]] = {}
 _ADDED_LOCK = threading.Lock()
+
+
+def _fresh_lock_in_child() -> None:
+    # A child forked while another thread held the lock would wait forever.
+    global _ADDED_LOCK  # noqa: PLW0603
+    _ADDED_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_fresh_lock_in_child)
 
 
 class BackendEnumMeta(enum.EnumMeta):

@@ -4,8 +4,14 @@ Each registry has exactly one :class:`RegistryState`. It holds two layers,
 the entries that discovery merged (plugins) and the registrations made at
 runtime, and the table in effect, which is the plugin layer with the runtime
 layer on top. Lookups read the table first and fall back to the built-in
-default. All of it sits behind one lock, so two threads that touch a registry
-for the first time at once scan once and see the same table.
+default. Writers hold one lock, so two threads that touch a registry for the
+first time at once scan once and see the same table.
+
+Every change builds a new :class:`_Layers` record and publishes it with one
+assignment, so a reader (or a process forked at any moment) sees the state
+before or after a change, never half of one. A forked child gets fresh locks
+(:func:`os.register_at_fork`): a lock that another thread of the parent held
+at the fork would otherwise stay held in the child forever.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ import os
 import sys
 import threading
 import warnings
-from dataclasses import dataclass, field
+import weakref
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, final
 
@@ -125,20 +132,37 @@ def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str
 
 
 @final
+@dataclass(frozen=True, slots=True)
+class _Layers:
+    """The whole mutable state of a registry, replaced (never changed) at once."""
+
+    result: DiscoveryResult | None = None
+    discovered: Mapping[str, Entry] = field(default_factory=dict)
+    runtime: Mapping[str, Entry] = field(default_factory=dict)
+    table: Mapping[str, Entry] = field(default_factory=dict)
+    cleared: frozenset[str] = frozenset()
+
+
+_EMPTY = _Layers()
+
+#: Every registry's state, so a forked child can give each a fresh lock.
+_STATES: weakref.WeakSet[RegistryState] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for state in list(_STATES):
+        state._lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+@final
 class RegistryState:
     """The mutable state of one registry: discovery result, layers, table."""
 
-    __slots__ = (
-        "_builtin_names",
-        "_cleared",
-        "_discovered",
-        "_lock",
-        "_result",
-        "_runtime",
-        "_sibling_groups",
-        "_table",
-        "config",
-    )
+    __slots__ = ("__weakref__", "_builtin_names", "_layers", "_lock", "_sibling_groups", "config")
 
     def __init__(
         self,
@@ -151,46 +175,41 @@ class RegistryState:
         self._builtin_names = tuple(builtin_names)
         self._sibling_groups = sibling_groups
         self._lock = threading.RLock()
-        self._result: DiscoveryResult | None = None
-        self._discovered: dict[str, Entry] = {}
-        self._runtime: dict[str, Entry] = {}
-        self._table: dict[str, Entry] = {}
-        self._cleared: set[str] = set()
+        self._layers = _EMPTY
+        _STATES.add(self)
 
     # -- discovery ------------------------------------------------------------
 
     def ensure(self) -> DiscoveryResult:
         """Run discovery unless it has run; return its result."""
-        result = self._result
+        result = self._layers.result
         if result is not None:
             return result
         with self._lock:
-            if self._result is None:
-                self._discover()
-            assert self._result is not None  # noqa: S101 - set by _discover
-            return self._result
+            if self._layers.result is None:
+                return self._discover()
+            return self._layers.result
 
     def refresh(self) -> DiscoveryResult:
         """Run discovery again; runtime registrations are kept on top."""
         # A pip install in this process leaves finders with stale listings.
         importlib.invalidate_caches()
         with self._lock:
-            self._discover()
-            assert self._result is not None  # noqa: S101 - set by _discover
-            return self._result
+            return self._discover()
 
     def controls(self) -> Controls:
         """The controls as the environment sets them now."""
         return read_controls(self.config.env_prefix)
 
-    def _discover(self) -> None:
+    def _discover(self) -> DiscoveryResult:
         try:
-            self._merge()
+            return self._merge()
         except BaseException:
             # A refresh that fails (strict mode, a bad ATTN_* value) must not
             # leave the previous result in place: every access runs discovery
             # again, and fails, until the problem is gone.
-            self._result = None
+            layers = self._layers
+            self._layers = replace(layers, result=None)
             raise
 
     def diagnose(self, controls: Controls | None = None) -> DiscoveryResult:
@@ -207,7 +226,7 @@ class RegistryState:
             sibling_groups=self._sibling_groups(),
         )
 
-    def _merge(self) -> None:
+    def _merge(self) -> DiscoveryResult:
         controls = self.controls()
         result = self.diagnose(controls)
         if controls.strict:
@@ -231,53 +250,62 @@ class RegistryState:
             if finding.kind == "unmatched-selection":
                 warnings.warn(f"{finding.message}; {finding.fix}", PluginWarning, stacklevel=level)
         discovered = {p.name: Entry.from_plugin(p) for p in result.used}
-        self._discovered = discovered
-        self._table = {**discovered, **self._runtime}
-        self._cleared = set()
-        self._result = result
+        runtime = self._layers.runtime
+        self._layers = _Layers(result, discovered, runtime, {**discovered, **runtime})
+        return result
 
     # -- the table ------------------------------------------------------------
 
     def lookup(self, name: str) -> Entry | None:
         """The table's entry for *name*, if any (runs discovery first)."""
         self.ensure()
-        return self._table.get(name)
+        return self._layers.table.get(name)
 
     def names(self) -> tuple[str, ...]:
         """Names in the table, in insertion order (runs discovery first)."""
         self.ensure()
-        return tuple(self._table)
+        return tuple(self._layers.table)
 
     def register(self, entry: Entry) -> None:
         """Put a runtime registration on top of whatever the table had."""
         with self._lock:
             self.ensure()
-            self._runtime[entry.name] = entry
-            self._table[entry.name] = entry
-            self._cleared.discard(entry.name)
+            layers = self._layers
+            self._layers = replace(
+                layers,
+                runtime={**layers.runtime, entry.name: entry},
+                table={**layers.table, entry.name: entry},
+                cleared=layers.cleared - {entry.name},
+            )
 
     def clear(self, name: str) -> bool:
         """Drop *name*'s entry from both layers until the next refresh."""
         with self._lock:
             self.ensure()
-            self._runtime.pop(name, None)
-            self._cleared.add(name)
-            return self._table.pop(name, None) is not None
+            layers = self._layers
+            runtime = dict(layers.runtime)
+            runtime.pop(name, None)
+            table = dict(layers.table)
+            had = table.pop(name, None) is not None
+            self._layers = replace(
+                layers, runtime=runtime, table=table, cleared=layers.cleared | {name}
+            )
+            return had
 
     def was_cleared(self, name: str) -> bool:
         """Whether *name* was dropped with :meth:`clear` since the last discovery."""
-        return name in self._cleared
+        return name in self._layers.cleared
 
     def snapshot(self) -> Snapshot:
         """A copy of the state; mutating the registry later does not change it."""
-        with self._lock:
-            return Snapshot(
-                discovered=MappingProxyType(dict(self._discovered)),
-                runtime=MappingProxyType(dict(self._runtime)),
-                table=MappingProxyType(dict(self._table)),
-                result=self._result,
-                cleared=frozenset(self._cleared),
-            )
+        layers = self._layers  # published whole: no lock needed to read it
+        return Snapshot(
+            discovered=MappingProxyType(dict(layers.discovered)),
+            runtime=MappingProxyType(dict(layers.runtime)),
+            table=MappingProxyType(dict(layers.table)),
+            result=layers.result,
+            cleared=layers.cleared,
+        )
 
     def invalidate(self) -> None:
         """Forget the discovery result: the next access discovers again (runtime layer kept)."""
@@ -296,13 +324,9 @@ class RegistryState:
     def reset(self) -> None:
         """Forget discovery and every runtime registration (for tests)."""
         with self._lock:
-            self._result = None
-            self._discovered = {}
-            self._runtime = {}
-            self._table = {}
-            self._cleared = set()
+            self._layers = _EMPTY
 
     @property
     def discovered_yet(self) -> bool:
         """Whether discovery has run (it runs lazily)."""
-        return self._result is not None
+        return self._layers.result is not None

@@ -1,0 +1,278 @@
+"""Threads and forks against the registries: nothing hangs, every table is whole.
+
+Engines fork workers while other threads may be discovering, refreshing or
+registering. A child forked at such a moment inherits the lock held by a
+thread that does not exist in the child; these tests fork at exactly those
+moments (a meta-path finder holds discovery open) and require the child to
+look up, register and refresh within a time limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+
+import pytest
+
+import attn
+from attn.registry import build_report, state_of
+from attn.registry import enum as registry_enum
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+GROUP = "attn.backends"
+CHILD_TIMEOUT = 20.0
+REGISTRIES = (attn.AttentionBackendEnum, attn.MLAPrefillBackendEnum)
+FLASH_DEFAULT = attn.AttentionBackendEnum._attn_defaults["FLASH_ATTN"].dotted
+
+
+class HoldingFinder:
+    """A meta-path finder whose ``find_distributions`` holds the first caller until released.
+
+    Only in the process that created it: a forked child scans freely.
+    """
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.pid = os.getpid()
+
+    def find_spec(self, *_args: object, **_kwargs: object) -> None:
+        return None
+
+    def find_distributions(self, *_args: object, **_kwargs: object) -> Iterator[object]:
+        if os.getpid() == self.pid and not self.release.is_set():
+            self.entered.set()
+            self.release.wait(CHILD_TIMEOUT)
+        return iter(())
+
+
+@pytest.fixture
+def finder(monkeypatch):
+    found = HoldingFinder()
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, found])
+    yield found
+    found.release.set()
+
+
+@pytest.fixture
+def plugin(site, plugin_source):
+    """A plugin that overrides FLASH_ATTN and adds PLUG_X."""
+    site.module("plug.mod", plugin_source)
+    site.dist(
+        "plug",
+        entry_points={GROUP: {"FLASH_ATTN": "plug.mod:Backend", "PLUG_X": "plug.mod:Other"}},
+    )
+    return site
+
+
+@contextlib.contextmanager
+def forking_with_threads() -> Iterator[None]:
+    """Python 3.12+ warns when a process with other threads forks; the tests mean to."""
+    if sys.version_info >= (3, 12):
+        with pytest.warns(DeprecationWarning, match=r"multi-threaded, use of fork\(\)"):
+            yield
+    else:
+        yield
+
+
+def wait_child(pid: int) -> int:
+    """The child's exit code; a child that outlives the time limit is killed and fails."""
+    deadline = time.monotonic() + CHILD_TIMEOUT
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail(f"the forked child hung for {CHILD_TIMEOUT}s")
+
+
+def fork_run(check: Callable[[], None]) -> int:
+    """Fork (other threads are running); run *check* in the child; its exit code."""
+    with forking_with_threads():
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 0
+        try:
+            check()
+        except BaseException:  # noqa: BLE001 - report whatever the child hit
+            traceback.print_exc()
+            code = 1
+        finally:
+            os._exit(code)
+    return wait_child(pid)
+
+
+def child_checks(*, overridden: bool = True) -> None:
+    """What a worker does first: lookups (built-in, plugin-added), a registration, a refresh.
+
+    With *overridden* false, FLASH_ATTN may have been cleared in the parent.
+    """
+    enum = attn.AttentionBackendEnum
+    assert enum["TRITON_ATTN"].get_path() == "attn.backends.attention.TritonAttentionBackend"
+    flash = {"plug.mod.Backend"} if overridden else {"plug.mod.Backend", FLASH_DEFAULT}
+    assert enum["FLASH_ATTN"].get_path() in flash
+    assert enum["PLUG_X"].get_path() == "plug.mod.Other"
+    attn.register_backend(enum.CUSTOM, "plug.mod:Other")
+    assert enum.CUSTOM.get_path() == "plug.mod.Other"
+    assert attn.MLAPrefillBackendEnum["CPU"].get_path().startswith("attn.backends.")
+    enum.refresh()
+    assert enum["FLASH_ATTN"].get_path() == "plug.mod.Backend"
+    assert enum["PLUG_X"].get_class().__name__ == "Other"
+    assert enum.CUSTOM.get_path() == "plug.mod.Other"
+
+
+def _lookup() -> None:
+    attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
+
+
+def _refresh() -> None:
+    attn.AttentionBackendEnum.refresh()
+
+
+def _register() -> None:
+    attn.register_backend(attn.AttentionBackendEnum.TORCH_SDPA, "plug.mod:Other")
+
+
+def _clear() -> None:
+    attn.AttentionBackendEnum.FLASH_ATTN.clear_override()
+
+
+def _listing() -> None:
+    build_report(attn.AttentionBackendEnum)
+
+
+HELD_OPERATIONS = {
+    "first discovery": (_lookup, False),
+    "refresh": (_refresh, True),
+    "registration": (_register, False),
+    "clear_override": (_clear, False),
+    "listing": (_listing, False),
+}
+
+
+@pytest.mark.parametrize("operation", list(HELD_OPERATIONS))
+def test_fork_while_another_thread_holds_the_registry(plugin, finder, operation):
+    """A child forked while a thread is inside a locked operation looks up and registers."""
+    run, discovered_before = HELD_OPERATIONS[operation]
+    if discovered_before:
+        finder.release.set()
+        attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
+        finder.release.clear()
+        finder.entered.clear()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert finder.entered.wait(CHILD_TIMEOUT), "the operation never reached discovery"
+    try:
+        assert fork_run(child_checks) == 0
+    finally:
+        finder.release.set()
+        thread.join(CHILD_TIMEOUT)
+    assert not thread.is_alive()
+
+
+def test_fork_while_a_thread_holds_the_plugin_backend_lock(plugin):
+    """A child forked while a thread creates a plugin-added backend object gets its own lock."""
+    attn.AttentionBackendEnum["PLUG_X"].get_path()
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with registry_enum._ADDED_LOCK:
+            held.set()
+            done.wait(CHILD_TIMEOUT)
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    assert held.wait(CHILD_TIMEOUT)
+    try:
+        assert fork_run(child_checks) == 0
+    finally:
+        done.set()
+        thread.join(CHILD_TIMEOUT)
+
+
+def _invariants(registry: type) -> None:
+    """The table is the discovered layer with the runtime layer on top, less what was cleared."""
+    snap = state_of(registry).snapshot()
+    for name, entry in snap.table.items():
+        assert entry is snap.runtime.get(name, snap.discovered.get(name)), name
+        assert name not in snap.cleared, name
+    for name in snap.runtime:
+        assert snap.table[name] is snap.runtime[name], name
+
+
+def _hammer(stop: threading.Event, errors: list[str], seed: int) -> None:
+    rng = random.Random(seed)  # noqa: S311 - a reproducible mix, not cryptography
+    attention, mla = REGISTRIES
+    operations: list[Callable[[], object]] = [
+        # Each lambda looks the name up again (that is the operation under test).
+        lambda: attention["FLASH_ATTN"].get_path(),  # noqa: PLW0108
+        lambda: attention["PLUG_X"].get_path(),  # noqa: PLW0108
+        lambda: mla["CPU"].get_path(),  # noqa: PLW0108
+        lambda: attn.register_backend(attention.CUSTOM, "plug.mod:Other"),
+        lambda: attn.register_mla_prefill_backend(mla.CUSTOM, "plug.mod:Prefill"),
+        attention.FLASH_ATTN.clear_override,
+        attention.CUSTOM.clear_override,
+        attention.refresh,
+        mla.refresh,
+        lambda: build_report(attention),
+        lambda: build_report(mla),
+    ]
+    while not stop.is_set():
+        operation = rng.choice(operations)
+        try:
+            operation()
+            for registry in REGISTRIES:
+                _invariants(registry)
+        except (AssertionError, attn.AttnError) as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+            return
+
+
+@contextlib.contextmanager
+def hammering(count: int) -> Iterator[list[str]]:
+    stop = threading.Event()
+    errors: list[str] = []
+    threads = [
+        threading.Thread(target=_hammer, args=(stop, errors, seed), daemon=True)
+        for seed in range(count)
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        yield errors
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(CHILD_TIMEOUT)
+    assert not any(thread.is_alive() for thread in threads), "a thread hung"
+
+
+def test_sixteen_threads_keep_every_table_whole(plugin):
+    """Lookups, registrations, clears, refreshes and listings across both registries, at once."""
+    with hammering(16) as errors:
+        time.sleep(1.0)
+    assert errors == []
+
+
+def test_forks_while_threads_discover_refresh_and_register(plugin):
+    """Children forked at random moments of four busy threads never hang and see whole tables."""
+
+    def check() -> None:
+        for registry in REGISTRIES:
+            _invariants(registry)
+        child_checks(overridden=False)
+
+    with hammering(4) as errors:
+        codes = [fork_run(check) for _ in range(8)]
+    assert errors == []
+    assert codes == [0] * 8
