@@ -102,10 +102,88 @@ def test_other_interface_is_refused(plugin_module):
     assert info.value.detail == "Prefill does not derive from attn.backends._base.AttentionBackend"
 
 
-@pytest.mark.parametrize("exc", ["KeyboardInterrupt", "SystemExit"])
+@pytest.mark.parametrize("exc", ["KeyboardInterrupt", "GeneratorExit"])
 def test_interrupts_are_not_contained(site, exc):
-    """KeyboardInterrupt and SystemExit raised at import go through untouched."""
+    """KeyboardInterrupt and GeneratorExit raised at import go through untouched."""
     site.module("plug.stop", f"raise {exc}\n")
     with pytest.raises(BaseException) as info:  # noqa: PT011 - the exact type is checked below
         load("plug.stop", "Backend")
     assert type(info.value).__name__ == exc
+
+
+@pytest.mark.parametrize(
+    ("source", "detail"),
+    [
+        ("raise SystemExit(0)", "SystemExit: plugin code tried to exit the process (exit code 0)"),
+        (
+            "import sys; sys.exit('bye')",
+            "SystemExit: plugin code tried to exit the process (exit code 'bye')",
+        ),
+        ("class Stop(BaseException): pass\nraise Stop('own')", "Stop: own"),
+        (
+            "class Mute(Exception):\n    def __str__(self): raise ValueError\nraise Mute",
+            "Mute (its message cannot be shown: str() raised ValueError)",
+        ),
+    ],
+)
+def test_plugin_exits_and_base_exceptions_are_load_failures(site, source, detail):
+    """SystemExit, a plugin's BaseException subclass or an unprintable error is a load failure."""
+    site.module("plug.stop", source + "\n")
+    with pytest.raises(BackendLoadError) as info:
+        load("plug.stop", "Backend")
+    assert info.value.detail == detail
+
+
+HOSTILE = """\
+from attn import AttentionBackend
+
+
+class Loud:
+    def __repr__(self):
+        raise RuntimeError("repr")
+
+
+class Liar:
+    @property
+    def __class__(self):
+        raise RuntimeError("class")
+
+
+class Meta(type):
+    def __getattribute__(cls, name):
+        if name == "__qualname__":
+            raise RuntimeError("qualname")
+        return super().__getattribute__(name)
+
+
+loud = Loud()
+liar = Liar()
+Nameless = Meta("Nameless", (), {})
+"""
+
+
+@pytest.mark.parametrize(
+    ("attr", "detail"),
+    [
+        ("loud", "'plug.bad:loud' is not a class but Loud (its repr() raises)"),
+        ("liar", "checking 'plug.bad:liar' against the interface raised RuntimeError: class"),
+        ("Nameless", "Nameless does not derive from attn.backends._base.AttentionBackend"),
+    ],
+)
+def test_objects_that_cannot_describe_themselves(site, attr, detail):
+    """A __repr__, __class__ or __qualname__ that raises gives an interface error, not a crash."""
+    site.module("plug.bad", HOSTILE)
+    with pytest.raises(BackendInterfaceError) as info:
+        load("plug.bad", attr)
+    assert info.value.detail == detail
+
+
+def test_missing_third_party_dependency(site):
+    """A plugin module importing a package that is not installed names it and the plugin."""
+    site.module("plug.needs", "import numpy_that_is_not_here\n")
+    with pytest.raises(BackendLoadError) as info:
+        load("plug.needs", "Backend")
+    assert info.value.detail == (
+        "missing dependency 'numpy_that_is_not_here' of plug (ModuleNotFoundError: No module "
+        "named 'numpy_that_is_not_here'); install it, or reinstall plug with its dependencies"
+    )

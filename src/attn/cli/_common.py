@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import sys
@@ -187,12 +188,19 @@ def source(row: BackendRow, report: RegistryReport) -> str:
 
 
 def available(row: BackendRow) -> str:
-    """The AVAILABLE cell of a backend row."""
+    """The AVAILABLE cell: yes, no, unknown (plugin code not imported) or ``-``."""
     if row.path is None:
         return "-"
-    if row.available is None:
+    # With --load a plugin's class was imported, so its own answer is known.
+    answer = row.loaded_available if row.available is None else row.available
+    if answer is None:
         return "unknown"
-    return "yes" if row.available else "no"
+    return "yes" if answer else "no"
+
+
+def plugin_output_to(err: IO[str]) -> contextlib.AbstractContextManager[object]:
+    """While plugin code may run (``--load``), its prints go to stderr, never into the output."""
+    return contextlib.redirect_stdout(err)
 
 
 def plural(count: int, noun: str) -> str:

@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-from ._common import EXIT_OK, EXIT_PROBLEM, Style, group, plural, registries, wrap
+from ._common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    Style,
+    group,
+    plugin_output_to,
+    plural,
+    registries,
+    wrap,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -104,9 +113,10 @@ def _collect(checked: Sequence[_Checked]) -> list[tuple[Finding, str | None]]:
     return collected
 
 
-def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:  # noqa: ARG001 - one signature for every command
+def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print every finding with its fix and a summary; return the exit code."""
-    checked = [_check(r, load=args.load) for r in registries()]
+    with plugin_output_to(err):
+        checked = [_check(r, load=args.load) for r in registries()]
     collected = _collect(checked)
     style = Style(out)
     problems = [(f, s) for f, s in collected if f.is_problem]

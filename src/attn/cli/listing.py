@@ -12,6 +12,7 @@ from ._common import (
     Style,
     available,
     fit,
+    plugin_output_to,
     select,
     source,
     version_label,
@@ -29,6 +30,8 @@ _HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
 _FROM = _HEADERS.index("FROM")
 _STATUS = _HEADERS.index("STATUS")
 _MIN_FROM = 12
+#: A longer name widens only its own row, not every row of the table.
+_MAX_NAME = 32
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -64,6 +67,7 @@ def _table(report: RegistryReport, style: Style) -> list[str]:
         for row in report.backends
     ]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
+    widths[0] = min(widths[0], _MAX_NAME)
     others = sum(w for i, w in enumerate(widths) if i != _FROM) + 2 * (len(_HEADERS) - 1)
     widths[_FROM] = max(len(_HEADERS[_FROM]), min(widths[_FROM], max(WIDTH - others, _MIN_FROM)))
     for r in rows:
@@ -71,6 +75,9 @@ def _table(report: RegistryReport, style: Style) -> list[str]:
 
     def line(cells: Sequence[str], painted: Sequence[str]) -> str:
         padded = [p + " " * (w - len(c)) for c, p, w in zip(cells, painted, widths, strict=True)]
+        if len(cells[0]) > widths[0]:
+            # An over-long name keeps its own line; the row continues below it.
+            return painted[0] + "\n" + line(["", *cells[1:]], ["", *painted[1:]])
         return "  ".join(padded).rstrip()
 
     lines = [line(_HEADERS, [style.bold(h) for h in _HEADERS])]
@@ -132,7 +139,8 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from attn.registry import build_report  # noqa: PLC0415
 
     registries = select(args.registry)
-    reports = [build_report(r, load=args.load) for r in registries]
+    with plugin_output_to(err):
+        reports = [build_report(r, load=args.load) for r in registries]
     if args.json:
         payload = {
             "attn_version": version_label(),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, final
 
 from .enum import _entry_or_default, _get_class, valid_names
 from .errors import AttnError, BackendLoadError
+from .loading import describe, passes_through
 from .report import BackendRow, BackendStatus, Finding, RegistryReport
 
 if TYPE_CHECKING:
@@ -16,19 +18,42 @@ if TYPE_CHECKING:
 __all__ = ["build_report", "one_line"]
 
 
-def _availability(cls: type | None) -> tuple[bool | None, tuple[str, ...], tuple[str, ...]]:
-    """``(available, requires, missing)`` of a backend class; ``None``: cannot tell."""
+@final
+@dataclass(frozen=True, slots=True)
+class _Availability:
+    available: bool | None
+    """``None``: cannot tell."""
+    requires: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    problem: str | None = None
+    """Why the class's ``requires`` or ``missing_requirements()`` failed."""
+
+
+_UNKNOWN = _Availability(None)
+
+
+def _availability(cls: type | None) -> _Availability:
+    """What a backend class says about its kernel packages; unknown without a class."""
     if cls is None:
-        return None, (), ()
-    requires = tuple(str(r) for r in getattr(cls, "requires", ()) or ())
+        return _UNKNOWN
+    try:
+        requires = tuple(str(r) for r in getattr(cls, "requires", ()) or ())
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        return _Availability(None, problem=f"its 'requires' raised {describe(exc)}")
     check = getattr(cls, "missing_requirements", None)
     if not callable(check):
-        return None, requires, ()
+        return _Availability(None, requires)
     try:
         missing = tuple(str(r) for r in check())
-    except Exception:  # noqa: BLE001 - a failing check means "cannot tell"
-        return None, requires, ()
-    return not missing, requires, missing
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        return _Availability(
+            None, requires, problem=f"its missing_requirements() raised {describe(exc)}"
+        )
+    return _Availability(not missing, requires, missing)
 
 
 def one_line(text: str) -> str:
@@ -67,14 +92,23 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
     # Availability first: importing the class below must not change it, since
     # --load changes only status and reason.
     cls = None if path is None else _class_without_plugin_code(registry, name, entry)
-    available, requires, missing = _availability(cls)
+    known = _availability(cls)
+    loaded = _UNKNOWN
     finding = None
     if load and path is not None:
         try:
-            _get_class(registry, name)
+            loaded = _availability(_get_class(registry, name))
         except BackendLoadError as exc:
             status, reason = "broken", one_line(exc.detail)
             finding = Finding("load-failure", name, str(exc), "see the message for the fix")
+        if loaded.problem is not None:
+            status, reason = "broken", loaded.problem
+            finding = Finding(
+                "load-failure",
+                name,
+                f"{registry.__name__}.{name} ({path}) loads, but {loaded.problem}",
+                "fix the backend class (or uninstall the plugin that provides it)",
+            )
     origin = "builtin" if entry is None else entry.origin
     return (
         BackendRow(
@@ -89,10 +123,11 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
             distribution_version=None if entry is None else entry.version,
             status=status,
             reason=reason,
-            available=available,
-            requires=requires,
+            available=known.available,
+            requires=known.requires,
             registered_by=None if entry is None else entry.registered_by,
-            missing=missing,
+            missing=known.missing,
+            loaded_available=loaded.available,
         ),
         finding,
     )

@@ -1,8 +1,18 @@
-"""Importing a backend's class by path and checking it against the interface."""
+"""Importing a backend's class by path and checking it against the interface.
+
+Importing a plugin runs someone else's code. Whatever that code raises,
+``SystemExit`` and a plugin's own ``BaseException`` subclasses included,
+becomes a :class:`~attn.registry.errors.BackendLoadError` naming the backend
+and its distribution; only ``KeyboardInterrupt`` and ``GeneratorExit`` pass
+through, as the user or the interpreter asked for them. Objects that fail
+even to describe themselves (a ``__repr__``, ``__class__`` or ``__qualname__``
+that raises) are load failures too.
+"""
 
 from __future__ import annotations
 
 import importlib
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
@@ -11,7 +21,39 @@ from .errors import BackendInterfaceError, BackendLoadError
 if TYPE_CHECKING:
     from .paths import ClassPath
 
-__all__ = ["LoadContext", "load_class"]
+__all__ = ["LoadContext", "describe", "load_class", "loading_now", "passes_through"]
+
+#: Exceptions that plugin code may raise through attn: the user's Ctrl-C and
+#: the interpreter's closing of a generator.
+_PASS_THROUGH = (KeyboardInterrupt, GeneratorExit)
+
+
+def passes_through(exc: BaseException) -> bool:
+    """Whether *exc* must propagate rather than become a load failure."""
+    return isinstance(exc, _PASS_THROUGH)
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of *exc*, even when its ``__str__`` raises."""
+    try:
+        name = type(exc).__name__
+    except Exception:  # noqa: BLE001 - a hostile metaclass
+        name = "exception"
+    if isinstance(exc, SystemExit):
+        return f"{name}: plugin code tried to exit the process (exit code {_shown(exc.code)})"
+    try:
+        text = str(exc)
+    except Exception as inner:  # noqa: BLE001 - plugin code can break even str()
+        return f"{name} (its message cannot be shown: str() raised {type(inner).__name__})"
+    return f"{name}: {text}" if text else name
+
+
+def _shown(value: object, width: int = 60) -> str:
+    """``repr(value)`` cut to *width*, or a note when the object's ``__repr__`` raises."""
+    try:
+        return f"{value!r:.{width}}"
+    except Exception:  # noqa: BLE001 - plugin objects can break even repr()
+        return "(its repr() raises)"
 
 
 @final
@@ -45,33 +87,81 @@ def _fail(
     )
 
 
-def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
-    """Import *path* and return the class, which must derive from *interface*.
+_LOADING = threading.local()
 
-    Raises:
-        BackendLoadError: the module or attribute cannot be imported; the
-            original exception is chained as ``__cause__``.
-        BackendInterfaceError: the object is not a subclass of *interface*.
-    """
+
+def loading_now() -> LoadContext | None:
+    """The plugin whose module this thread is importing now, if any."""
+    stack: list[LoadContext] = getattr(_LOADING, "stack", [])
+    return stack[-1] if stack else None
+
+
+def _import(path: ClassPath, ctx: LoadContext) -> object:
+    stack: list[LoadContext] = _LOADING.__dict__.setdefault("stack", [])
+    stack.append(ctx)
     try:
         obj: object = importlib.import_module(path.module)
         for part in path.qualname.split("."):
             obj = getattr(obj, part)
-    except Exception as exc:
-        raise _fail(ctx, path, f"{type(exc).__name__}: {exc}") from exc
-    if not isinstance(obj, type):
-        raise _fail(
-            ctx,
-            path,
-            f"{path.colon!r} is not a class but {type(obj).__name__} {obj!r:.60}",
-            interface=True,
-        )
-    if not issubclass(obj, interface):
-        raise _fail(
-            ctx,
-            path,
-            f"{obj.__qualname__} does not derive from "
-            f"{interface.__module__}.{interface.__qualname__}",
-            interface=True,
-        )
+    finally:
+        stack.pop()
     return obj
+
+
+def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> str:
+    """What went wrong, in one sentence, for the error's detail."""
+    if isinstance(exc, BackendLoadError):
+        # The module asked attn for another backend while it was imported and
+        # that failed: say so once instead of nesting the whole message.
+        return f"importing it loads {exc.backend!r}, which fails: {exc.detail}"
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        missing = exc.name
+        own = path.module == missing or path.module.startswith(missing + ".")
+        if not own and ctx.distribution is not None:
+            return (
+                f"missing dependency {missing!r} of {ctx.distribution} "
+                f"(ModuleNotFoundError: {describe(exc).split(': ', 1)[-1]}); install it, "
+                f"or reinstall {ctx.distribution} with its dependencies"
+            )
+    return describe(exc)
+
+
+def _check_class(obj: object, path: ClassPath, interface: type) -> str | None:
+    """Why *obj* is not a backend class of *interface*, or ``None`` when it is one."""
+    if not isinstance(obj, type):
+        return f"{path.colon!r} is not a class but {type(obj).__name__} {_shown(obj)}"
+    if not issubclass(obj, interface):
+        try:
+            name = str(obj.__qualname__)
+        except Exception:  # noqa: BLE001 - a metaclass whose __qualname__ raises
+            name = path.qualname
+        return f"{name} does not derive from {interface.__module__}.{interface.__qualname__}"
+    return None
+
+
+def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
+    """Import *path* and return the class, which must derive from *interface*.
+
+    Raises:
+        BackendLoadError: the module or attribute cannot be imported, or the
+            code run by importing it raised anything but ``KeyboardInterrupt``
+            or ``GeneratorExit``; the original exception is chained as
+            ``__cause__``.
+        BackendInterfaceError: the object is not a subclass of *interface*.
+    """
+    try:
+        obj = _import(path, ctx)
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        raise _fail(ctx, path, _import_failure(exc, path, ctx)) from exc
+    try:
+        problem = _check_class(obj, path, interface)
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        problem = f"checking {path.colon!r} against the interface raised {describe(exc)}"
+        raise _fail(ctx, path, problem, interface=True) from exc
+    if problem is not None:
+        raise _fail(ctx, path, problem, interface=True)
+    return obj  # type: ignore[return-value]

@@ -124,6 +124,11 @@ class BackendRow:
     """For a runtime registration, the module that made it."""
     missing: tuple[str, ...] = ()
     """The entries of :attr:`requires` that are not installed."""
+    loaded_available: bool | None = None
+    """With ``--load``: availability as the imported class reports it (plugins too).
+
+    Not in the JSON, where ``--load`` changes only ``status`` and ``reason``.
+    """
 
     def to_json(self) -> dict[str, object]:
         """The row of ``backends`` in ``attn list --json``."""
