@@ -310,16 +310,18 @@ class RegistryState:
     def invalidate(self) -> None:
         """Forget the discovery result: the next access discovers again (runtime layer kept)."""
         with self._lock:
-            self._result = None
+            self._layers = replace(self._layers, result=None)
 
     def restore(self, snapshot: Snapshot) -> None:
         """Put back the state *snapshot* recorded: discovery result, layers and clears."""
         with self._lock:
-            self._result = snapshot.result
-            self._discovered = dict(snapshot.discovered)
-            self._runtime = dict(snapshot.runtime)
-            self._table = dict(snapshot.table)
-            self._cleared = set(snapshot.cleared)
+            self._layers = _Layers(
+                snapshot.result,
+                dict(snapshot.discovered),
+                dict(snapshot.runtime),
+                dict(snapshot.table),
+                snapshot.cleared,
+            )
 
     def reset(self) -> None:
         """Forget discovery and every runtime registration (for tests)."""
