@@ -16,6 +16,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
@@ -23,6 +24,7 @@ import attn
 from attn.cli import main
 from attn.registry.controls import read_controls
 from attn.registry.discovery import discover
+from attn.registry.report import FindingKind
 
 GOLDEN = Path(__file__).parent / "cli"
 # The contract's schema sits beside the checkout; docs/ ships a copy (kept equal
@@ -38,6 +40,7 @@ ATTENTION = [m.name for m in attn.AttentionBackendEnum]
 MLA = [m.name for m in attn.MLAPrefillBackendEnum]
 BOOLEAN_VARIABLES = ("ATTN_DISABLE_PLUGINS", "ATTN_STRICT")
 HELP_HINT = "Try 'attn --help' for help."
+DOCTOR_HINT = "'attn doctor' checks the installed plugins and says how to fix what it finds.\n"
 
 
 @dataclass
@@ -80,16 +83,19 @@ def assert_golden(name: str, text: str) -> None:
     assert text == path.read_text(encoding="utf-8")
 
 
-@pytest.fixture(scope="session")
-def validator():
-    """A validator for `attn list --json`; tests skip schema checks when the file is missing."""
-    if not SCHEMA_PATH.is_file():
-        return None
+def schema_validator(path: Path):
+    """A validator for the JSON Schema at *path*, itself checked against its meta-schema."""
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema = json.loads(path.read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
+
+
+@pytest.fixture(scope="session")
+def validator():
+    """A validator for `attn list --json`; tests skip schema checks when the file is missing."""
+    return schema_validator(SCHEMA_PATH) if SCHEMA_PATH.is_file() else None
 
 
 @pytest.fixture
@@ -228,8 +234,8 @@ def test_no_command_prints_help_and_exits_2(run):
     [
         (["--help"], "usage: attn [-h] [--version] COMMAND ...\n"),
         (["list", "--help"], "usage: attn list [-h] [--json] [--load] [REGISTRY ...]\n"),
-        (["show", "-h"], "usage: attn show [-h] [--registry REGISTRY] NAME\n"),
-        (["doctor", "--help"], "usage: attn doctor [-h] [--load]\n"),
+        (["show", "-h"], "usage: attn show [-h] [--registry REGISTRY] [--load] NAME\n"),
+        (["doctor", "--help"], "usage: attn doctor [-h] [--load] [--json]\n"),
     ],
 )
 def test_help_exits_0(run, args, usage):
@@ -262,19 +268,33 @@ def test_help_exits_0(run, args, usage):
             HELP_HINT,
         ),
         (["--bogus"], "unrecognized arguments: --bogus", HELP_HINT),
-        (["list", "--bogus"], "unrecognized arguments: --bogus", HELP_HINT),
+        (
+            ["list", "--bogus"],
+            "unrecognized arguments: --bogus",
+            "Try 'attn list --help' for help.",
+        ),
+        (["--bogus", "list"], "unrecognized arguments: --bogus", HELP_HINT),
         (
             ["show"],
             "the following arguments are required: NAME",
             "Try 'attn show --help' for help.",
         ),
-        (["show", "A", "B"], "unrecognized arguments: B", HELP_HINT),
+        (["show", "A", "B"], "unrecognized arguments: B", "Try 'attn show --help' for help."),
         (
             ["show", "FLASH_ATTN", "--registry"],
             "argument --registry: expected one argument",
             "Try 'attn show --help' for help.",
         ),
-        (["doctor", "extra"], "unrecognized arguments: extra", HELP_HINT),
+        (
+            ["doctor", "extra"],
+            "unrecognized arguments: extra",
+            "Try 'attn doctor --help' for help.",
+        ),
+        (
+            ["doctor", "doctor"],
+            "unrecognized arguments: doctor",
+            "Try 'attn doctor --help' for help.",
+        ),
     ],
 )
 def test_usage_errors_exit_2(run, args, message, hint):
@@ -305,10 +325,11 @@ def test_unknown_registry_is_usage_error(run, command, selector, suggestion):
     """REGISTRY must be a class name or group spelled exactly; anything else exits 2."""
     args = [*command, selector] if command[0] == "list" else [*command, "--registry", selector]
     result = run(*args)
+    hint = f"Try 'attn {command[0]} --help' for help."
     assert result == Result(
         2,
         "",
-        f"Error: unknown registry {selector!r}; {VALID_REGISTRIES}{suggestion}\n{HELP_HINT}\n",
+        f"Error: unknown registry {selector!r}; {VALID_REGISTRIES}{suggestion}\n{hint}\n",
     )
 
 
@@ -943,7 +964,7 @@ def test_show_registry_option(run, selector, present, absent):
 def test_show_unknown_name_exits_1(run, args, message):
     """An unknown name exits 1 with a clear message and close matches."""
     result = run("show", *args)
-    assert result == Result(1, "", message + "'attn list' shows every backend.\n")
+    assert result == Result(1, "", message + DOCTOR_HINT)
 
 
 def test_show_suggests_plugin_names(run, plugins):
@@ -966,10 +987,19 @@ def test_show_suggests_names_that_differ_only_by_case(run, site):
 # -- attn doctor --------------------------------------------------------------------
 
 
+NOT_IMPORTED = (
+    "Not imported: {builtin} built-in and {plugin} (import failures are not checked).\n"
+    "Run 'attn doctor --load' to import every backend (it runs plugin code).\n"
+)
+
+
 def test_doctor_clean(run):
-    """With no plugin, doctor says it found no problem and exits 0."""
+    """With no plugin, doctor says it found no problem, what it did not import, and exits 0."""
     assert run("doctor") == Result(
-        0, "attn doctor: no problems found (2 groups, 0 plugin entry points).\n", ""
+        0,
+        NOT_IMPORTED.format(builtin=29, plugin="0 plugin backends")
+        + "attn doctor: no problems found (2 groups, 0 plugin entry points).\n",
+        "",
     )
 
 
@@ -1177,8 +1207,13 @@ def test_doctor_case_collision_is_a_note(run, site):
 
 
 def test_doctor_load_failure(run, broken):
-    """`attn doctor` passes a plugin that fails at import; `--load` finds it."""
-    assert run("doctor").code == 0
+    """Without --load doctor passes a plugin that fails at import, and says so; --load finds it."""
+    assert run("doctor") == Result(
+        0,
+        NOT_IMPORTED.format(builtin=29, plugin="1 plugin backend")
+        + "attn doctor: no problems found (2 groups, 1 plugin entry point).\n",
+        "",
+    )
     result = run("doctor", "--load")
     assert result == Result(
         1,
@@ -1198,7 +1233,8 @@ def test_doctor_disabled_plugins(run, plugins, monkeypatch):
     assert run("doctor") == Result(
         0,
         "Plugins are disabled (ATTN_DISABLE_PLUGINS is set): no plugin was checked.\n"
-        "attn doctor: no problems found (2 groups, 0 plugin entry points).\n",
+        + NOT_IMPORTED.format(builtin=29, plugin="0 plugin backends")
+        + "attn doctor: no problems found (2 groups, 0 plugin entry points).\n",
         "",
     )
 
@@ -1211,4 +1247,145 @@ def test_doctor_problems_come_before_notes(run, site):
     assert result.out.index("problem (") < result.out.index("note (")
     assert result.out.endswith(
         "attn doctor: 1 problem and 1 note (2 groups, 1 plugin entry point).\n"
+    )
+
+
+# -- attn doctor --json -------------------------------------------------------------
+
+DOCTOR_SCHEMA = _ROOT / "docs" / "attn-doctor.schema.json"
+
+
+@pytest.fixture(scope="session")
+def doctor_validator():
+    """A validator for `attn doctor --json`, from the schema shipped in docs/."""
+    return schema_validator(DOCTOR_SCHEMA)
+
+
+@pytest.fixture
+def doctor_json(run, doctor_validator):
+    """Run ``attn doctor --json ARGS``; check the exit code and the schema; return the data."""
+
+    def doctor_json(*args: str, code: int) -> dict:
+        result = run("doctor", "--json", *args)
+        assert (result.code, result.err) == (code, "")
+        data = json.loads(result.out)
+        doctor_validator.validate(data)
+        return data
+
+    return doctor_json
+
+
+def test_doctor_json_clean(doctor_json):
+    """With no plugin, the document says so, with the counts the text prints."""
+    assert doctor_json(code=0) == {
+        "attn_version": VERSION,
+        "loaded": False,
+        "plugins_disabled": False,
+        "groups": ["attn.backends", "attn.mla_prefill_backends"],
+        "plugin_entry_points": 0,
+        "not_imported": {"builtin": 29, "plugin": 0},
+        "problems": 0,
+        "notes": 0,
+        "findings": [],
+    }
+
+
+def test_doctor_json_findings(doctor_json, plugins, conflict, broken):
+    """Every finding of the text output is one object with kind, group, subject, message, fix."""
+    data = doctor_json("--load", code=1)
+    assert (data["loaded"], data["not_imported"], data["problems"], data["notes"]) == (
+        True,
+        {"builtin": 0, "plugin": 0},
+        6,
+        0,
+    )
+    kinds = [(f["severity"], f["kind"], f["group"], f["subject"]) for f in data["findings"]]
+    assert kinds == [
+        ("problem", "invalid", "attn.backends", "bad-name"),
+        ("problem", "invalid", "attn.backends", "NO_ATTR"),
+        ("problem", "incompatible", "attn.backends", "OLD_ATTN"),
+        ("problem", "shadowed", "attn.backends", "SHARED_ATTN"),
+        ("problem", "load-failure", "attn.backends", "BROKEN_ATTN"),
+        ("problem", "load-failure", "attn.backends", "SHARED_ATTN"),
+    ]
+    incompatible = data["findings"][2]
+    assert incompatible["message"] == (
+        f"old-attn 2.0 provides 'OLD_ATTN' but is incompatible: requires attn>=99, "
+        f"installed {VERSION}"
+    )
+    assert incompatible["fix"].startswith("install a release of old-attn that supports attn ")
+
+
+def test_doctor_json_counts_what_it_did_not_import(doctor_json, broken):
+    """Without --load, a plugin that fails at import is no finding; not_imported counts it."""
+    data = doctor_json(code=0)
+    assert (data["loaded"], data["not_imported"], data["findings"]) == (
+        False,
+        {"builtin": 29, "plugin": 1},
+        [],
+    )
+
+
+def test_doctor_json_global_findings_have_no_group(doctor_json, site, monkeypatch):
+    """A finding about the environment (an unmatched ATTN_PLUGINS name) has group null."""
+    site.dist("fine-attn", entry_points={"attn.backends": {"FINE": "fine:F"}})
+    monkeypatch.setenv("ATTN_PLUGINS", "fine-attn,nosuch")
+    (finding,) = doctor_json(code=1)["findings"]
+    assert (finding["kind"], finding["group"], finding["subject"]) == (
+        "unmatched-selection",
+        None,
+        "nosuch",
+    )
+
+
+def test_doctor_schema_names_every_finding_kind():
+    """The schema's kinds are exactly the kinds doctor can report."""
+    schema = json.loads(DOCTOR_SCHEMA.read_text(encoding="utf-8"))
+    kinds = schema["properties"]["findings"]["items"]["properties"]["kind"]["enum"]
+    assert sorted(kinds) == sorted(get_args(FindingKind))
+
+
+# -- attn show --load, and names a plugin declares where attn does not read --------
+
+
+def test_show_load_marks_a_broken_plugin(run, broken, plugins, sentinel):
+    """`attn show NAME --load` imports that backend only and shows why it cannot load."""
+    result = run("show", "BROKEN_ATTN", "--load")
+    assert result.code == 0
+    assert "  status:        broken: RuntimeError: always fails at import\n" in result.out
+    assert not sentinel.exists()  # acme_attn, another plugin, was not imported
+
+
+def test_show_without_load_says_the_plugin_was_not_imported(run, broken):
+    """Without --load, a plugin's status says it was not imported and how to check it."""
+    result = run("show", "BROKEN_ATTN")
+    assert (
+        "  status:        ok (not imported: 'attn show BROKEN_ATTN --load' imports and checks it)\n"
+    ) in result.out
+
+
+def test_show_load_of_a_good_plugin(run, plugins, sentinel):
+    """`attn show NAME --load` of a plugin that imports says ok, without the hint."""
+    result = run("show", "ACME_ATTN", "--load")
+    assert result.code == 0
+    assert "  status:        ok\n" in result.out
+    assert sentinel.exists()
+
+
+@pytest.fixture
+def misgrouped(site):
+    """vendor-attn declares VENDOR_FAST in 'attn.backend', a typo of 'attn.backends'."""
+    site.dist("vendor-attn", "1.2", entry_points={"attn.backend": {"VENDOR_FAST": "v:B"}})
+    return site
+
+
+def test_show_unknown_name_declared_in_a_typo_group(run, misgrouped):
+    """`attn show` of a name declared in a misspelt group says where it is and points at doctor."""
+    result = run("show", "VENDOR_FAST")
+    assert result == Result(
+        1,
+        "",
+        "Error: unknown backend 'VENDOR_FAST' in AttentionBackendEnum or MLAPrefillBackendEnum.\n"
+        "'VENDOR_FAST' is declared by vendor-attn 1.2 in entry-point group 'attn.backend', which "
+        "looks like a typo of 'attn.backends'; attn does not read that group.\n" + DOCTOR_HINT,
     )

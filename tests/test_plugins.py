@@ -278,14 +278,15 @@ def test_close_matches_keep_names_that_differ_by_case(plug):
 
 
 def test_unknown_name_of_a_rejected_plugin(plug):
-    """A name a plugin provides but that was not merged says why, with no suggestion."""
+    """A name a plugin provides but that was not merged says why and cites doctor, no suggestion."""
     plug.dist("plug", entry_points=eps(NEW_ONE="plug.mod:Backend"), requires=["attn>=9.0"])
     with pytest.raises(UnknownBackendError) as info:
         AttentionBackendEnum["NEW_ONE"]
     assert str(info.value) == (
         f"Unknown attention backend: 'NEW_ONE'. Valid options are: {BUILTINS}\n"
         "'NEW_ONE' is provided by plug 1.0 but is incompatible: "
-        "requires attn>=9.0, installed 0.1.0"
+        "requires attn>=9.0, installed 0.1.0\n"
+        "Run 'attn doctor' for the fix."
     )
 
 

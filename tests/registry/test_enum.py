@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+import attn
 from attn.registry import (
     AttnError,
     Backend,
@@ -324,3 +325,28 @@ def test_snapshot_is_a_copy(toy_env):
     assert "CUSTOM" in snap.table
     assert "CUSTOM" in snap.runtime
     assert "CUSTOM" not in state_of(ToyBackendEnum).snapshot().table
+
+
+def test_unknown_name_declared_in_a_typo_group(site):
+    """The unknown-name error cites an entry point in a misspelt group and points at doctor."""
+    site.dist("vendor-attn", "1.2", entry_points={"attn.backend": {"VENDOR_FAST": "v:B"}})
+    with pytest.raises(ValueError, match="Unknown attention backend: 'VENDOR_FAST'") as info:
+        attn.AttentionBackendEnum["VENDOR_FAST"]
+    assert str(info.value).splitlines()[1:] == [
+        (
+            "'VENDOR_FAST' is declared by vendor-attn 1.2 in entry-point group 'attn.backend', "
+            "which looks like a typo of 'attn.backends'; attn does not read that group"
+        ),
+        "Run 'attn doctor' for the fix.",
+    ]
+
+
+def test_lookup_is_the_same_as_indexing(site):
+    """Registry.lookup(name) returns what Registry[name] does: a member or a plugin backend."""
+    site.dist("vendor-attn", entry_points={"attn.backends": {"VENDOR_FAST": "v:B"}})
+    registry = attn.AttentionBackendEnum
+    assert registry.lookup("FLASH_ATTN") is registry.FLASH_ATTN
+    assert registry.lookup("VENDOR_FAST") is registry["VENDOR_FAST"]
+    assert isinstance(registry.lookup("VENDOR_FAST"), attn.PluginBackend)
+    with pytest.raises(attn.AttnError, match="Unknown attention backend: 'NOPE'"):
+        registry.lookup("NOPE")

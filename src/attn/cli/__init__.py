@@ -3,8 +3,8 @@
 Usage::
 
     attn list [REGISTRY ...] [--json] [--load]
-    attn show NAME [--registry REGISTRY]
-    attn doctor [--load]
+    attn show NAME [--registry REGISTRY] [--load]
+    attn doctor [--load] [--json]
     attn --version
 
 REGISTRY is a registry's class name (``AttentionBackendEnum``) or its
@@ -20,7 +20,8 @@ Exit codes, as click and httpx use them:
 - 2: the invocation is wrong: bad arguments, no command at all (the help is
   printed on stderr), or an ``ATTN_*`` variable with an invalid value.
 
-Errors go to stderr as ``Error: ...``; usage errors add a hint to ``--help``.
+Errors go to stderr as ``Error: ...``; usage errors add a hint to the
+``--help`` of the (sub)command whose arguments were wrong.
 Warnings that attn issues while a command runs (a conflict between plugins,
 an ``ATTN_PLUGINS`` name that matches nothing) are printed on stderr as
 ``Warning: ...`` instead of Python's default warning format.
@@ -99,7 +100,14 @@ def _run(argv: Sequence[str] | None, out: IO[str], err: IO[str]) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     _check_command(argv)
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # argparse blames the top-level parser; the arguments belong to the command.
+        after_command = (
+            args.command is not None and extra[0] in argv[argv.index(args.command) + 1 :]
+        )
+        prog = f"attn {args.command}" if after_command else "attn"
+        raise UsageError(f"unrecognized arguments: {' '.join(extra)}", prog)
     if args.version:
         out.write(f"attn {version_label()} (Python {sys.version.split()[0]}, {sys.executable})\n")
         return EXIT_OK

@@ -71,8 +71,12 @@ def group(registry: BackendEnumMeta) -> str:
     return registry._attn_state.config.group
 
 
-def select(names: Sequence[str]) -> list[BackendEnumMeta]:
-    """The registries *names* pick (class names or groups, spelled exactly); all if none."""
+def select(names: Sequence[str], prog: str) -> list[BackendEnumMeta]:
+    """The registries *names* pick (class names or groups, spelled exactly); all if none.
+
+    Raises:
+        UsageError: a name picks no registry; the hint names *prog*'s help.
+    """
     every = registries()
     if not names:
         return every
@@ -86,7 +90,7 @@ def select(names: Sequence[str]) -> list[BackendEnumMeta]:
             close = difflib.get_close_matches(name, list(spellings), n=1, cutoff=0.6)
             if close:
                 msg += f". Did you mean {close[0]!r}?"
-            raise UsageError(msg, "attn")
+            raise UsageError(msg, prog)
         if registry not in chosen:
             chosen.append(registry)
     return chosen

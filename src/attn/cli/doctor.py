@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from ._common import (
     plugin_output_to,
     plural,
     registries,
+    version_label,
     wrap,
 )
 
@@ -38,6 +40,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument(
         "--load", action="store_true", help="also import every backend (runs plugin code)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object (for CI) instead of text"
     )
 
 
@@ -113,14 +118,56 @@ def _collect(checked: Sequence[_Checked]) -> list[tuple[Finding, str | None]]:
     return collected
 
 
+def _not_imported(checked: Sequence[_Checked]) -> tuple[int, int]:
+    """How many built-in and plugin backends ``--load`` would import."""
+    builtin = sum(
+        sum(1 for d in c.registry._attn_defaults.values() if d is not None) for c in checked
+    )
+    return builtin, sum(len(c.result.used) for c in checked)
+
+
+def _to_json(
+    checked: Sequence[_Checked], collected: Sequence[tuple[Finding, str | None]], *, load: bool
+) -> dict[str, object]:
+    builtin, plugin = (0, 0) if load else _not_imported(checked)
+    return {
+        "attn_version": version_label(),
+        "loaded": load,
+        "plugins_disabled": all(c.result.plugins_disabled for c in checked),
+        "groups": [group(c.registry) for c in checked],
+        "plugin_entry_points": sum(len(c.result.plugins) for c in checked),
+        "not_imported": {"builtin": builtin, "plugin": plugin},
+        "problems": sum(1 for f, _ in collected if f.is_problem),
+        "notes": sum(1 for f, _ in collected if not f.is_problem),
+        "findings": [
+            {
+                "severity": "problem" if finding.is_problem else "note",
+                "kind": finding.kind,
+                "group": scope,
+                "subject": finding.subject,
+                "message": finding.message,
+                "fix": finding.fix,
+            }
+            for verdict in (True, False)
+            for finding, scope in collected
+            if finding.is_problem is verdict
+        ],
+    }
+
+
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print every finding with its fix and a summary; return the exit code."""
     with plugin_output_to(err):
         checked = [_check(r, load=args.load) for r in registries()]
     collected = _collect(checked)
-    style = Style(out)
     problems = [(f, s) for f, s in collected if f.is_problem]
     notes = [(f, s) for f, s in collected if not f.is_problem]
+    status = EXIT_PROBLEM if problems else EXIT_OK
+    if args.json:
+        json.dump(_to_json(checked, collected, load=args.load), out, indent=2)
+        out.write("\n")
+        return status
+    style = Style(out)
     for verdict, items in (("problem", problems), ("note", notes)):
         for finding, scope in items:
             where = f", {scope}" if scope else ""
@@ -139,6 +186,13 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write(
             f"Plugins are disabled ({controls.disable_variable} is set): no plugin was checked.\n"
         )
+    if not args.load:
+        builtin, plugin = _not_imported(checked)
+        out.write(
+            f"Not imported: {builtin} built-in and {plural(plugin, 'plugin backend')} "
+            "(import failures are not checked).\n"
+            "Run 'attn doctor --load' to import every backend (it runs plugin code).\n"
+        )
     entry_points = sum(len(c.result.plugins) for c in checked)
     scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
     if args.load:
@@ -148,7 +202,7 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         if notes:
             summary += f" and {plural(len(notes), 'note')}"
         out.write(f"{summary} ({scope}).\n")
-        return EXIT_PROBLEM
+        return status
     notes_label = f", {plural(len(notes), 'note')}" if notes else ""
     out.write(f"attn doctor: no problems found{notes_label} ({scope}).\n")
-    return EXIT_OK
+    return status

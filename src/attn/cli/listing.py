@@ -138,7 +138,7 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print the listing of the registries *args* name; return the exit code."""
     from attn.registry import build_report  # noqa: PLC0415
 
-    registries = select(args.registry)
+    registries = select(args.registry, "attn list")
     with plugin_output_to(err):
         reports = [build_report(r, load=args.load) for r in registries]
     if args.json:

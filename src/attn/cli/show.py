@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING
 
-from ._common import EXIT_OK, EXIT_PROBLEM, Style, either, host_label, select, source, wrap
+from ._common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    Style,
+    either,
+    host_label,
+    plugin_output_to,
+    select,
+    source,
+    wrap,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -26,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("name", metavar="NAME", help="the backend's name, e.g. FLASH_ATTN")
     parser.add_argument(
         "--registry", metavar="REGISTRY", help="a registry's class name or entry-point group"
+    )
+    parser.add_argument(
+        "--load", action="store_true", help="import and check the backend (runs plugin code)"
     )
 
 
@@ -85,14 +98,18 @@ def _claimant(p: PluginRecord, style: Style) -> list[str]:
     return lines
 
 
-def _render(report: RegistryReport, name: str, builtin: bool, style: Style) -> list[str] | None:
+def _render(
+    report: RegistryReport, name: str, builtin: bool, style: Style, *, loaded: bool
+) -> list[str] | None:
     row = next((b for b in report.backends if b.name == name), None)
     claimants = [p for p in report.plugins if p.name == name]
     if row is None and not claimants:
         return None
     lines = [style.bold(f"{name} in {report.registry} (entry-point group {report.group})")]
     if row is None:
-        lines.append(_field("status", "not in effect: no claimant is used"))
+        lines.append(
+            _field("status", "not in effect: no claimant is used; 'attn doctor' says how to fix it")
+        )
     else:
         lines.append(_field("path", row.path or "none: not registered"))
         lines.append(_field("origin", _origin(row, report)))
@@ -100,6 +117,8 @@ def _render(report: RegistryReport, name: str, builtin: bool, style: Style) -> l
     if row is not None:
         lines.append(_field("overridden", "yes" if row.overridden else "no"))
         status = style.word(row.status) + (f": {row.reason}" if row.reason else "")
+        if row.status == "ok" and not loaded and row.origin == "plugin":
+            status += f" (not imported: 'attn show {name} --load' imports and checks it)"
         lines.append(_field("status", status))
         lines.append(_field("kernel", _kernel(row)))
     if report.plugins_disabled:
@@ -129,12 +148,14 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print the backend *args* names in every registry that has it; return the exit code."""
     from attn.registry import build_report  # noqa: PLC0415
 
-    registries = select([args.registry] if args.registry else [])
-    reports = [build_report(r) for r in registries]
+    registries = select([args.registry] if args.registry else [], "attn show")
+    with plugin_output_to(err):
+        reports = [build_report(r, load=(args.name,) if args.load else False) for r in registries]
     style = Style(out)
     blocks = []
     for registry, report in zip(registries, reports, strict=True):
-        lines = _render(report, args.name, args.name in registry._attn_defaults, style)
+        builtin = args.name in registry._attn_defaults
+        lines = _render(report, args.name, builtin, style, loaded=args.load)
         if lines is not None:
             blocks.append("\n".join(lines))
     if blocks:
@@ -142,9 +163,16 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         return EXIT_OK
     where = either([r.registry for r in reports])
     message = f"Error: unknown backend {args.name!r} in {where}.\n"
+    for report in reports:
+        message += "".join(
+            f"{args.name!r} is declared by {label} in entry-point group {misspelt!r}, which "
+            f"looks like a typo of {report.group!r}; attn does not read that group.\n"
+            for name, label, misspelt in report.misgrouped
+            if name == args.name
+        )
     close = _suggestions(args.name, reports)
     if close:
         message += f"Did you mean {either([repr(c) for c in close])}?\n"
-    message += "'attn list' shows every backend.\n"
+    message += "'attn doctor' checks the installed plugins and says how to fix what it finds.\n"
     err.write(message)
     return EXIT_PROBLEM

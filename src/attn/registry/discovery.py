@@ -80,6 +80,9 @@ class DiscoveryResult:
     conflicts: tuple[Conflict, ...]
     findings: tuple[Finding, ...]
     plugins_disabled: bool
+    misgrouped: tuple[tuple[str, str, str], ...] = ()
+    """``(name, distribution label, group)`` of entry points declared in a group that
+    looks like a typo of this one (not read; messages about an unknown name cite them)."""
 
     @property
     def used(self) -> tuple[PluginRecord, ...]:
@@ -383,6 +386,13 @@ def discover(  # noqa: C901 - the pipeline, step by step
         if ep.group not in groups and looks_like_typo(ep.group, group)
     ]
 
+    misgrouped = tuple(
+        (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group)
+        for d in dists
+        for ep in d.entry_points
+        if ep.group not in groups and looks_like_typo(ep.group, group)
+    )
+
     plugins: list[PluginRecord] = []
     undeclared: list[PluginRecord] = []
     for dist in dists:
@@ -469,5 +479,11 @@ def discover(  # noqa: C901 - the pipeline, step by step
         )
     ordered = tuple(sorted(resolved, key=lambda p: (p.name, _rank(p))))
     return DiscoveryResult(
-        group, host_version, ordered, conflicts, tuple(found), plugins_disabled=False
+        group,
+        host_version,
+        ordered,
+        conflicts,
+        tuple(found),
+        plugins_disabled=False,
+        misgrouped=misgrouped,
     )

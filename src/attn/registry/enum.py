@@ -31,6 +31,8 @@ from .table import Entry, RegistryConfig, RegistryState
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+    from typing_extensions import Self
+
 __all__ = ["BackendEnum", "BackendEnumMeta", "PluginBackend", "register", "state_of"]
 
 _KEYWORDS = ("group", "host", "interface", "noun", "env_prefix", "register_hint")
@@ -201,9 +203,17 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
                 f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS; "
                 "unset it to use installed plugins"
             )
+        misgrouped = [m for m in result.misgrouped if m[0] == name]
+        lines.extend(
+            f"{name!r} is declared by {label} in entry-point group {group!r}, which looks "
+            f"like a typo of {config.group!r}; attn does not read that group"
+            for _, label, group in misgrouped
+        )
         close = close_matches(name, valid)
         if close and not rejected:
             lines.append("Did you mean " + " or ".join(repr(c) for c in close) + "?")
+        if rejected or misgrouped:
+            lines.append(f"Run '{config.host} doctor' for the fix.")
     return UnknownBackendError("\n".join(lines), name=str(name), registry=config.registry)
 
 
@@ -318,6 +328,20 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
     def refresh(cls) -> None:
         """Run discovery again (after a ``pip install`` in a running process)."""
         state_of(cls).refresh()
+
+    @classmethod
+    def lookup(cls, name: str) -> Self | PluginBackend:
+        """The backend called *name*: the same object as ``cls[name]``, typed as it can be.
+
+        Type checkers type ``Registry["NAME"]`` as a member (they treat Enum
+        indexing specially), but a name may belong to a backend that a plugin
+        added, a :class:`PluginBackend`. ``lookup`` says so to the type checker.
+
+        Raises:
+            UnknownBackendError: no member, plugin or registration has *name*.
+        """
+        found: Self | PluginBackend = BackendEnumMeta.__getitem__(cls, name)
+        return found
 
 
 @final

@@ -12,6 +12,8 @@ from .loading import describe, passes_through
 from .report import BackendRow, BackendStatus, Finding, RegistryReport
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from .enum import BackendEnumMeta
     from .table import Entry
 
@@ -133,14 +135,21 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
     )
 
 
-def build_report(registry: BackendEnumMeta, *, load: bool = False) -> RegistryReport:
-    """Everything listing shows about *registry*; with *load*, import every backend."""
+def build_report(
+    registry: BackendEnumMeta, *, load: bool | Collection[str] = False
+) -> RegistryReport:
+    """Everything listing shows about *registry*.
+
+    With *load* true, every backend is imported and checked; with a collection
+    of names, only those.
+    """
     state = registry._attn_state
     result = state.ensure()
     rows = []
     findings = list(result.findings)
     for name in valid_names(registry):
-        row, finding = _row(registry, name, load=load)
+        wanted = load if isinstance(load, bool) else name in load
+        row, finding = _row(registry, name, load=wanted)
         rows.append(row)
         if finding is not None:
             findings.append(finding)
@@ -156,4 +165,5 @@ def build_report(registry: BackendEnumMeta, *, load: bool = False) -> RegistryRe
         disable_variable=f"{config.env_prefix}_DISABLE_PLUGINS",
         host=config.host,
         host_version=result.host_version,
+        misgrouped=result.misgrouped,
     )

@@ -165,6 +165,8 @@ class RegistryReport:
     """The host distribution's name (``attn``), which provides the built-ins."""
     host_version: str | None = None
     """The installed host distribution's version, if its metadata was found."""
+    misgrouped: tuple[tuple[str, str, str], ...] = ()
+    """``(name, distribution label, group)`` declared in a group that looks like a typo."""
 
     def to_json(self) -> dict[str, object]:
         """The registry object of ``attn list --json``."""

@@ -1,0 +1,53 @@
+"""What a type checker sees of lookups, checked by ``mypy --strict`` (``.ci/run``); never run.
+
+``Registry["NAME"]`` is typed by type checkers as a member (they treat Enum
+indexing specially); ``Registry.lookup("NAME")`` is typed as what it returns at
+run time: a member, or the backend that a plugin added.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attn
+from attn import AttentionBackendEnum, MLAPrefillBackendEnum
+from attn.registry import BackendEnum, PluginBackend
+
+if TYPE_CHECKING:
+    from typing_extensions import assert_type  # noqa: TC004 - mypy reads this file, nothing runs it
+
+
+class ToyBackendEnum(BackendEnum, group="toy.backends", host="toy"):
+    """Another host's registry."""
+
+    FAST = "toy.fast:FastBackend"
+
+
+def lookups_may_answer_with_a_plugin_backend() -> None:
+    """Each registry's lookup is its member type or a PluginBackend."""
+    assert_type(AttentionBackendEnum.lookup("VENDOR_FAST"), AttentionBackendEnum | PluginBackend)
+    assert_type(MLAPrefillBackendEnum.lookup("VENDOR"), MLAPrefillBackendEnum | PluginBackend)
+    assert_type(ToyBackendEnum.lookup("FAST"), ToyBackendEnum | PluginBackend)
+
+
+def a_lookup_is_not_a_member() -> None:
+    """Code that assumes a member must narrow first (the ignore is needed, or mypy fails)."""
+    member: AttentionBackendEnum = AttentionBackendEnum.lookup("X")  # type: ignore[assignment]
+    del member
+    backend = AttentionBackendEnum.lookup("X")
+    if isinstance(backend, AttentionBackendEnum):
+        assert_type(backend, AttentionBackendEnum)
+    else:
+        assert_type(backend, PluginBackend)
+
+
+def both_kinds_have_the_backend_methods() -> None:
+    """get_path, get_class, is_overridden, clear_override and name work on either kind."""
+    backend = AttentionBackendEnum.lookup("VENDOR_FAST")
+    assert_type(backend.get_path(), str)
+    assert_type(backend.get_path(include_classname=False), str)
+    assert_type(backend.get_class(), type)
+    assert_type(backend.is_overridden(), bool)
+    assert_type(backend.clear_override(), None)
+    assert_type(backend.name, str)
+    attn.register_backend(backend, "vendor_fast.backend:VendorFastBackend")
