@@ -111,9 +111,22 @@ def test_member_access_scans_nothing():
     assert imported["packaging"] is False
 
 
-def test_lookup_runs_discovery():
-    """A name lookup is what brings in importlib.metadata (packaging only for plugins)."""
-    imported = _imported_after("import attn; attn.AttentionBackendEnum['FLASH_ATTN']")
+def test_lookup_reads_metadata_without_importlib_metadata():
+    """A name lookup scans with the fast reader: no importlib.metadata, no email."""
+    imported = _imported_after(
+        "import os; os.environ['ATTN_NO_CACHE'] = '1'; "
+        "import attn; attn.AttentionBackendEnum['FLASH_ATTN']"
+    )
+    assert imported["importlib.metadata"] is False
+    assert imported["email"] is False
+
+
+def test_lookup_with_the_reference_reader_uses_importlib_metadata():
+    """ATTN_READER=reference makes the same lookup read through importlib.metadata."""
+    imported = _imported_after(
+        "import os; os.environ['ATTN_READER'] = 'reference'; os.environ['ATTN_NO_CACHE'] = '1'; "
+        "import attn; attn.AttentionBackendEnum['FLASH_ATTN']"
+    )
     assert imported["importlib.metadata"] is True
 
 

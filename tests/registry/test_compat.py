@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
 
+from attn.registry import compat
 from attn.registry.compat import HostRequirement, check_host_requirement
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -133,3 +135,63 @@ def test_host_name_is_normalized():
     """The host is matched by canonical name on both sides."""
     result = check_host_requirement(["My.Host>=2"], "my_host", "1.0")
     assert result.problem == "requires my-host>=2, installed 1.0"
+
+
+PLAIN_OR_NOT = [
+    "attn",
+    "attn>=0.1",
+    "attn >= 0.1 , < 2",
+    "attn (>=0.1,<2)",
+    "attn[gpu]>=0.1",
+    "attn [gpu, cpu] (==0.1.*)",
+    "attn~=0.1",
+    "attn===0.1.0",
+    "attn!=0.1.0",
+    "attn>=0.1,",
+    "attn>=",
+    "attn>=0.1 <2",
+    "attn>=0.1;python_version>'3'",
+    "attn>=9 ; python_version < '3'",
+    "attn @ https://example.com/attn.whl",
+    "attn>=foo",
+    "attn==1.0+local",
+    "attn<0.1.0rc1",
+    "attn (>=0.1",
+    "attn[gpu",
+    "Attn_>=0.1",
+]
+
+
+@pytest.mark.parametrize("line", PLAIN_OR_NOT)
+@pytest.mark.parametrize("installed", ["0.1.0", "1.0rc1", None, "not-a-version"])
+def test_plain_requirements_get_packaging_s_verdict(monkeypatch, line, installed):
+    """The quick path for marker-less requirements gives packaging.requirements' verdict."""
+    quick = check_host_requirement([line], "attn", installed)
+    monkeypatch.setattr(compat, "_plain_specifier", lambda _line: None)
+    assert quick == check_host_requirement([line], "attn", installed)
+
+
+def _modules_after_check(requires):
+    code = (
+        "import sys\n"
+        "from attn.registry.compat import check_host_requirement\n"
+        f"print(check_host_requirement({requires!r}, 'attn', '0.1.0').problem)\n"
+        "print('packaging.markers' in sys.modules, 'packaging.requirements' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    return done.stdout.splitlines()
+
+
+def test_version_check_without_markers_skips_packaging_markers():
+    """Requirements without a marker are checked without importing packaging.markers."""
+    assert _modules_after_check(["attn>=0.1", "numpy"]) == ["None", "False False"]
+
+
+def test_version_check_with_a_marker_evaluates_it():
+    """A requirement with a marker is parsed and evaluated by packaging."""
+    assert _modules_after_check(["attn>=9; python_version > '3'"]) == [
+        "requires attn>=9, installed 0.1.0",
+        "True True",
+    ]

@@ -16,20 +16,32 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, final
+
+# Not typing.TYPE_CHECKING: the warm path (a cache hit, then a lookup) must not
+# import typing, and these records are built on it.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from importlib.metadata import Distribution
+
+    #: One copy as a reader found it: sys.path index and entry, metadata folder,
+    #: entry points, why they cannot be read, and how to read its metadata.
+    Found = tuple[
+        int, str, str, tuple["EntryPointRecord", ...], str | None, Callable[[], "MetadataRecord"]
+    ]
 
 __all__ = [
     "DistributionRecord",
     "EntryPointRecord",
     "MetadataRecord",
     "canonical_name",
+    "reference_scan",
     "scan",
 ]
+
+READER_VARIABLE = "ATTN_READER"
+"""Private switch for tests: ``reference`` reads through :mod:`importlib.metadata`."""
 
 
 def _debug(message: str, *args: object) -> None:
@@ -48,43 +60,123 @@ def canonical_name(name: str) -> str:
     return _NORMALIZE.sub("-", name).lower()
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class EntryPointRecord:
+class _Record:
+    """Plain immutable records: equal when their fields are, hashable, readable."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        msg = f"{type(self).__name__} is immutable"
+        raise AttributeError(msg)
+
+    def __delattr__(self, name: str) -> None:
+        msg = f"{type(self).__name__} is immutable"
+        raise AttributeError(msg)
+
+
+_set = object.__setattr__
+
+
+class EntryPointRecord(_Record):
     """One entry point as declared: its group, name and value."""
+
+    __slots__ = ("group", "name", "value")
 
     group: str
     name: str
     value: str
 
+    def __init__(self, group: str, name: str, value: str) -> None:
+        """Record one entry point."""
+        _set(self, "group", group)
+        _set(self, "name", name)
+        _set(self, "value", value)
 
-@final
-@dataclass(frozen=True, slots=True)
-class MetadataRecord:
+
+class MetadataRecord(_Record):
     """The core metadata fields attn reads from one distribution."""
+
+    __slots__ = ("name", "problem", "requires", "version")
 
     name: str | None
     version: str | None
     requires: tuple[str, ...]
-    problem: str | None = None
+    problem: str | None
+
+    def __init__(
+        self,
+        name: str | None,
+        version: str | None,
+        requires: tuple[str, ...],
+        problem: str | None = None,
+    ) -> None:
+        """Record the fields read (or why they cannot be used, in *problem*)."""
+        _set(self, "name", name)
+        _set(self, "version", version)
+        _set(self, "requires", requires)
+        _set(self, "problem", problem)
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class DistributionRecord:
-    """One copy of a distribution's metadata found on ``sys.path``."""
+class DistributionRecord(_Record):
+    """One copy of a distribution's metadata found on ``sys.path``.
+
+    ``key`` is the canonical name used to tell copies apart (from the folder's
+    name); ``location`` the metadata folder (``*.dist-info`` or ``*.egg-info``);
+    ``path_index`` the index of the ``sys.path`` entry it was found under;
+    ``metadata`` is ``None`` when the scan had no reason to read it.
+    """
+
+    __slots__ = (
+        "entry_points",
+        "entry_points_problem",
+        "key",
+        "location",
+        "metadata",
+        "path_entry",
+        "path_index",
+    )
 
     key: str
-    """The canonical name used to tell copies apart (from the folder's name)."""
     location: str
-    """The metadata folder (``*.dist-info`` or ``*.egg-info``)."""
     path_index: int
-    """Index of the ``sys.path`` entry the copy was found under."""
     path_entry: str
     entry_points: tuple[EntryPointRecord, ...]
     metadata: MetadataRecord | None
-    """``None`` when the scan had no reason to read it."""
-    entry_points_problem: str | None = None
+    entry_points_problem: str | None
+
+    def __init__(  # noqa: PLR0917 - one argument per field
+        self,
+        key: str,
+        location: str,
+        path_index: int,
+        path_entry: str,
+        entry_points: tuple[EntryPointRecord, ...],
+        metadata: MetadataRecord | None,
+        entry_points_problem: str | None = None,
+    ) -> None:
+        """Record one copy (use :func:`scan`, not this)."""
+        _set(self, "key", key)
+        _set(self, "location", location)
+        _set(self, "path_index", path_index)
+        _set(self, "path_entry", path_entry)
+        _set(self, "entry_points", entry_points)
+        _set(self, "metadata", metadata)
+        _set(self, "entry_points_problem", entry_points_problem)
 
     @property
     def name(self) -> str:
@@ -114,6 +206,16 @@ class DistributionRecord:
 def _key_from_folder(folder: str) -> str:
     stem = folder.rsplit(".", 1)[0] if "." in folder else folder
     return canonical_name(stem.split("-", 1)[0])
+
+
+def _key_of(location: str) -> str:
+    # A folder inside a zip file is named with a trailing slash; an egg's
+    # EGG-INFO folder is named after the egg around it.
+    folder = location.rstrip("/")
+    base = os.path.basename(folder)  # noqa: PTH119
+    if base.lower() == "egg-info":
+        base = os.path.basename(os.path.dirname(folder))  # noqa: PTH119, PTH120
+    return _key_from_folder(base)
 
 
 def _location(dist: Distribution) -> str:
@@ -153,6 +255,87 @@ def _read_metadata(dist: Distribution) -> MetadataRecord:
     return MetadataRecord(str(name), None if version is None else str(version), requires)
 
 
+def reference_entry(index: int, entry: str) -> list[Found]:
+    """Every copy under one ``sys.path`` entry, read through :mod:`importlib.metadata`."""
+    from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
+
+    try:
+        dists = list(distributions(path=[entry]))
+    except Exception:  # noqa: BLE001 - an unreadable sys.path entry holds no plugins
+        _debug("cannot list distributions in %r", entry)
+        return []
+    found: list[Found] = []
+    for dist in dists:
+        eps, problem = _read_entry_points(dist)
+        found.append((index, entry, _location(dist), eps, problem, _metadata_reader(dist)))
+    return found
+
+
+def _metadata_reader(dist: Distribution) -> Callable[[], MetadataRecord]:
+    return lambda: _read_metadata(dist)
+
+
+def assemble(
+    found: Sequence[Found], wants_metadata: Callable[[EntryPointRecord], bool], also: Iterable[str]
+) -> tuple[DistributionRecord, ...]:
+    """Turn what a reader found into records, reading metadata only where it matters.
+
+    Metadata (name, version, requirements) is read for distributions that
+    declare an entry point for which *wants_metadata* is true, for the
+    canonical names in *also* (the host), for copies whose entry points cannot
+    be read, and for every copy of a name that occurs more than once, so that
+    an empty copy can be told from a good one.
+    """
+    # os.path, not pathlib: pathlib is a noticeable part of the import cost.
+    keys = [_key_of(copy[2]) for copy in found]
+    wanted = set(also)
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            wanted.add(key)
+        seen.add(key)
+    records = []
+    for key, (index, entry, location, eps, problem, read_metadata) in zip(keys, found, strict=True):
+        read = key in wanted or problem is not None or any(wants_metadata(ep) for ep in eps)
+        records.append(
+            DistributionRecord(
+                key,
+                location,
+                index,
+                entry,
+                eps,
+                read_metadata() if read else None,
+                problem,
+            )
+        )
+    return tuple(records)
+
+
+def reference_scan(
+    wants_metadata: Callable[[EntryPointRecord], bool],
+    also: Iterable[str] = (),
+    path: Sequence[str] | None = None,
+) -> tuple[DistributionRecord, ...]:
+    """:func:`scan` through :mod:`importlib.metadata`, one ``sys.path`` entry at a time."""
+    entries = list(sys.path if path is None else path)
+    found = [copy for index, entry in enumerate(entries) for copy in reference_entry(index, entry)]
+    return assemble(found, wants_metadata, also)
+
+
+def reader() -> str:
+    """The reader that :func:`scan` uses: ``fast`` unless ``ATTN_READER=reference``.
+
+    Raises:
+        AttnConfigError: ``ATTN_READER`` is set to something else.
+    """
+    value = os.environ.get(READER_VARIABLE, "").strip().lower() or "fast"
+    if value not in {"fast", "reference"}:
+        from .errors import AttnConfigError  # noqa: PLC0415
+
+        raise AttnConfigError(READER_VARIABLE, value, "fast or reference")
+    return value
+
+
 def scan(
     wants_metadata: Callable[[EntryPointRecord], bool],
     also: Iterable[str] = (),
@@ -160,47 +343,13 @@ def scan(
 ) -> tuple[DistributionRecord, ...]:
     """Read every distribution on *path* (default ``sys.path``), in order.
 
-    Metadata (name, version, requirements) is read only for distributions
-    that declare an entry point for which *wants_metadata* is true, for the
-    canonical names in *also* (the host), and for every copy of a name that
-    occurs more than once, so that an empty copy can be told from a good one.
+    Every copy of a distribution gives one record; see :func:`assemble` for
+    which copies have their metadata read. The fast reader
+    (:mod:`attn.registry._scan`) reads folders directly and yields exactly
+    what the reference, :mod:`importlib.metadata`, yields.
     """
-    from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
+    if reader() == "reference":
+        return reference_scan(wants_metadata, also, path)
+    from ._scan import fast_scan  # noqa: PLC0415
 
-    entries = list(sys.path if path is None else path)
-    found: list[tuple[int, str, str, Distribution, tuple[EntryPointRecord, ...], str | None]] = []
-    for index, entry in enumerate(entries):
-        try:
-            dists = list(distributions(path=[entry]))
-        except Exception:  # noqa: BLE001 - an unreadable sys.path entry holds no plugins
-            _debug("cannot list distributions in %r", entry)
-            continue
-        for dist in dists:
-            location = _location(dist)
-            eps, problem = _read_entry_points(dist)
-            found.append((index, entry, location, dist, eps, problem))
-
-    # os.path, not pathlib: pathlib is a noticeable part of the import cost.
-    keys = [_key_from_folder(os.path.basename(loc)) for _, _, loc, _, _, _ in found]  # noqa: PTH119
-    wanted = set(also)
-    seen: set[str] = set()
-    for key in keys:
-        if key in seen:
-            wanted.add(key)
-        seen.add(key)
-
-    records = []
-    for key, (index, entry, location, dist, eps, problem) in zip(keys, found, strict=True):
-        read = key in wanted or problem is not None or any(wants_metadata(ep) for ep in eps)
-        records.append(
-            DistributionRecord(
-                key=key,
-                location=location,
-                path_index=index,
-                path_entry=entry,
-                entry_points=eps,
-                metadata=_read_metadata(dist) if read else None,
-                entry_points_problem=problem,
-            )
-        )
-    return tuple(records)
+    return fast_scan(wants_metadata, also, path)

@@ -11,6 +11,8 @@ from ._metadata import canonical_name
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from packaging.specifiers import SpecifierSet
+
 __all__ = ["HostRequirement", "check_host_requirement"]
 
 
@@ -38,6 +40,43 @@ def _names_host(requirement: str, host: str) -> bool:
     return match is not None and canonical_name(match.group(1)) == host
 
 
+# A requirement with neither a marker nor a URL: name, extras, version specifiers
+# (optionally in parentheses). Only these skip packaging.requirements, which
+# imports packaging.markers and, through it, platform and subprocess.
+_OP = r"(?:===|~=|==|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+"
+_PLAIN = re.compile(
+    rf"\s*[A-Za-z0-9._-]+\s*(?:\[[A-Za-z0-9._,\s-]*\])?\s*"
+    rf"(?P<spec>\(\s*{_OP}(?:\s*,\s*{_OP})*\s*\)|{_OP}(?:\s*,\s*{_OP})*)?\s*"
+)
+
+
+def _plain_specifier(line: str) -> str | None:
+    """The specifier text of a plain requirement, or ``None`` when packaging must parse it."""
+    match = _PLAIN.fullmatch(line)
+    if match is None:
+        return None
+    return (match.group("spec") or "").strip().strip("()")
+
+
+def _full_specifier(line: str) -> tuple[SpecifierSet | None, str | None]:
+    """Parse *line* with packaging.requirements; ``None`` when it does not apply or is bad."""
+    from packaging.markers import UndefinedEnvironmentName  # noqa: PLC0415 - off import attn
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
+
+    try:
+        requirement = Requirement(line)
+    except InvalidRequirement as exc:
+        return None, f"has an invalid requirement {line!r} ({exc})"
+    if requirement.marker is not None:
+        try:
+            applies = requirement.marker.evaluate({"extra": ""})
+        except UndefinedEnvironmentName as exc:
+            return None, f"has a requirement with an unusable marker {line!r} ({exc})"
+        if not applies:
+            return None, None
+    return requirement.specifier, None
+
+
 def check_host_requirement(  # noqa: C901 - one branch per way a requirement fails
     requires: Iterable[str], host: str, host_version: str | None
 ) -> HostRequirement:
@@ -48,8 +87,7 @@ def check_host_requirement(  # noqa: C901 - one branch per way a requirement fai
     *host_version*; pre-releases and dev builds of the host satisfy as
     PEP 440 orders them.
     """
-    from packaging.markers import UndefinedEnvironmentName  # noqa: PLC0415 - off import attn
-    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - off import attn
     from packaging.version import InvalidVersion, Version  # noqa: PLC0415
 
     host = canonical_name(host)
@@ -58,34 +96,33 @@ def check_host_requirement(  # noqa: C901 - one branch per way a requirement fai
         return HostRequirement(declared=False, requirements=(), problem=None)
     problems: list[str] = []
     for line in naming:
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement as exc:
-            problems.append(f"has an invalid requirement {line!r} ({exc})")
-            continue
-        if requirement.marker is not None:
+        plain = _plain_specifier(line)
+        specifier = None
+        if plain is not None:
             try:
-                applies = requirement.marker.evaluate({"extra": ""})
-            except UndefinedEnvironmentName as exc:
-                problems.append(f"has a requirement with an unusable marker {line!r} ({exc})")
+                specifier = SpecifierSet(plain)
+            except InvalidSpecifier:
+                specifier = None  # packaging words the problem below
+        if specifier is None:
+            specifier, problem = _full_specifier(line)
+            if problem is not None:
+                problems.append(problem)
+            if specifier is None:
                 continue
-            if not applies:
-                continue
-        if not str(requirement.specifier):
+        if not str(specifier):
             continue
         if host_version is None:
-            problems.append(f"requires {host}{requirement.specifier}, but {host} is not installed")
+            problems.append(f"requires {host}{specifier}, but {host} is not installed")
             continue
         try:
             installed = Version(host_version)
         except InvalidVersion:
             problems.append(
-                f"requires {host}{requirement.specifier}, "
-                f"installed {host_version} is not a PEP 440 version"
+                f"requires {host}{specifier}, installed {host_version} is not a PEP 440 version"
             )
             continue
-        if not requirement.specifier.contains(installed, prereleases=True):
-            problems.append(f"requires {host}{requirement.specifier}, installed {host_version}")
+        if not specifier.contains(installed, prereleases=True):
+            problems.append(f"requires {host}{specifier}, installed {host_version}")
     return HostRequirement(
         declared=True,
         requirements=naming,

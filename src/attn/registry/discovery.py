@@ -39,6 +39,7 @@ __all__ = [
     "looks_like_typo",
     "parse_entry_point_value",
     "resolve_conflicts",
+    "scan_host",
 ]
 
 # importlib.metadata.EntryPoint.pattern, so values are read exactly as the
@@ -145,7 +146,8 @@ def deduplicate(
             chosen[key] = winner
         if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in group):
             continue
-        seen_real = set() if winner is None else {realpath(winner.location)}
+        # realpath() only for a name found twice: it costs a system call per folder.
+        seen_real = set() if winner is None or len(group) < 2 else {realpath(winner.location)}  # noqa: PLR2004
         for other in group:
             if other is winner:
                 continue
@@ -204,6 +206,20 @@ def looks_like_typo(candidate: str, group: str) -> bool:
     if squash(candidate) == squash(group):
         return True
     return difflib.SequenceMatcher(None, candidate.lower(), group.lower()).ratio() >= 0.85  # noqa: PLR2004
+
+
+def scan_host(host: str, groups: Iterable[str]) -> tuple[DistributionRecord, ...]:
+    """Scan ``sys.path`` once for every registry of *host* (its entry-point *groups*).
+
+    Metadata is read for the host and for distributions with entry points in
+    any of the groups or in a group that looks like a typo of one.
+    """
+    groups = frozenset(groups)
+
+    def wanted(ep: EntryPointRecord) -> bool:
+        return ep.group in groups or any(looks_like_typo(ep.group, g) for g in groups)
+
+    return scan(wanted, also=(canonical_name(host),))
 
 
 def _rank(record: PluginRecord) -> tuple[int, str]:
@@ -360,15 +376,12 @@ def discover(  # noqa: C901 - the pipeline, step by step
     """Run the whole pipeline for *group* and return what it found."""
     host_key = canonical_name(host)
     groups = {group, *sibling_groups}
-
-    def wanted(ep: EntryPointRecord) -> bool:
-        return ep.group in groups or any(looks_like_typo(ep.group, g) for g in groups)
-
     if controls.disable_plugins:
         # No entry-point discovery at all: the metadata is not even read.
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:
-        records = only_testing_sites(scan(wanted, also=(host_key,)), host_key)
+        records = scan_host(host, groups)
+    records = only_testing_sites(records, host_key)
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
     dists, findings = deduplicate(records, relevant | {host_key})
     host_version = next((d.version for d in dists if d.key == host_key), None)

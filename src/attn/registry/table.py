@@ -26,8 +26,9 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, final
 
+from ._cache import forget, shared_records
 from .controls import Controls, read_controls
-from .discovery import Conflict, DiscoveryResult, discover
+from .discovery import Conflict, DiscoveryResult, discover, scan_host
 from .errors import ConflictWarning, PluginProblemError, PluginWarning
 
 if TYPE_CHECKING:
@@ -195,40 +196,51 @@ class RegistryState:
         # A pip install in this process leaves finders with stale listings.
         importlib.invalidate_caches()
         with self._lock:
-            return self._discover()
+            return self._discover(fresh=True)
 
     def controls(self) -> Controls:
         """The controls as the environment sets them now."""
         return read_controls(self.config.env_prefix)
 
-    def _discover(self) -> DiscoveryResult:
+    def _discover(self, *, fresh: bool = False) -> DiscoveryResult:
         try:
-            return self._merge()
+            return self._merge(fresh=fresh)
         except BaseException:
             # A refresh that fails (strict mode, a bad ATTN_* value) must not
             # leave the previous result in place: every access runs discovery
-            # again, and fails, until the problem is gone.
+            # again, and fails, until the problem is gone; it scans again, too.
             layers = self._layers
             self._layers = replace(layers, result=None)
+            forget(self.config.host)
             raise
 
-    def diagnose(self, controls: Controls | None = None) -> DiscoveryResult:
+    def diagnose(self, controls: Controls | None = None, *, fresh: bool = False) -> DiscoveryResult:
         """Run the discovery pipeline for this registry and return what it found.
 
         Nothing is merged, warned about or raised (strict mode included): this
-        is what ``doctor`` reports and what every merge starts from.
+        is what ``doctor`` reports and what every merge starts from. The scan
+        is the one the host's registries share, unless *fresh* asks for a new one.
         """
+        controls = self.controls() if controls is None else controls
+        host, siblings = self.config.host, self._sibling_groups()
+        groups = (self.config.group, *siblings)
+        records = (
+            None
+            if controls.disable_plugins
+            else shared_records(host, groups, lambda: scan_host(host, groups), fresh=fresh)
+        )
         return discover(
             group=self.config.group,
-            host=self.config.host,
-            controls=self.controls() if controls is None else controls,
+            host=host,
+            controls=controls,
             builtin_names=self._builtin_names,
-            sibling_groups=self._sibling_groups(),
+            sibling_groups=siblings,
+            records=records,
         )
 
-    def _merge(self) -> DiscoveryResult:
+    def _merge(self, *, fresh: bool = False) -> DiscoveryResult:
         controls = self.controls()
-        result = self.diagnose(controls)
+        result = self.diagnose(controls, fresh=fresh)
         if controls.strict:
             problems = tuple(f.message for f in result.findings if f.kind in _STRICT_KINDS)
             if problems:
@@ -308,8 +320,9 @@ class RegistryState:
         )
 
     def invalidate(self) -> None:
-        """Forget the discovery result: the next access discovers again (runtime layer kept)."""
+        """Forget the discovery result: the next access scans and discovers again (runtime kept)."""
         with self._lock:
+            forget(self.config.host)
             self._layers = replace(self._layers, result=None)
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -324,7 +337,8 @@ class RegistryState:
             )
 
     def reset(self) -> None:
-        """Forget discovery and every runtime registration (for tests)."""
+        """Forget discovery, the host's shared scan and every runtime registration (for tests)."""
+        forget()
         with self._lock:
             self._layers = _EMPTY
 

@@ -1,0 +1,240 @@
+"""The fast reader behind :func:`attn.registry._metadata.scan`.
+
+It reads ``sys.path`` folders with :func:`os.listdir` and opens only
+``entry_points.txt`` of each metadata folder (and ``METADATA`` where the scan
+needs it), parsing both exactly as :mod:`importlib.metadata` does: the same
+folders in the same order, the same entry points, the same header values,
+the same problems. What it cannot read the same way it hands to
+:mod:`importlib.metadata`: a ``sys.path`` entry that is a file (a zip or an
+egg) or an egg folder, an ``entry_points.txt`` line that the standard library
+rejects (so the problem is worded as it words it), every entry when a
+meta-path finder other than the standard one provides distributions, and
+every entry on a platform whose paths are not POSIX paths.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from ._metadata import (
+    EntryPointRecord,
+    MetadataRecord,
+    assemble,
+    reference_entry,
+    reference_scan,
+)
+
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from ._metadata import DistributionRecord, Found
+
+__all__ = ["fast_scan", "parse_headers", "standard_finders"]
+
+_SUFFIXES = (".dist-info", ".egg-info")
+_NORMALIZE = re.compile(r"[-_.]+")
+# email.feedparser.headerRE: a header line, an envelope line or a continuation.
+_HEADER_LINE = re.compile(r"(From |[\041-\071\073-\176]*:|[\t ])")
+_QUIET = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+"""What ``Distribution.read_text`` treats as "no such file"."""
+
+
+def standard_finders() -> bool:
+    """Whether only the standard path finder provides distributions (the usual case)."""
+    path_finder = getattr(sys.modules.get("_frozen_importlib_external"), "PathFinder", None)
+    return all(
+        finder is path_finder or getattr(finder, "find_distributions", None) is None
+        for finder in sys.meta_path
+    )
+
+
+def _join(root: str, child: str) -> str:
+    """``str(pathlib.Path(root, child))`` for a folder name *child*, without pathlib."""
+    if root.startswith("/"):
+        prefix = "//" if root.startswith("//") and not root.startswith("///") else "/"
+    else:
+        prefix = ""
+    parts = [part for part in root.split("/") if part and part != "."]
+    parts.append(child)
+    return prefix + "/".join(parts)
+
+
+def _read(path: str) -> str | None:
+    """The file's text as ``Path.read_text(encoding="utf-8")`` gives it, or ``None``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except _QUIET:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except IsADirectoryError:
+        return None
+    finally:
+        os.close(fd)
+    text = b"".join(chunks).decode("utf-8")
+    if "\r" in text:  # universal newlines, as text mode reads them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def parse_headers(text: str) -> list[tuple[str, str]]:  # noqa: C901 - email's rules, one by one
+    """The header fields of a core-metadata text, as :mod:`email` (compat32) parses them.
+
+    Headers end at the first line that is neither a field, an envelope
+    (``From ``) line nor a continuation; folded values keep their line breaks.
+    """
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    block = []
+    for line in lines:
+        if not _HEADER_LINE.match(line):
+            break
+        block.append(line)
+    fields: list[tuple[str, str]] = []
+    current: list[str] = []
+    last = len(block) - 1
+    for number, line in enumerate(block):
+        if line[0] in " \t":
+            if current:
+                current.append(line)
+            continue
+        if current:
+            fields.append(_field(current))
+            current = []
+        if line.startswith("From "):
+            if number == last and number:
+                break
+            continue
+        if line.find(":") > 0:
+            current = [line]
+    if current:
+        fields.append(_field(current))
+    return fields
+
+
+def _field(lines: list[str]) -> tuple[str, str]:
+    name, value = lines[0].split(":", 1)
+    value = value.lstrip(" \t") + "".join(lines[1:])
+    return name, value.rstrip("\r\n")
+
+
+def _redent(value: str) -> str:
+    """Undo RFC 822 folding as ``importlib.metadata`` does for every header value."""
+    if "\n" not in value:
+        return value
+    import textwrap  # noqa: PLC0415 - only folded values need it
+
+    return textwrap.dedent(" " * 8 + value)
+
+
+def _metadata(location: str) -> MetadataRecord:
+    try:
+        text = _read(_join(location, "METADATA")) or _read(_join(location, "PKG-INFO"))
+        if not text:
+            return MetadataRecord(None, None, (), "no METADATA or PKG-INFO file")
+        name = version = None
+        requires = []
+        for field, raw in parse_headers(text):
+            folded = field.lower()
+            value = _redent(raw)
+            if folded == "name":
+                name = value if name is None else name
+            elif folded == "version":
+                version = value if version is None else version
+            elif folded == "requires-dist":
+                requires.append(value)
+    except Exception as exc:  # noqa: BLE001 - worded as the reference reader words it
+        return MetadataRecord(None, None, (), f"unreadable metadata: {type(exc).__name__}: {exc}")
+    if not name:
+        return MetadataRecord(None, version, tuple(requires), "metadata has no Name field")
+    return MetadataRecord(name, version, tuple(requires))
+
+
+def _entry_points(location: str) -> tuple[tuple[EntryPointRecord, ...], str | None] | None:
+    """The entry points of one folder, or ``None`` when only the reference can word the problem."""
+    try:
+        text = _read(_join(location, "entry_points.txt"))
+    except Exception as exc:  # noqa: BLE001 - worded as the reference reader words it
+        return (), f"cannot read entry_points.txt: {type(exc).__name__}: {exc}"
+    if not text:
+        return (), None
+    found = []
+    section = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] == "#":
+            continue
+        if line[0] == "[" and line[-1] == "]":
+            section = line.strip("[]")
+            continue
+        if section is None:
+            continue
+        name, equals, value = line.partition("=")
+        if not equals:
+            return None
+        found.append(EntryPointRecord(section, name.strip(), value.strip()))
+    return tuple(found), None
+
+
+def _reference_entry_points(location: str) -> tuple[tuple[EntryPointRecord, ...], str | None]:
+    import pathlib  # noqa: PLC0415 - only for an entry_points.txt the fast parser refuses
+    from importlib.metadata import PathDistribution  # noqa: PLC0415
+
+    from ._metadata import _read_entry_points  # noqa: PLC0415
+
+    return _read_entry_points(PathDistribution(pathlib.Path(location)))
+
+
+def _metadata_reader(location: str) -> Callable[[], MetadataRecord]:
+    return lambda: _metadata(location)
+
+
+def _entry(index: int, entry: str) -> list[Found] | None:
+    """Every copy under one ``sys.path`` folder, or ``None`` to use the reference."""
+    if not isinstance(entry, str) or os.path.basename(entry).lower().endswith(".egg"):  # noqa: PTH119
+        return None
+    try:
+        children = os.listdir(entry or ".")  # noqa: PTH208 - the order importlib.metadata sees
+    except (FileNotFoundError, PermissionError):
+        return []  # the reference finds nothing there either
+    except OSError:
+        return None  # a zip file, or something else only the reference knows how to read
+    # importlib.metadata groups the folders of one name, in order of first sight.
+    by_name: dict[str, list[str]] = {}
+    for child in children:
+        low = child.lower()
+        if low.endswith(_SUFFIXES):
+            name = _NORMALIZE.sub("-", low.rpartition(".")[0].partition("-")[0])
+            by_name.setdefault(name, []).append(child)
+    found: list[Found] = []
+    for group in by_name.values():
+        for child in group:
+            location = _join(entry, child)
+            read = _entry_points(location)
+            eps, problem = _reference_entry_points(location) if read is None else read
+            found.append((index, entry, location, eps, problem, _metadata_reader(location)))
+    return found
+
+
+def fast_scan(
+    wants_metadata: Callable[[EntryPointRecord], bool],
+    also: Iterable[str] = (),
+    path: Sequence[str] | None = None,
+) -> tuple[DistributionRecord, ...]:
+    """What :func:`attn.registry._metadata.reference_scan` returns, read directly."""
+    entries = list(sys.path if path is None else path)
+    if os.sep != "/" or not standard_finders():
+        return reference_scan(wants_metadata, also, entries)
+    found: list[Found] = []
+    for index, entry in enumerate(entries):
+        copies = _entry(index, entry)
+        found.extend(reference_entry(index, entry) if copies is None else copies)
+    return assemble(found, wants_metadata, also)
