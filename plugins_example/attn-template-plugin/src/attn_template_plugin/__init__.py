@@ -1,0 +1,1 @@
+"""A template attn plugin: one CPU attention backend, ``TEMPLATE_ATTN``."""
