@@ -30,8 +30,13 @@ EXPECTED = {
     "PluginBackend",
     "PluginProblemError",
     "PluginWarning",
+    "StateMismatchError",
     "UnknownBackendError",
+    "WorkerState",
     "__version__",
+    "apply_state",
+    "capture_state",
+    "ray_setup_hook",
     "register_backend",
     "register_mla_prefill_backend",
 }

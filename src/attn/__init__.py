@@ -38,7 +38,12 @@ if TYPE_CHECKING:
         PluginBackend,
         PluginProblemError,
         PluginWarning,
+        StateMismatchError,
         UnknownBackendError,
+        WorkerState,
+        apply_state,
+        capture_state,
+        ray_setup_hook,
     )
 
 __all__ = [
@@ -59,8 +64,13 @@ __all__ = [
     "PluginBackend",
     "PluginProblemError",
     "PluginWarning",
+    "StateMismatchError",
     "UnknownBackendError",
+    "WorkerState",
     "__version__",
+    "apply_state",
+    "capture_state",
+    "ray_setup_hook",
     "register_backend",
     "register_mla_prefill_backend",
 ]

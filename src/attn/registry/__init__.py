@@ -21,7 +21,14 @@ Nothing here imports the attention modules.
 from __future__ import annotations
 
 from .backend import Backend
-from .enum import BackendEnum, BackendEnumMeta, PluginBackend, register, state_of
+from .enum import (
+    BackendEnum,
+    BackendEnumMeta,
+    PluginBackend,
+    declared_registries,
+    register,
+    state_of,
+)
 from .errors import (
     AttnConfigError,
     AttnError,
@@ -33,12 +40,14 @@ from .errors import (
     InvalidPathError,
     PluginProblemError,
     PluginWarning,
+    StateMismatchError,
     UnknownBackendError,
 )
 from .listing import build_report
 from .paths import ClassPath, parse_path
 from .report import BackendRow, Finding, PluginRecord, RegistryReport
 from .table import Entry, RegistryState, Snapshot
+from .workers import WorkerState, apply_state, capture_state, ray_setup_hook
 
 __all__ = [
     "AttnConfigError",
@@ -63,9 +72,15 @@ __all__ = [
     "RegistryReport",
     "RegistryState",
     "Snapshot",
+    "StateMismatchError",
     "UnknownBackendError",
+    "WorkerState",
+    "apply_state",
     "build_report",
+    "capture_state",
+    "declared_registries",
     "parse_path",
+    "ray_setup_hook",
     "register",
     "state_of",
 ]

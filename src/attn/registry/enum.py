@@ -33,13 +33,23 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
-__all__ = ["BackendEnum", "BackendEnumMeta", "PluginBackend", "register", "state_of"]
+__all__ = [
+    "BackendEnum",
+    "BackendEnumMeta",
+    "PluginBackend",
+    "declared_registries",
+    "register",
+    "state_of",
+]
 
 _KEYWORDS = ("group", "host", "interface", "noun", "env_prefix", "register_hint")
 
 # Every declared registry's (env prefix, group), so discovery can tell which
 # distributions are plugins of the same host.
 _GROUPS: dict[str, list[str]] = {}
+# Every declared registry, by module:qualname (a re-declaration replaces it),
+# for capture_state().
+_DECLARED: dict[str, BackendEnumMeta] = {}
 _ADDED_LOCK = threading.Lock()
 
 
@@ -125,6 +135,7 @@ class BackendEnumMeta(enum.EnumMeta):
             "_attn_state",
             RegistryState(config, tuple(defaults), lambda: tuple(_GROUPS.get(prefix, ()))),
         )
+        _DECLARED[f"{new.__module__}:{new.__qualname__}"] = new
         return new
 
     def __getitem__(cls, name: str) -> Any:
@@ -343,6 +354,18 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         found: Self | PluginBackend = BackendEnumMeta.__getitem__(cls, name)
         return found
 
+    @classmethod
+    def fingerprint(cls) -> str:
+        """A hex digest of what every name resolves to here (runs discovery).
+
+        Equal in two processes exactly when each name of this registry
+        resolves to the same path, from the same origin, distribution and
+        version; ``attn.apply_state`` compares it between driver and workers.
+        """
+        from .workers import fingerprint  # noqa: PLC0415 - workers imports this module
+
+        return fingerprint(cls)
+
 
 @final
 class PluginBackend:
@@ -380,6 +403,11 @@ class PluginBackend:
     def clear_override(self) -> None:
         """Remove this backend until the registry is refreshed."""
         self.registry._attn_state.clear(self.name)
+
+
+def declared_registries() -> tuple[BackendEnumMeta, ...]:
+    """Every registry declared so far in this process, in declaration order."""
+    return tuple(_DECLARED.values())
 
 
 def state_of(registry: type) -> RegistryState:

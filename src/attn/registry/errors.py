@@ -21,6 +21,7 @@ __all__ = [
     "InvalidPathError",
     "PluginProblemError",
     "PluginWarning",
+    "StateMismatchError",
     "UnknownBackendError",
 ]
 
@@ -145,3 +146,25 @@ class AttnConfigError(AttnError, ValueError):
         self.variable = variable
         self.value = value
         super().__init__(f"Invalid value for {variable}: {value!r}; expected {expected}")
+
+
+@final
+class StateMismatchError(AttnError):
+    """A worker resolves backends differently from the driver whose state it applied.
+
+    The message lists every differing backend with both sides and what to do.
+    """
+
+    __module__ = "attn"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        differences: tuple[tuple[str, str], ...] = (),
+        missing_registries: tuple[str, ...] = (),
+    ) -> None:
+        """Record the differing ``(registry, backend)`` pairs and the missing registries."""
+        super().__init__(message)
+        self.differences = differences
+        self.missing_registries = missing_registries

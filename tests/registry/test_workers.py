@@ -1,0 +1,763 @@
+"""Workers resolve like the driver: fingerprints, capture_state, apply_state, mismatches.
+
+The process tests run a real driver script (a fresh, single-threaded
+interpreter, so forking it never meets Python 3.12's warning about forking a
+multi-threaded process; the script runs with ``-W error`` so it would fail
+loudly if it did). The driver declares runtime registrations, captures the
+state, and starts children with each start method through
+``multiprocessing.Pool`` and ``concurrent.futures.ProcessPoolExecutor``.
+Children find the synthetic plugin sites through ``PYTHONPATH`` (which the
+driver inherits, and spawn and forkserver children get as the driver's
+``sys.path``). Where a test makes a child's environment differ, the driver
+edits its own ``sys.path`` or ``os.environ`` after capturing and before
+starting the workers, which then start in that other environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import attn
+from attn import AttentionBackendEnum, MLAPrefillBackendEnum, StateMismatchError
+from attn.registry import BackendEnum, declared_registries, state_of
+from attn.registry.workers import (
+    BackendResolution,
+    CapturedRegistry,
+    RuntimeRegistration,
+    WorkerState,
+)
+
+ACME = {
+    "attn.backends": {"FLASH_ATTN": "plug.mod:Backend", "ACME": "plug.mod:Other"},
+    "attn.mla_prefill_backends": {"ACME_PREFILL": "plug.mod:Prefill"},
+}
+OTHER = {"attn.backends": {"OTHER": "plug.mod:Outer.Inner"}}
+
+TOY_REGISTRY = '''\
+from attn.registry import Backend, BackendEnum
+
+
+class ToyBackend(Backend):
+    """A toy host's backend."""
+
+
+class ToyEnum(BackendEnum, group="toyhost.backends", host="toyhost"):
+    SLOW = "toyhost.registry:ToyBackend"
+'''
+
+DRIVER_MODULE = '''\
+from attn import AttentionBackend, MLAPrefillBackend
+
+
+class DriverBackend(AttentionBackend):
+    """Registered at runtime by the driver."""
+
+
+class DriverPrefill(MLAPrefillBackend):
+    """Registered at runtime by the driver."""
+'''
+
+DRIVER = '''\
+"""A driver: registers at runtime, captures, starts workers, prints JSON."""
+
+import concurrent.futures as cf
+import functools
+import json
+import multiprocessing as mp
+import os
+import sys
+
+import attn
+from attn import AttentionBackendEnum as A, MLAPrefillBackendEnum as M
+from attn.registry import build_report, declared_registries
+
+
+@attn.register_backend(A.CUSTOM)
+class MainBackend(attn.AttentionBackend):
+    """Registered with the decorator in the driver's __main__."""
+
+
+def resolved():
+    """Every name of every registry: origin, path, distribution, version, class loaded."""
+    table = {}
+    for registry in declared_registries():
+        rows = {}
+        for row in build_report(registry).backends:
+            loaded = None
+            if row.path is not None:
+                loaded = registry[row.name].get_class().__qualname__
+            rows[row.name] = [
+                row.origin, row.path, row.distribution, row.distribution_version, loaded
+            ]
+        table[registry.__name__] = {"rows": rows, "fingerprint": registry.fingerprint()}
+    return table
+
+
+def differ(scenario):
+    """After capturing: make the environment that new workers inherit differ."""
+    if scenario == "plugins-env":
+        os.environ["ATTN_PLUGINS"] = "attn-other"
+    elif scenario == "not-installed":
+        sys.path.remove(os.environ["ACME_SITE"])
+    elif scenario == "other-version":
+        sys.path.insert(0, os.environ["V2_SITE"])
+    elif scenario == "host-missing":
+        sys.path.remove(os.environ["TOY_SITE"])
+    elif scenario == "driver-module-missing":
+        sys.path.remove(os.environ["DRIVER_SITE"])
+
+
+def custom_class():
+    """Load what CUSTOM of the MLA registry names, reporting the error."""
+    try:
+        return M.CUSTOM.get_class().__qualname__
+    except attn.BackendLoadError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def main():
+    method, mode, scenario = sys.argv[1:4]
+    import toyhost.registry  # another host's registry, declared in an importable module
+
+    attn.register_mla_prefill_backend(M.CUSTOM, "drvmod:DriverPrefill")
+    attn.register_backend(A["ACME"], "drvmod:DriverBackend")
+    state = attn.capture_state()
+    ctx = mp.get_context(method)
+    out = {"parent": resolved()}
+    differ(scenario)
+    if mode == "pool":
+        with ctx.Pool(2, initializer=attn.apply_state, initargs=(state,)) as pool:
+            out["children"] = pool.starmap_async(resolved, [()] * 4, chunksize=1).get(60)
+    elif mode == "executor":
+        with cf.ProcessPoolExecutor(
+            2, mp_context=ctx, initializer=attn.apply_state, initargs=(state,)
+        ) as ex:
+            out["children"] = [f.result(60) for f in [ex.submit(resolved) for _ in range(4)]]
+    elif mode == "bare":
+        with ctx.Pool(1) as pool:
+            out["children"] = [pool.apply_async(resolved).get(60)]
+    elif mode == "apply":
+        with ctx.Pool(1) as pool:
+            try:
+                pool.apply_async(attn.apply_state, (state,)).get(60)
+            except attn.StateMismatchError as exc:
+                out["error"] = {
+                    "type": f"{type(exc).__module__}.{type(exc).__qualname__}",
+                    "message": str(exc),
+                    "differences": exc.differences,
+                    "missing": exc.missing_registries,
+                }
+            out["custom"] = pool.apply_async(custom_class).get(60)
+    elif mode == "executor-init":
+        with cf.ProcessPoolExecutor(
+            1, mp_context=ctx, initializer=attn.apply_state, initargs=(state,)
+        ) as ex:
+            try:
+                ex.submit(resolved).result(60)
+            except cf.process.BrokenProcessPool as exc:
+                out["broken"] = type(exc).__name__
+    elif mode == "pool-init":
+        with ctx.Pool(1, initializer=attn.apply_state, initargs=(state,)) as pool:
+            try:
+                pool.apply_async(os.getpid).get(3)
+            except mp.TimeoutError:
+                out["started"] = False
+            pool.terminate()
+    elif mode == "nocheck":
+        nocheck = functools.partial(attn.apply_state, check=False)
+        with ctx.Pool(1, initializer=nocheck, initargs=(state,)) as pool:
+            out["children"] = [pool.apply_async(resolved).get(60)]
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+METHODS = ["fork", "spawn", "forkserver"]
+# Under fork a child inherits the driver's tables and never rediscovers, so
+# an environment that differs only matters to the other start methods.
+FRESH = ["spawn", "forkserver"]
+
+
+@pytest.fixture
+def world(sites, tmp_path, plugin_source):
+    """Plugin sites for the driver: attn-acme 1.0, attn-other, a toy host, the driver's module."""
+    acme = sites.new("acme")
+    acme.module("plug.mod", plugin_source)
+    acme.dist("attn-acme", "1.0", entry_points=ACME)
+    acme.dist("attn-other", "1.0", entry_points=OTHER)
+    toy = sites.new("toy")
+    toy.module("toyhost.registry", TOY_REGISTRY)
+    toy.dist("toyhost", "3.0", requires=())
+    driver = sites.new("driver")
+    driver.module("drvmod", DRIVER_MODULE)
+    v2 = sites.new("v2")
+    v2.dist("attn-acme", "2.0", entry_points=ACME)
+    sys.path.remove(str(v2.root))  # not installed for the driver
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER, encoding="utf-8")
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("ATTN_", "PYTHON"))
+    }
+    env.update(
+        PYTHONPATH=os.pathsep.join(str(s.root) for s in (acme, toy, driver)),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        ACME_SITE=str(acme.root),
+        TOY_SITE=str(toy.root),
+        DRIVER_SITE=str(driver.root),
+        V2_SITE=str(v2.root),
+    )
+    return {"script": script, "env": env, "cwd": tmp_path}
+
+
+def drive(world, method, mode, scenario="-"):
+    """Run the driver; return its JSON output and its stderr."""
+    done = subprocess.run(
+        [sys.executable, "-W", "error", str(world["script"]), method, mode, scenario],
+        capture_output=True,
+        text=True,
+        env=world["env"],
+        cwd=world["cwd"],
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+PLUGIN_ROWS = {
+    "FLASH_ATTN": ["plugin", "plug.mod.Backend", "attn-acme", "1.0", "Backend"],
+    "ACME": ["runtime", "drvmod.DriverBackend", None, None, "DriverBackend"],
+    "OTHER": ["plugin", "plug.mod.Outer.Inner", "attn-other", "1.0", "Outer.Inner"],
+    "CUSTOM": ["runtime", "__main__.MainBackend", None, None, "MainBackend"],
+}
+MLA_ROWS = {
+    "ACME_PREFILL": ["plugin", "plug.mod.Prefill", "attn-acme", "1.0", "Prefill"],
+    "CUSTOM": ["runtime", "drvmod.DriverPrefill", None, None, "DriverPrefill"],
+}
+
+
+def check_parent(parent):
+    """The driver's own table: plugins, runtime registrations, the toy host."""
+    attention = parent["AttentionBackendEnum"]["rows"]
+    assert list(attention) == [*(m.name for m in AttentionBackendEnum), "ACME", "OTHER"]
+    assert {n: attention[n] for n in PLUGIN_ROWS} == PLUGIN_ROWS
+    assert attention["TORCH_SDPA"] == [
+        "builtin",
+        "attn.backends.attention.TorchSDPABackend",
+        None,
+        None,
+        "TorchSDPABackend",
+    ]
+    mla = parent["MLAPrefillBackendEnum"]["rows"]
+    assert list(mla) == [*(m.name for m in MLAPrefillBackendEnum), "ACME_PREFILL"]
+    assert {n: mla[n] for n in MLA_ROWS} == MLA_ROWS
+    assert parent["ToyEnum"]["rows"] == {
+        "SLOW": ["builtin", "toyhost.registry.ToyBackend", None, None, "ToyBackend"]
+    }
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("mode", ["pool", "executor"])
+def test_children_resolve_every_name_like_the_driver(world, method, mode):
+    """Pool and ProcessPoolExecutor children, every start method: the driver's table exactly."""
+    out, _ = drive(world, method, mode)
+    check_parent(out["parent"])
+    assert len(out["children"]) == 4
+    for child in out["children"]:
+        assert child == out["parent"]
+
+
+@pytest.mark.parametrize("method", FRESH)
+def test_without_apply_state_spawned_children_miss_runtime_registrations(world, method):
+    """The problem apply_state solves: a fresh child has no driver registrations made in main()."""
+    out, _ = drive(world, method, "bare")
+    child = out["children"][0]
+    assert child["MLAPrefillBackendEnum"]["rows"]["CUSTOM"] == [
+        "builtin",
+        None,
+        None,
+        None,
+        None,
+    ]
+    assert child["AttentionBackendEnum"]["rows"]["ACME"] == [
+        "plugin",
+        "plug.mod.Other",
+        "attn-acme",
+        "1.0",
+        "Other",
+    ]
+    assert (
+        child["AttentionBackendEnum"]["fingerprint"]
+        != (out["parent"]["AttentionBackendEnum"]["fingerprint"])
+    )
+
+
+FIX_ACME = (
+    "To fix it, install the same plugin versions on every node "
+    "(here: pip install 'attn-acme==1.0'), or set the same ATTN_PLUGINS in every process."
+)
+MISMATCHES = {
+    "plugins-env": (
+        "The backends in this process differ from the driver's:\n"
+        "  AttentionBackendEnum.FLASH_ATTN\n"
+        "    driver: plug.mod.Backend (plugin attn-acme 1.0)\n"
+        "    worker: attn.backends.attention.FlashAttentionBackend (built-in)\n"
+        "  MLAPrefillBackendEnum.ACME_PREFILL\n"
+        "    driver: plug.mod.Prefill (plugin attn-acme 1.0)\n"
+        "    worker: absent\n"
+        "ATTN_PLUGINS is unset in the driver and 'attn-other' here\n"
+        "To fix it, set the same ATTN_PLUGINS in every process, or install the same plugin "
+        "versions on every node (here: pip install 'attn-acme==1.0')."
+    ),
+    "not-installed": (
+        "The backends in this process differ from the driver's:\n"
+        "  AttentionBackendEnum.FLASH_ATTN\n"
+        "    driver: plug.mod.Backend (plugin attn-acme 1.0)\n"
+        "    worker: attn.backends.attention.FlashAttentionBackend (built-in)\n"
+        "  AttentionBackendEnum.OTHER\n"
+        "    driver: plug.mod.Outer.Inner (plugin attn-other 1.0)\n"
+        "    worker: absent\n"
+        "  MLAPrefillBackendEnum.ACME_PREFILL\n"
+        "    driver: plug.mod.Prefill (plugin attn-acme 1.0)\n"
+        "    worker: absent\n"
+        "To fix it, install the same plugin versions on every node (here: pip install "
+        "'attn-acme==1.0'; pip install 'attn-other==1.0'), or set the same ATTN_PLUGINS "
+        "in every process."
+    ),
+    "other-version": (
+        "The backends in this process differ from the driver's:\n"
+        "  AttentionBackendEnum.FLASH_ATTN\n"
+        "    driver: plug.mod.Backend (plugin attn-acme 1.0)\n"
+        "    worker: plug.mod.Backend (plugin attn-acme 2.0)\n"
+        "  MLAPrefillBackendEnum.ACME_PREFILL\n"
+        "    driver: plug.mod.Prefill (plugin attn-acme 1.0)\n"
+        "    worker: plug.mod.Prefill (plugin attn-acme 2.0)\n" + FIX_ACME
+    ),
+    "host-missing": (
+        "The backends in this process differ from the driver's:\n"
+        "  ToyEnum (toyhost.registry:ToyEnum, group 'toyhost.backends')\n"
+        "    driver: declared\n"
+        "    worker: absent: cannot import it (ModuleNotFoundError: No module named "
+        "'toyhost')\n"
+        "To fix it, install the same version of toyhost on every node, and declare "
+        "registries in modules that workers import."
+    ),
+}
+DIFFERENCES = {
+    "plugins-env": [
+        ["AttentionBackendEnum", "FLASH_ATTN"],
+        ["MLAPrefillBackendEnum", "ACME_PREFILL"],
+    ],
+    "not-installed": [
+        ["AttentionBackendEnum", "FLASH_ATTN"],
+        ["AttentionBackendEnum", "OTHER"],
+        ["MLAPrefillBackendEnum", "ACME_PREFILL"],
+    ],
+    "other-version": [
+        ["AttentionBackendEnum", "FLASH_ATTN"],
+        ["MLAPrefillBackendEnum", "ACME_PREFILL"],
+    ],
+    "host-missing": [],
+}
+
+
+@pytest.mark.parametrize("method", FRESH)
+@pytest.mark.parametrize("scenario", sorted(MISMATCHES))
+def test_a_differing_child_raises_state_mismatch(world, method, scenario):
+    """ATTN_PLUGINS, a missing plugin, another version, a missing host: each backend named."""
+    out, _ = drive(world, method, "apply", scenario)
+    error = out["error"]
+    assert error["type"] == "attn.StateMismatchError"
+    assert error["message"] == MISMATCHES[scenario]
+    assert error["differences"] == DIFFERENCES[scenario]
+    assert error["missing"] == (["ToyEnum"] if scenario == "host-missing" else [])
+
+
+@pytest.mark.parametrize("method", FRESH)
+def test_executor_initializer_mismatch_breaks_the_pool_with_the_message(world, method):
+    """A failing initializer breaks ProcessPoolExecutor; the worker's stderr has the message."""
+    out, stderr = drive(world, method, "executor-init", "other-version")
+    assert out["broken"] == "BrokenProcessPool"
+    assert f"attn.StateMismatchError: {MISMATCHES['other-version']}\n" in stderr
+
+
+def test_pool_initializer_mismatch_never_starts_a_worker(world):
+    """Pool restarts a worker whose initializer fails: no task runs, stderr has the message."""
+    out, stderr = drive(world, "spawn", "pool-init", "other-version")
+    assert out["started"] is False
+    assert f"attn.StateMismatchError: {MISMATCHES['other-version']}\n" in stderr
+
+
+@pytest.mark.parametrize("method", FRESH)
+def test_check_false_applies_without_raising(world, method):
+    """check=False: registrations applied, the worker's own plugins in effect, nothing raised."""
+    out, _ = drive(world, method, "nocheck", "other-version")
+    child = out["children"][0]
+    rows = child["AttentionBackendEnum"]["rows"]
+    assert rows["FLASH_ATTN"] == ["plugin", "plug.mod.Backend", "attn-acme", "2.0", "Backend"]
+    assert rows["ACME"] == PLUGIN_ROWS["ACME"]
+    assert rows["CUSTOM"] == PLUGIN_ROWS["CUSTOM"]
+    assert child["MLAPrefillBackendEnum"]["rows"]["CUSTOM"] == MLA_ROWS["CUSTOM"]
+
+
+@pytest.mark.parametrize("method", FRESH)
+def test_registration_whose_module_the_worker_lacks_fails_on_load(world, method):
+    """A path is recorded as is: the state matches, get_class() names the registration."""
+    out, _ = drive(world, method, "apply", "driver-module-missing")
+    assert "error" not in out
+    assert out["custom"] == (
+        "BackendLoadError: Cannot load MLA prefill backend 'CUSTOM' from a runtime "
+        "registration by __main__ (path 'drvmod:DriverPrefill'): ModuleNotFoundError: "
+        "No module named 'drvmod'. Register an importable class with "
+        "attn.register_mla_prefill_backend(MLAPrefillBackendEnum.NAME, 'module:Class')"
+    )
+
+
+# -- in this process: fingerprints, capture, apply, serialization --------------------
+
+
+def fresh_worker():
+    """This process as a new worker sees it: nothing discovered, nothing registered."""
+    for registry in (AttentionBackendEnum, MLAPrefillBackendEnum):
+        state_of(registry).reset()
+
+
+def mismatch_of(state):
+    """The StateMismatchError that applying *state* here raises."""
+    with pytest.raises(StateMismatchError) as caught:
+        attn.apply_state(state)
+    return caught.value
+
+
+def captured(state, name):
+    return next(r for r in state.registries if r.registry == name)
+
+
+@pytest.fixture
+def acme(plugin_module):
+    """attn-acme 1.0 installed on the first site."""
+    plugin_module.dist("attn-acme", "1.0", entry_points=ACME)
+    return plugin_module
+
+
+def test_fingerprint_is_a_sha256_hex_string():
+    """fingerprint() is 64 hex digits, stable across calls."""
+    value = AttentionBackendEnum.fingerprint()
+    assert len(value) == 64
+    assert int(value, 16) >= 0
+    assert AttentionBackendEnum.fingerprint() == value
+
+
+def test_fingerprint_runs_discovery():
+    """Asking for the fingerprint discovers the registry."""
+    AttentionBackendEnum.fingerprint()
+    assert state_of(AttentionBackendEnum).discovered_yet
+
+
+def test_fingerprint_changes_with_a_plugin(acme, monkeypatch):
+    """A plugin that overrides a backend changes the fingerprint; leaving it out restores it."""
+    with_plugin = AttentionBackendEnum.fingerprint()
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    AttentionBackendEnum.refresh()
+    without = AttentionBackendEnum.fingerprint()
+    monkeypatch.delenv("ATTN_DISABLE_PLUGINS")
+    AttentionBackendEnum.refresh()
+    assert without != with_plugin
+    assert AttentionBackendEnum.fingerprint() == with_plugin
+
+
+def test_fingerprint_changes_with_a_runtime_registration(plugin_module):
+    """Registering at runtime changes the fingerprint; clearing goes back."""
+    before = MLAPrefillBackendEnum.fingerprint()
+    attn.register_mla_prefill_backend(MLAPrefillBackendEnum.CPU, "plug.mod:Prefill")
+    assert MLAPrefillBackendEnum.fingerprint() != before
+    MLAPrefillBackendEnum.CPU.clear_override()
+    assert MLAPrefillBackendEnum.fingerprint() == before
+
+
+def test_registries_have_distinct_fingerprints():
+    """The two registries' fingerprints differ (the group is part of it)."""
+    assert AttentionBackendEnum.fingerprint() != MLAPrefillBackendEnum.fingerprint()
+
+
+def test_capture_holds_the_resolved_table(acme):
+    """capture_state() records every name with origin, path, distribution and version."""
+    attn.register_backend(AttentionBackendEnum.CUSTOM, "plug.mod:Other")
+    state = attn.capture_state()
+    attention = captured(state, "AttentionBackendEnum")
+    assert attention.module == "attn.backends.registry"
+    assert attention.qualname == "AttentionBackendEnum"
+    assert attention.group == "attn.backends"
+    assert attention.fingerprint == AttentionBackendEnum.fingerprint()
+    rows = {b.name: b for b in attention.backends}
+    assert [b.name for b in attention.backends] == [
+        *(m.name for m in AttentionBackendEnum),
+        "ACME",
+    ]
+    assert rows["FLASH_ATTN"] == BackendResolution(
+        "FLASH_ATTN", "plugin", "plug.mod:Backend", "attn-acme", "1.0"
+    )
+    assert rows["CUSTOM"] == BackendResolution("CUSTOM", "runtime", "plug.mod:Other")
+    assert rows["XFORMERS"] == BackendResolution(
+        "XFORMERS", "builtin", "attn.backends.attention:XFormersBackend"
+    )
+    assert attention.runtime == (RuntimeRegistration("CUSTOM", "plug.mod:Other", __name__),)
+    assert dict(attention.controls) == {
+        "ATTN_DISABLE_PLUGINS": None,
+        "ATTN_PLUGINS": None,
+        "ATTN_PREFER": None,
+    }
+
+
+def test_capture_includes_every_declared_registry():
+    """Both of attn's registries, and any other declared so far, are captured."""
+    names = [r.registry for r in attn.capture_state().registries]
+    assert names == [r.__name__ for r in declared_registries()]
+    assert {"AttentionBackendEnum", "MLAPrefillBackendEnum"} <= set(names)
+
+
+def test_state_pickles_and_compares_equal(acme):
+    """A WorkerState survives pickling unchanged (initargs, Ray)."""
+    attn.register_backend(AttentionBackendEnum.CUSTOM, "plug.mod:Other")
+    state = attn.capture_state()
+    assert pickle.loads(pickle.dumps(state)) == state  # noqa: S301
+
+
+def test_state_round_trips_through_json(acme):
+    """to_json() is plain JSON data that from_json() reads back equal."""
+    attn.register_backend(AttentionBackendEnum.CUSTOM, "plug.mod:Other")
+    AttentionBackendEnum.ROCM_ATTN.clear_override()
+    state = attn.capture_state()
+    text = json.dumps(state.to_json())
+    assert WorkerState.from_json(json.loads(text)) == state
+
+
+def test_records_are_immutable():
+    """Captured records cannot be changed after the fact."""
+    row = BackendResolution("X", "builtin", "m:C")
+    with pytest.raises(AttributeError, match="BackendResolution is immutable"):
+        row.name = "Y"  # type: ignore[misc]
+
+
+def _saved(**changes):
+    data = attn.capture_state().to_json()
+    data.update(changes)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "not a saved attn state: the state is list, expected an object"),
+        (
+            {"format": "other", "version": 1, "registries": []},
+            "not a saved attn state: 'format' is 'other', expected 'attn-worker-state'",
+        ),
+        (
+            {"format": "attn-worker-state", "version": 9, "registries": []},
+            "not a saved attn state: 'version' is 9, expected 1",
+        ),
+        (
+            {"format": "attn-worker-state", "version": 1, "registries": {}},
+            "not a saved attn state: 'registries' is dict, expected an array",
+        ),
+    ],
+)
+def test_from_json_refuses_what_is_not_a_state(data, message):
+    """Anything but a saved state is a ValueError saying what is wrong."""
+    with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+        WorkerState.from_json(data)
+
+
+def test_from_json_refuses_a_bad_path():
+    """A path that is not module:QualName is refused, located."""
+    data = _saved()
+    data["registries"][0]["backends"][0]["path"] = "not a path"
+    with pytest.raises(ValueError, match=r"^not a saved attn state: registries\[0\]\.backends"):
+        WorkerState.from_json(data)
+
+
+def test_from_json_refuses_an_edited_table():
+    """A table that does not match its fingerprint (edited by hand) is refused."""
+    data = _saved()
+    data["registries"][0]["backends"][0]["path"] = "elsewhere:Backend"
+    with pytest.raises(ValueError, match=r"registries\[0\]\.fingerprint does not match"):
+        WorkerState.from_json(data)
+
+
+def test_from_json_refuses_a_wrong_type():
+    """A field of the wrong type names the field."""
+    data = _saved()
+    data["registries"][0]["backends"][0]["origin"] = 3
+    with pytest.raises(
+        ValueError,
+        match=r"registries\[0\]\.backends\[0\]\.origin is 3, expected a string",
+    ):
+        WorkerState.from_json(data)
+
+
+def test_apply_before_discovery_registers_and_matches(plugin_module):
+    """Applying in a fresh process (nothing discovered yet) makes the registrations and passes."""
+    attn.register_backend(AttentionBackendEnum.CUSTOM, "plug.mod:Other")
+    state = attn.capture_state()
+    fresh_worker()
+    attn.apply_state(state)
+    assert AttentionBackendEnum.CUSTOM.get_path() == "plug.mod.Other"
+    assert AttentionBackendEnum.CUSTOM.get_class().__name__ == "Other"
+
+
+def test_apply_after_discovery_registers_and_matches(plugin_module):
+    """Applying after the worker discovered on its own gives the same result."""
+    attn.register_backend(AttentionBackendEnum.CUSTOM, "plug.mod:Other")
+    state = attn.capture_state()
+    fresh_worker()
+    AttentionBackendEnum["FLASH_ATTN"]
+    attn.apply_state(state)
+    assert AttentionBackendEnum.CUSTOM.get_path() == "plug.mod.Other"
+
+
+def test_apply_replays_clears(acme):
+    """A clear_override() in the driver is made again in the worker."""
+    AttentionBackendEnum.FLASH_ATTN.clear_override()
+    state = attn.capture_state()
+    fresh_worker()
+    assert AttentionBackendEnum.FLASH_ATTN.get_path() == "plug.mod.Backend"
+    attn.apply_state(state)
+    assert AttentionBackendEnum.FLASH_ATTN.get_path() == (
+        "attn.backends.attention.FlashAttentionBackend"
+    )
+
+
+def test_apply_is_idempotent(plugin_module):
+    """Applying twice changes nothing more."""
+    attn.register_backend(AttentionBackendEnum.CUSTOM, "plug.mod:Other")
+    state = attn.capture_state()
+    attn.apply_state(state)
+    attn.apply_state(state)
+    assert attn.capture_state() == state
+
+
+def test_apply_refuses_what_is_not_a_state():
+    """apply_state() of anything else is a TypeError naming what it got."""
+    with pytest.raises(TypeError, match=r"expects an attn\.WorkerState, got dict"):
+        attn.apply_state({})  # type: ignore[arg-type]
+
+
+def test_mismatch_in_process_names_the_backend(acme, monkeypatch):
+    """A worker without the plugin (same process, rediscovered) gets the message."""
+    state = attn.capture_state()
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    fresh_worker()
+    error = mismatch_of(state)
+    assert str(error) == (
+        "The backends in this process differ from the driver's:\n"
+        "  AttentionBackendEnum.FLASH_ATTN\n"
+        "    driver: plug.mod.Backend (plugin attn-acme 1.0)\n"
+        "    worker: attn.backends.attention.FlashAttentionBackend (built-in)\n"
+        "  AttentionBackendEnum.ACME\n"
+        "    driver: plug.mod.Other (plugin attn-acme 1.0)\n"
+        "    worker: absent\n"
+        "  MLAPrefillBackendEnum.ACME_PREFILL\n"
+        "    driver: plug.mod.Prefill (plugin attn-acme 1.0)\n"
+        "    worker: absent\n"
+        "ATTN_DISABLE_PLUGINS is unset in the driver and '1' here\n"
+        "To fix it, set the same ATTN_DISABLE_PLUGINS in every process, or install the "
+        "same plugin versions on every node (here: pip install 'attn-acme==1.0')."
+    )
+    assert isinstance(error, attn.AttnError)
+
+
+def test_a_worker_only_plugin_is_named_with_uninstall(plugin_module):
+    """A plugin the worker has and the driver does not: the fix says uninstall it."""
+    state = attn.capture_state()
+    plugin_module.dist("attn-extra", "0.3", entry_points={"attn.backends": {"EXTRA": "x:Y"}})
+    fresh_worker()
+    error = mismatch_of(state)
+    assert str(error) == (
+        "The backends in this process differ from the driver's:\n"
+        "  AttentionBackendEnum.EXTRA\n"
+        "    driver: absent\n"
+        "    worker: x.Y (plugin attn-extra 0.3)\n"
+        "To fix it, install the same plugin versions on every node "
+        "(here: pip uninstall attn-extra), or set the same ATTN_PLUGINS in every process."
+    )
+    assert error.differences == (("AttentionBackendEnum", "EXTRA"),)
+
+
+def test_state_mismatch_error_pickles():
+    """The error crosses process boundaries (Pool.apply, Ray) with its attributes."""
+    error = StateMismatchError("message", differences=(("R", "N"),), missing_registries=("T",))
+    copy = pickle.loads(pickle.dumps(error))  # noqa: S301
+    assert str(copy) == "message"
+    assert copy.differences == (("R", "N"),)
+    assert copy.missing_registries == ("T",)
+
+
+def test_check_false_skips_a_missing_registry():
+    """check=False with a registry this process lacks applies the rest silently."""
+    ghost = CapturedRegistry(
+        registry="Ghost",
+        module="no_such_host.registry",
+        qualname="Ghost",
+        group="ghost.backends",
+        host="ghost",
+        env_prefix="GHOST",
+        fingerprint="0",
+        backends=(),
+    )
+    attn.apply_state(WorkerState([ghost]), check=False)
+    with pytest.raises(StateMismatchError, match="No module named 'no_such_host'"):
+        attn.apply_state(WorkerState([ghost]))
+
+
+def test_a_registry_declared_in_a_function_is_reported():
+    """A worker cannot find a function-local registry: the message says to move it."""
+    from attn.registry import enum  # noqa: PLC0415
+
+    class Local(BackendEnum, group="local.backends", host="local"):
+        ONE = "attn.registry:Backend"
+
+    state = WorkerState([r for r in attn.capture_state().registries if r.registry == "Local"])
+    # The worker: a process where nothing declared it.
+    del enum._DECLARED[f"{Local.__module__}:{Local.__qualname__}"]
+    error = mismatch_of(state)
+    assert str(error) == (
+        "The backends in this process differ from the driver's:\n"
+        f"  Local ({Local.__module__}:test_a_registry_declared_in_a_function_is_reported."
+        "<locals>.Local, group 'local.backends')\n"
+        "    driver: declared\n"
+        "    worker: absent: it was declared inside a function, so no other process can "
+        "import it; declare registries at module level\n"
+        "To fix it, install the same version of local on every node, and declare registries "
+        "in modules that workers import."
+    )
+    assert error.missing_registries == ("Local",)
+
+
+def test_ray_setup_hook_pickles_and_applies(plugin_module):
+    """The hook has a name (Ray reads it), pickles, and applies the captured state."""
+    attn.register_backend(AttentionBackendEnum.CUSTOM, "plug.mod:Other")
+    hook = attn.ray_setup_hook()
+    assert hook.__name__ == "attn_apply_state"
+    copy = pickle.loads(pickle.dumps(hook))  # noqa: S301
+    fresh_worker()
+    copy()
+    assert AttentionBackendEnum.CUSTOM.get_path() == "plug.mod.Other"
+
+
+def test_worker_state_is_public_in_both_namespaces():
+    """The worker API is in attn and in attn.registry, the same objects."""
+    import attn.registry as core  # noqa: PLC0415
+
+    for name in ("WorkerState", "StateMismatchError", "capture_state", "apply_state"):
+        assert getattr(attn, name) is getattr(core, name)
+    assert Path(attn.registry.workers.__file__).name == "workers.py"
