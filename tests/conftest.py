@@ -4,13 +4,29 @@ Plugins in unit tests are real: :class:`Sites` writes ``*.dist-info`` folders
 (``METADATA``, ``entry_points.txt``) and plugin modules into ``tmp_path`` and
 puts those folders on ``sys.path``, so discovery reads them through
 ``importlib.metadata`` exactly as it reads an installed wheel.
+
+Every test runs isolated from the machine (the autouse ``_isolated`` fixture):
+``sys.path`` holds only the test's own sites, the site-packages of a session
+virtualenv linking attn, pytest and what they require, and the standard
+library, so whatever else is installed (example plugins, triton, torch) cannot
+change a result. ``sys.executable`` is that virtualenv's interpreter, so
+subprocesses see the same; the ``python`` fixture also passes the test's sites
+on. Every ``ATTN_*`` variable is cleared, the discovery cache lives in the
+test's temporary folder, and the terminal is 80 columns wide.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+import subprocess
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+import sysconfig
+import venv
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import Distribution, distribution
 from pathlib import Path
 
 import pytest
@@ -18,7 +34,208 @@ import pytest
 import attn
 from attn.registry import state_of
 
-ATTN_VARIABLES = ("ATTN_DISABLE_PLUGINS", "ATTN_PLUGINS", "ATTN_STRICT")
+TESTS = Path(__file__).resolve().parent
+
+#: What a test sees installed: attn, the test runner, and (recursively) what they require.
+RUNTIME = ("attn", "pytest")
+
+#: How long any subprocess a unit test starts may run.
+SUBPROCESS_TIMEOUT = 120
+
+#: The environment every test runs in, whatever the caller's shell has set.
+FIXED_VARIABLES = {"COLUMNS": "80", "LINES": "24"}
+
+#: Variables that would change what a Python subprocess imports or prints.
+_PYTHON_VARIABLES = frozenset(
+    {"PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONWARNINGS", "PYTHONSAFEPATH"}
+)
+
+
+def _is_under(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _stdlib_entries(path: Sequence[str]) -> list[str]:
+    """The entries of *path* that hold the standard library (never a site-packages)."""
+    stdlib = {Path(sysconfig.get_path(k)).resolve() for k in ("stdlib", "platstdlib")}
+    kept = []
+    for entry in path:
+        real = Path(entry or os.curdir).resolve()
+        if {"site-packages", "dist-packages"} & set(real.parts):
+            continue
+        # pythonXY.zip sits beside the stdlib folder.
+        zipped = real.suffix == ".zip" and real.parent in {s.parent for s in stdlib}
+        if zipped or any(_is_under(real, s) for s in stdlib):
+            kept.append(entry)
+    return kept
+
+
+def _metadata_folder(dist: Distribution) -> Path:
+    """The ``*.dist-info`` (or ``*.egg-info``) folder of an installed distribution."""
+    for file in dist.files or ():
+        if file.parts and file.parts[0].endswith((".dist-info", ".egg-info")):
+            return Path(str(dist.locate_file(file.parts[0])))
+    msg = f"cannot find the metadata folder of {dist.metadata['Name']}"
+    raise RuntimeError(msg)
+
+
+def _package_folder(module: str) -> Path:
+    """The folder of the top-level package *module*, found without importing it."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        msg = f"{module} is not an installed package"
+        raise RuntimeError(msg)
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _import_roots(dist: Distribution) -> set[Path]:
+    """The top-level packages and modules a distribution installed (from its RECORD)."""
+    roots = set()
+    for file in dist.files or ():
+        top = file.parts[0] if file.parts else ".."
+        if len(file.parts) == 1 and file.suffix != ".py":
+            continue  # a .pth file, a compiled helper, the RECORD of an egg
+        if top in {"..", "__pycache__"} or top.endswith((".dist-info", ".egg-info", ".data")):
+            continue
+        roots.add(Path(str(dist.locate_file(top))))
+    if not roots:
+        # An editable install: the code is wherever its .pth file points.
+        roots.add(_package_folder(dist.metadata["Name"].replace("-", "_")))
+    return roots
+
+
+def _with_requirements(names: Sequence[str]) -> list[Distribution]:
+    """The installed distributions *names* and, recursively, what they require here."""
+    from packaging.requirements import Requirement  # noqa: PLC0415 - only for this fixture
+    from packaging.utils import canonicalize_name  # noqa: PLC0415
+
+    found: dict[str, Distribution] = {}
+    todo = list(names)
+    while todo:
+        name = canonicalize_name(todo.pop())
+        if name in found:
+            continue
+        found[name] = distribution(name)
+        for text in found[name].requires or ():
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return list(found.values())
+
+
+#: The environment's own sys.path, before any test touched it.
+_ORIGINAL_PATH = tuple(sys.path)
+_STDLIB = tuple(_stdlib_entries(_ORIGINAL_PATH))
+#: The suite's own module folders (pytest puts them on sys.path); they hold no metadata.
+_SUITE = tuple(e for e in _ORIGINAL_PATH if e and _is_under(Path(e).resolve(), TESTS))
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A virtualenv holding only what runs the suite: attn and pytest, with their requirements."""
+
+    python: Path
+    site: Path
+
+
+@pytest.fixture(scope="session")
+def runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
+    """The virtualenv every test runs against, in its process and in its subprocesses.
+
+    Its site-packages holds links to the installed code and metadata of attn,
+    pytest and what they require (so an editable and a wheel install both
+    work), and nothing else installed beside them: plugins, kernel libraries
+    and other tools are not seen.
+    """
+    root = tmp_path_factory.mktemp("runtime")
+    venv.EnvBuilder(symlinks=os.name != "nt", with_pip=False).create(root)
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(root), "platbase": str(root)}))
+    for dist in _with_requirements(RUNTIME):
+        for folder in {*_import_roots(dist), _metadata_folder(dist)}:
+            (site / folder.name).symlink_to(folder, target_is_directory=folder.is_dir())
+    python = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    return Runtime(python=python, site=site)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(request: pytest.FixtureRequest, tmp_path: Path, runtime: Runtime) -> Iterator[None]:
+    """sys.path, sys.executable, ATTN_* variables, cache folder and terminal, fixed for one test.
+
+    ``sys.executable`` is the runtime's interpreter, so every subprocess a test
+    starts (and every subprocess those start) sees what the test sees. Not in
+    integration tests: they build wheels with the environment's interpreter
+    and run everything else in a throwaway virtualenv of their own.
+    """
+    saved_path = sys.path[:]
+    sys.path[:] = [*_SUITE, str(runtime.site), *_STDLIB]
+    importlib.invalidate_caches()
+    with pytest.MonkeyPatch.context() as patch:
+        if request.node.get_closest_marker("integration") is None:
+            patch.setattr(sys, "executable", str(runtime.python))
+        for name in [n for n in os.environ if n.startswith("ATTN_")]:
+            patch.delenv(name)
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+        for name, value in FIXED_VARIABLES.items():
+            patch.setenv(name, value)
+        try:
+            yield
+        finally:
+            sys.path[:] = saved_path
+            importlib.invalidate_caches()
+
+
+class IsolatedPython:
+    """Runs the runtime's interpreter with the test's sites on ``PYTHONPATH``."""
+
+    def __init__(self, cwd: Path, runtime: Runtime) -> None:
+        self.cwd = cwd
+        self.runtime = runtime
+
+    def env(self) -> dict[str, str]:
+        """The test's environment, with PYTHONPATH set to the test's own sys.path entries."""
+        env = {k: v for k, v in os.environ.items() if k not in _PYTHON_VARIABLES}
+        own = [e for e in sys.path if e and e not in _STDLIB and e != str(self.runtime.site)]
+        env["PYTHONPATH"] = os.pathsep.join(own)
+        return env
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run ``python ARGS`` and capture its output as text."""
+        return subprocess.run(
+            [str(self.runtime.python), *args],
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=SUBPROCESS_TIMEOUT,
+            env=self.env(),
+            cwd=self.cwd,
+        )
+
+
+@pytest.fixture
+def python(tmp_path_factory: pytest.TempPathFactory, runtime: Runtime) -> IsolatedPython:
+    """A Python subprocess runner isolated like the test itself."""
+    return IsolatedPython(tmp_path_factory.mktemp("cwd"), runtime)
+
+
+@pytest.fixture
+def installed() -> Callable[[str], object]:
+    """Import a library installed in the environment (torch, say), or skip the test.
+
+    The import sees the environment's own sys.path; the test then runs
+    isolated again, with the library already imported.
+    """
+
+    def installed(module: str) -> object:
+        isolated_path = sys.path[:]
+        sys.path[:] = list(_ORIGINAL_PATH)
+        importlib.invalidate_caches()
+        try:
+            return pytest.importorskip(module)
+        finally:
+            sys.path[:] = isolated_path
+            importlib.invalidate_caches()
+
+    return installed
 
 
 #: The module ``plug.mod`` that the ``plugin_module`` fixture writes.
@@ -108,25 +325,23 @@ class Site:
 class Sites:
     """Creates :class:`Site` folders; the first created is first on ``sys.path``."""
 
-    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, tmp_path: Path) -> None:
         self._tmp = tmp_path
         self._count = 0
-        self._monkeypatch = monkeypatch
 
     def new(self, label: str = "site") -> Site:
         site = Site(self._tmp / f"{self._count}-{label}")
-        self._monkeypatch.syspath_prepend(str(site.root))
-        # syspath_prepend puts it first; move it after the sites made before it.
-        sys.path.remove(str(site.root))
+        # After the sites made before it; the _isolated fixture restores sys.path.
         sys.path.insert(self._count, str(site.root))
+        importlib.invalidate_caches()
         self._count += 1
         return site
 
 
 @pytest.fixture
-def sites(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sites:
+def sites(tmp_path: Path, _isolated: None) -> Sites:
     """Factory of sys.path entries to write distributions into."""
-    return Sites(tmp_path, monkeypatch)
+    return Sites(tmp_path)
 
 
 @pytest.fixture
@@ -136,12 +351,8 @@ def site(sites: Sites) -> Site:
 
 
 @pytest.fixture(autouse=True)
-def _clean_registries(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[None]:
-    """Every test starts with undiscovered registries, no ATTN_* variables and no stray modules."""
-    for name in ATTN_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+def _clean_registries(_isolated: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every test starts with undiscovered registries and no stray modules."""
     registries = (attn.AttentionBackendEnum, attn.MLAPrefillBackendEnum)
     for registry in registries:
         state_of(registry).reset()

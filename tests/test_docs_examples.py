@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,15 +10,9 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "docs" / "examples").gl
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
-def test_example_runs_clean(example):
+def test_example_runs_clean(python, example):
     """Each example exits 0 with warnings as errors, and finishes with its 'ok' line."""
-    done = subprocess.run(
-        [sys.executable, "-W", "error", str(example)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = python.run("-W", "error", str(example), check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "ok"
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 from importlib.metadata import version
 
@@ -82,7 +80,7 @@ def test_error_and_warning_hierarchy():
     assert attn.AttnError.__module__ == "attn"
 
 
-def _imported_after(code: str) -> dict[str, bool]:
+def _imported_after(python, code: str) -> dict[str, bool]:
     script = textwrap.dedent(
         f"""
         import json, sys
@@ -91,15 +89,13 @@ def _imported_after(code: str) -> dict[str, bool]:
         print(json.dumps({{name: name in sys.modules for name in heavy}}))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
-    )
+    done = python.run("-c", script)
     return json.loads(done.stdout)
 
 
-def test_import_attn_imports_no_metadata_machinery():
+def test_import_attn_imports_no_metadata_machinery(python):
     """import attn imports neither importlib.metadata, its backport, nor packaging."""
-    assert _imported_after("import attn") == {
+    assert _imported_after(python, "import attn") == {
         "importlib.metadata": False,
         "importlib_metadata": False,
         "packaging": False,
@@ -107,43 +103,40 @@ def test_import_attn_imports_no_metadata_machinery():
     }
 
 
-def test_member_access_scans_nothing():
+def test_member_access_scans_nothing(python):
     """Touching members and the registry classes still scans nothing."""
     imported = _imported_after(
-        "import attn; attn.AttentionBackendEnum.FLASH_ATTN; list(attn.MLAPrefillBackendEnum)"
+        python,
+        "import attn; attn.AttentionBackendEnum.FLASH_ATTN; list(attn.MLAPrefillBackendEnum)",
     )
     assert imported["importlib.metadata"] is False
     assert imported["packaging"] is False
 
 
-def test_lookup_reads_metadata_without_importlib_metadata():
+def test_lookup_reads_metadata_without_importlib_metadata(python):
     """A name lookup scans with the fast reader: no importlib.metadata, no email."""
     imported = _imported_after(
+        python,
         "import os; os.environ['ATTN_NO_CACHE'] = '1'; "
-        "import attn; attn.AttentionBackendEnum['FLASH_ATTN']"
+        "import attn; attn.AttentionBackendEnum['FLASH_ATTN']",
     )
     assert imported["importlib.metadata"] is False
     assert imported["email"] is False
 
 
-def test_lookup_with_the_reference_reader_uses_importlib_metadata():
+def test_lookup_with_the_reference_reader_uses_importlib_metadata(python):
     """ATTN_READER=reference makes the same lookup read through importlib.metadata."""
     imported = _imported_after(
+        python,
         "import os; os.environ['ATTN_READER'] = 'reference'; os.environ['ATTN_NO_CACHE'] = '1'; "
-        "import attn; attn.AttentionBackendEnum['FLASH_ATTN']"
+        "import attn; attn.AttentionBackendEnum['FLASH_ATTN']",
     )
     assert imported["importlib.metadata"] is True
 
 
-def test_python_dash_m_attn():
+def test_python_dash_m_attn(python):
     """python -m attn is the attn command."""
-    done = subprocess.run(
-        [sys.executable, "-m", "attn", "--version"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
+    done = python.run("-m", "attn", "--version")
     assert done.stdout.startswith(f"attn {version('attn')} ")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import textwrap
 
@@ -59,7 +58,7 @@ def override(plug):
 # -- when discovery runs ------------------------------------------------------------
 
 
-def test_import_attn_does_not_discover():
+def test_import_attn_does_not_discover(python):
     """A fresh interpreter imports attn and a registry without scanning anything."""
     code = textwrap.dedent(
         """
@@ -70,9 +69,7 @@ def test_import_attn_does_not_discover():
         print(state_of(registry).discovered_yet, "importlib.metadata" in sys.modules)
         """
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = python.run("-c", code).stdout
     assert out.split() == ["False", "False"]
 
 

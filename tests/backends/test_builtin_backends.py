@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 
@@ -28,7 +27,7 @@ KERNEL_MODULES = (
 )
 
 
-def test_builtins_import_and_report_missing_kernels_without_them():
+def test_builtins_import_and_report_missing_kernels_without_them(python):
     """With every kernel library blocked, each built-in imports and lists itself unavailable."""
     script = textwrap.dedent(
         f"""
@@ -48,9 +47,7 @@ def test_builtins_import_and_report_missing_kernels_without_them():
         print(json.dumps(out))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
-    )
+    done = python.run("-c", script)
     result = json.loads(done.stdout)
     assert result["AttentionBackendEnum.FLASH_ATTN"] == [False, ["flash-attn"], ["flash-attn"]]
     assert result["AttentionBackendEnum.FLASHINFER"] == [
@@ -128,7 +125,7 @@ def test_base_class_defaults():
         NeedsNothing.get_impl_cls()
 
 
-def test_torch_sdpa_implementation_imports_torch_only_when_run():
+def test_torch_sdpa_implementation_imports_torch_only_when_run(python):
     """TORCH_SDPA hands out its implementation without torch; running it needs torch."""
     script = textwrap.dedent(
         """
@@ -142,16 +139,15 @@ def test_torch_sdpa_implementation_imports_torch_only_when_run():
             print(type(impl).__name__, "needs torch:", "torch" in str(exc))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
-    )
+    done = python.run("-c", script)
     assert done.stdout.strip() == "TorchSDPAImpl needs torch: True"
 
 
-def test_torch_sdpa_computes_attention():
+def test_torch_sdpa_computes_attention(installed):
     """With torch installed, TorchSDPAImpl matches softmax(QK^T/sqrt(d))V."""
-    torch = pytest.importorskip("torch")
-    q, k, v = (torch.randn(1, 2, 5, 8) for _ in range(3))
+    torch = installed("torch")
+    generator = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 5, 8, generator=generator) for _ in range(3))
     impl = AttentionBackendEnum.TORCH_SDPA.get_class().get_impl_cls()()
     expected = torch.softmax(q @ k.transpose(-1, -2) / 8**0.5, dim=-1) @ v
     assert torch.allclose(impl.forward(q, k, v), expected, atol=1e-5)

@@ -1,0 +1,1 @@
+"""Backends of the stand-in, found through the group ``triton.backends``."""
