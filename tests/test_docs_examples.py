@@ -1,12 +1,136 @@
-"""The runnable examples in docs/ keep working: their asserts are the docs' claims."""
+"""Every example in the docs and the README runs, so the docs cannot drift from the code.
+
+- The runnable programs in ``docs/examples/`` run to their final ``ok`` line.
+- In each Markdown page (``docs/*.md`` and ``README.md``), every ``python`` block
+  runs, in order, as one program in a fresh interpreter with warnings as
+  errors; its asserts are the page's claims. A block may quote a file of the
+  repository with a snippet line (``--8<-- "path"``), as the site does.
+- Every ``$ attn ...`` line of a ``console`` block runs, and must not be a usage
+  error (exit 2): the commands and options the docs show exist.
+- Every ``toml`` block parses, and every ``json`` block is JSON.
+
+A page that needs a plugin installed says so in an HTML comment, invisible on
+the site: ``<!-- docs-test: install plugins_example/attn-template-plugin -->``.
+The plugin is installed (a real, non-editable install) into a folder put on
+``PYTHONPATH`` of that page's programs and commands only.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "docs" / "examples").glob("*.py"))
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.py"))
+PAGES = sorted([*(ROOT / "docs").glob("*.md"), ROOT / "README.md"])
+
+_FENCE = re.compile(
+    r"^(?P<indent> *)```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```",
+    re.MULTILINE | re.DOTALL,
+)
+_TITLE = re.compile(r'title="(?P<title>[^"]+)"')
+_SNIPPET = re.compile(r'^--8<-- "(?P<path>[^"]+)"$', re.MULTILINE)
+_INSTALL = re.compile(r"<!-- docs-test: install (?P<paths>[^>]+?) -->")
+
+
+def fenced(page: Path) -> list[tuple[str, str | None, str]]:
+    """``(language, title, body)`` of every fenced block of *page*, snippet lines resolved."""
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for match in _FENCE.finditer(text):
+        indent = len(match.group("indent"))
+        body = "\n".join(line[indent:] for line in match.group("body").splitlines()) + "\n"
+        body = _SNIPPET.sub(lambda m: (ROOT / m.group("path")).read_text(encoding="utf-8"), body)
+        title = _TITLE.search(match.group("info"))
+        found.append((match.group("lang"), title.group("title") if title else None, body))
+    return found
+
+
+def blocks(page: Path, lang: str) -> list[str]:
+    """The bodies of *page*'s untitled blocks in *lang* (titled ones are files)."""
+    return [body for language, title, body in fenced(page) if language == lang and title is None]
+
+
+def commands(page: Path) -> list[tuple[dict[str, str], list[str]]]:
+    """``(environment, arguments)`` of every ``attn`` command in *page*'s console blocks."""
+    found = []
+    for body in blocks(page, "console"):
+        for line in body.splitlines():
+            if not line.startswith("$ "):
+                continue
+            for part in line[2:].split("&&"):
+                words = shlex.split(part, comments=True)
+                env = {}
+                while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+                    name, _, value = words.pop(0).partition("=")
+                    env[name] = value
+                if words and words[0] == "attn":
+                    found.append((env, words[1:]))
+    return found
+
+
+#: The interpreter pytest runs on, with pip and hatchling (tests then run on an
+#: isolated one): it installs the plugins that pages need.
+_INSTALLER = sys.executable
+
+
+@pytest.fixture(scope="session")
+def plugin_site(tmp_path_factory):
+    """Install a plugin project into its own folder (once per session); return the folder."""
+    done: dict[str, Path] = {}
+
+    def install(project: str) -> Path:
+        if project not in done:
+            target = tmp_path_factory.mktemp("docs-site")
+            subprocess.run(
+                [
+                    _INSTALLER,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--disable-pip-version-check",
+                    "-q",
+                    "--no-deps",
+                    "--no-build-isolation",
+                    "--no-index",
+                    "--target",
+                    str(target),
+                    str(ROOT / project),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
+            done[project] = target
+        return done[project]
+
+    return install
+
+
+@pytest.fixture
+def page_env(tmp_path, plugin_site):
+    """The environment a page's examples run in: its plugins, no ATTN_* settings, no cache."""
+
+    def page_env(page: Path) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ATTN_")}
+        sites = [
+            str(plugin_site(path))
+            for match in _INSTALL.finditer(page.read_text(encoding="utf-8"))
+            for path in match.group("paths").split()
+        ]
+        env["PYTHONPATH"] = os.pathsep.join(sites)
+        env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+        env["ATTN_NO_CACHE"] = "1"
+        return env
+
+    return page_env
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
@@ -20,3 +144,84 @@ def test_example_runs_clean(python, example):
 def test_examples_exist():
     """The docs ship at least the toy host."""
     assert "toy_host.py" in [p.name for p in EXAMPLES]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_python_blocks_run(page, page_env, tmp_path):
+    """A page's python blocks, run in order as one program, exit 0 with warnings as errors."""
+    code = blocks(page, "python")
+    if not code:
+        pytest.skip(f"{page.name} has no python block")
+    script = tmp_path / f"{page.stem}.py"
+    script.write_text("\n\n".join(code), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-W", "error", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+        env=page_env(page),
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_attn_commands_are_valid(page, page_env, tmp_path):
+    """Every `$ attn ...` line of a page parses: exit 0 or 1, never a usage error."""
+    found = commands(page)
+    if not found:
+        pytest.skip(f"{page.name} shows no attn command")
+    for env, args in found:
+        done = subprocess.run(
+            [sys.executable, "-m", "attn", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            cwd=tmp_path,
+            env={**page_env(page), **env},
+        )
+        assert done.returncode in {0, 1}, (args, done.stderr)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_toml_and_json_blocks_parse(page):
+    """Every toml block is TOML and every json block is JSON."""
+    tomllib = pytest.importorskip("tomllib")
+    found = blocks(page, "toml") + blocks(page, "json")
+    if not found:
+        pytest.skip(f"{page.name} has no toml or json block")
+    for body in blocks(page, "toml"):
+        tomllib.loads(body)
+    for body in blocks(page, "json"):
+        json.loads(body)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_page_files_pass_their_tests(page, page_env, tmp_path):
+    """Titled blocks are files (title="tests/test_x.py"); the tests among them pass with pytest."""
+    files = [(title, body) for _, title, body in fenced(page) if title is not None]
+    if not any(Path(title).name.startswith("test_") for title, _ in files):
+        pytest.skip(f"{page.name} shows no test file")
+    for title, body in files:
+        path = tmp_path / "project" / title
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path / "project",
+        env=page_env(page),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_collector_sees_blocks_and_commands():
+    """The collector finds the README's python block and its attn commands."""
+    readme = ROOT / "README.md"
+    assert any("register_backend" in b for b in blocks(readme, "python"))
+    assert ({}, ["list"]) in commands(readme)
