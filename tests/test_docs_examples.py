@@ -133,6 +133,21 @@ def page_env(tmp_path, plugin_site):
     return page_env
 
 
+def _pages(has) -> list:
+    """The pages for which *has(page)* is true, as pytest parameters named by file."""
+    return [pytest.param(page, id=page.name) for page in PAGES if has(page)]
+
+
+PYTHON_PAGES = _pages(lambda page: blocks(page, "python"))
+COMMAND_PAGES = _pages(commands)
+DATA_PAGES = _pages(lambda page: blocks(page, "toml") + blocks(page, "json"))
+TEST_PAGES = _pages(
+    lambda page: any(
+        title is not None and Path(title).name.startswith("test_") for _, title, _ in fenced(page)
+    )
+)
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs_clean(python, example):
     """Each example exits 0 with warnings as errors, and finishes with its 'ok' line."""
@@ -146,12 +161,10 @@ def test_examples_exist():
     assert "toy_host.py" in [p.name for p in EXAMPLES]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+@pytest.mark.parametrize("page", PYTHON_PAGES)
 def test_python_blocks_run(page, page_env, tmp_path):
     """A page's python blocks, run in order as one program, exit 0 with warnings as errors."""
     code = blocks(page, "python")
-    if not code:
-        pytest.skip(f"{page.name} has no python block")
     script = tmp_path / f"{page.stem}.py"
     script.write_text("\n\n".join(code), encoding="utf-8")
     done = subprocess.run(
@@ -166,13 +179,10 @@ def test_python_blocks_run(page, page_env, tmp_path):
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+@pytest.mark.parametrize("page", COMMAND_PAGES)
 def test_attn_commands_are_valid(page, page_env, tmp_path):
     """Every `$ attn ...` line of a page parses: exit 0 or 1, never a usage error."""
-    found = commands(page)
-    if not found:
-        pytest.skip(f"{page.name} shows no attn command")
-    for env, args in found:
+    for env, args in commands(page):
         done = subprocess.run(
             [sys.executable, "-m", "attn", *args],
             capture_output=True,
@@ -185,25 +195,20 @@ def test_attn_commands_are_valid(page, page_env, tmp_path):
         assert done.returncode in {0, 1}, (args, done.stderr)
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+@pytest.mark.parametrize("page", DATA_PAGES)
 def test_toml_and_json_blocks_parse(page):
     """Every toml block is TOML and every json block is JSON."""
-    tomllib = pytest.importorskip("tomllib")
-    found = blocks(page, "toml") + blocks(page, "json")
-    if not found:
-        pytest.skip(f"{page.name} has no toml or json block")
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     for body in blocks(page, "toml"):
         tomllib.loads(body)
     for body in blocks(page, "json"):
         json.loads(body)
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+@pytest.mark.parametrize("page", TEST_PAGES)
 def test_page_files_pass_their_tests(page, page_env, tmp_path):
     """Titled blocks are files (title="tests/test_x.py"); the tests among them pass with pytest."""
     files = [(title, body) for _, title, body in fenced(page) if title is not None]
-    if not any(Path(title).name.startswith("test_") for title, _ in files):
-        pytest.skip(f"{page.name} shows no test file")
     for title, body in files:
         path = tmp_path / "project" / title
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -221,7 +226,8 @@ def test_page_files_pass_their_tests(page, page_env, tmp_path):
 
 
 def test_collector_sees_blocks_and_commands():
-    """The collector finds the README's python block and its attn commands."""
+    """The collector finds the README's python block and attn commands, and the test pages."""
     readme = ROOT / "README.md"
     assert any("register_backend" in b for b in blocks(readme, "python"))
     assert ({}, ["list"]) in commands(readme)
+    assert {p.values[0].name for p in TEST_PAGES} >= {"testing.md", "plugin-authors.md"}
