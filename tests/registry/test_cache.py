@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import importlib
+import json
+import marshal
 import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+import warnings
 from pathlib import Path
 
 import pytest
+from test_scan import ENVIRONMENTS
 
 import attn
-from attn.registry import discovery, state_of
+from attn.registry import _cache, discovery, state_of
 
 GROUP = "attn.backends"
 PREFILL = "attn.mla_prefill_backends"
@@ -60,3 +70,417 @@ def test_realpath_only_for_names_found_twice(sites, monkeypatch):
     monkeypatch.setattr(discovery, "realpath", counting)
     state_of(attn.AttentionBackendEnum).ensure()
     assert sorted(resolved) == ["twice-1.0.dist-info", "twice-2.0.dist-info"]
+
+
+# -- the cache on disk ---------------------------------------------------------
+
+SCRIPT = """
+import json, sys, warnings
+warnings.simplefilter("always")
+import attn
+from attn.registry import _cache, state_of
+out = {}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        for registry in (attn.AttentionBackendEnum, attn.MLAPrefillBackendEnum):
+            state = state_of(registry)
+            state.ready()
+            out[registry.__name__] = {
+                name: [e.path.colon, e.distribution, e.version]
+                for name, e in state._layers.table.items()
+            }
+    except attn.AttnError as exc:
+        out["error"] = [type(exc).__name__, str(exc)]
+out["warnings"] = [[w.category.__name__, str(w.message)] for w in caught]
+held = _cache._SHARED.get("attn")
+out["from_file"] = held is not None and held[1].records_data is not None
+out["discovery_imported"] = "attn.registry.discovery" in sys.modules
+print(json.dumps(out))
+"""
+
+
+def age(*paths: Path, seconds: float = 3600) -> None:
+    """Make *paths* (and everything under them) look modified *seconds* ago."""
+    when = time.time() - seconds
+    for path in paths:
+        for item in [path, *path.rglob("*")]:
+            os.utime(item, (when, when), follow_symlinks=False)
+
+
+class Env:
+    """Fresh processes sharing one cache folder, with test sites on PYTHONPATH."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.root = tmp_path
+        self.cache = tmp_path / "xdg"
+        self.cwd = tmp_path / "cwd"
+        self.cwd.mkdir()
+        self.site = tmp_path / "site"
+        self.site.mkdir()
+        self.extra: dict[str, str] = {}
+
+    def dist(self, name, version="1.0", entry_points=None, requires=("attn>=0.1",)):
+        info = self.site / f"{name.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        lines = [f"Name: {name}", f"Version: {version}", *(f"Requires-Dist: {r}" for r in requires)]
+        (info / "METADATA").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        eps = entry_points or {GROUP: {"FLASH_ATTN": f"{name.replace('-', '_')}.m:B"}}
+        text = "".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in names.items())
+            for group, names in eps.items()
+        )
+        (info / "entry_points.txt").write_text(text, encoding="utf-8")
+        return info
+
+    def age(self):
+        age(self.site, self.cwd)
+
+    def environ(self, **extra):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTN_", "_ATTN_"))}
+        env.update(PYTHONPATH=str(self.site), XDG_CACHE_HOME=str(self.cache))
+        env.update(self.extra)
+        env.update(extra)
+        return env
+
+    def run(self, **extra):
+        done = subprocess.run(
+            [sys.executable, "-c", SCRIPT],
+            cwd=self.cwd,
+            env=self.environ(**extra),
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        return json.loads(done.stdout)
+
+    def files(self):
+        folder = self.cache / "attn"
+        return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+@pytest.fixture
+def env(tmp_path):
+    return Env(tmp_path)
+
+
+def flash(out):
+    return out["AttentionBackendEnum"].get("FLASH_ATTN")
+
+
+def test_second_process_uses_the_cache_and_imports_no_pipeline(env):
+    """A process after an unchanged one reads the cache file, not sys.path, and gets the same."""
+    env.dist("plug")
+    env.age()
+    first, second = env.run(), env.run()
+    assert (first["from_file"], second["from_file"]) == (False, True)
+    assert second["discovery_imported"] is False
+    assert flash(second) == ["plug.m:B", "plug", "1.0"]
+    assert first == {**second, "from_file": False, "discovery_imported": True}
+
+
+def test_cache_folder_and_file_are_private(env):
+    """The folder is created with mode 0700 and the file is readable by its owner only."""
+    env.dist("plug")
+    env.age()
+    env.run()
+    folder = env.cache / "attn"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    (name,) = env.files()
+    assert name.startswith("attn-")
+    assert name.endswith(".marshal")
+    assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600
+
+
+def install(env):
+    env.dist("newcomer", entry_points={GROUP: {"NEW": "newcomer.m:N"}})
+
+
+def uninstall(env):
+    shutil.rmtree(env.site / "plug-1.0.dist-info")
+
+
+def upgrade(env):
+    shutil.rmtree(env.site / "plug-1.0.dist-info")
+    env.dist("plug", "2.0", entry_points={GROUP: {"FLASH_ATTN": "plug.v2:B"}})
+
+
+def downgrade(env):
+    shutil.rmtree(env.site / "plug-1.0.dist-info")
+    env.dist("plug", "0.9", entry_points={GROUP: {"FLASH_ATTN": "plug.old:B"}})
+
+
+def reinstall_other_entry_points(env):
+    shutil.rmtree(env.site / "plug-1.0.dist-info")
+    env.dist("plug", entry_points={GROUP: {"OTHER": "plug.m:O"}, PREFILL: {"P": "plug.m:P"}})
+
+
+EXPECTED = {
+    install: (
+        {"FLASH_ATTN": ["plug.m:B", "plug", "1.0"], "NEW": ["newcomer.m:N", "newcomer", "1.0"]},
+        {},
+    ),
+    uninstall: ({}, {}),
+    upgrade: ({"FLASH_ATTN": ["plug.v2:B", "plug", "2.0"]}, {}),
+    downgrade: ({"FLASH_ATTN": ["plug.old:B", "plug", "0.9"]}, {}),
+    reinstall_other_entry_points: (
+        {"OTHER": ["plug.m:O", "plug", "1.0"]},
+        {"P": ["plug.m:P", "plug", "1.0"]},
+    ),
+}
+
+
+@pytest.mark.parametrize("aged", [True, False], ids=["cached", "within-racy-tick"])
+@pytest.mark.parametrize("change", list(EXPECTED), ids=lambda f: f.__name__)
+def test_the_next_process_sees_what_an_installer_did(env, change, aged):
+    """Install, uninstall, upgrade, downgrade and reinstall are seen by the next process."""
+    env.dist("plug")
+    if aged:
+        env.age()
+    first = env.run()
+    assert env.run()["from_file"] is aged
+    change(env)
+    after = env.run()
+    assert after["from_file"] is False
+    backends, prefill = EXPECTED[change]
+    assert (after["AttentionBackendEnum"], after["MLAPrefillBackendEnum"]) == (backends, prefill)
+    assert after != first
+    env.age()
+    env.run()
+    assert env.run() == {**after, "from_file": True, "discovery_imported": False}
+
+
+def editable(env, version, source):
+    """Install a hatchling-style editable: a dist-info and a .pth naming the source folder."""
+    src = env.root / source
+    src.mkdir(exist_ok=True)
+    for old in env.site.glob("edit-*.dist-info"):
+        shutil.rmtree(old)
+    info = env.dist("edit", version, entry_points={GROUP: {"EDIT": f"{source}.m:E"}})
+    (info / "direct_url.json").write_text('{"dir_info": {"editable": true}}', encoding="utf-8")
+    (env.site / "_edit.pth").write_text(f"{src}\n", encoding="utf-8")
+    return src
+
+
+def test_the_next_process_sees_an_editable_reinstall(env):
+    """Reinstalling an editable project (new version, entry points, source folder) is seen."""
+    env.extra["PYTHONSTARTUP"] = ""
+    src = editable(env, "0.1.dev0", "first_src")
+    age(src)
+    env.age()
+    env.run()
+    assert env.run()["from_file"] is True
+    editable(env, "0.2.dev0", "second_src")
+    after = env.run()
+    assert after["from_file"] is False
+    assert after["AttentionBackendEnum"] == {"EDIT": ["second_src.m:E", "edit", "0.2.dev0"]}
+
+
+def rewrite_in_place(path: Path, old: str, new: str) -> None:
+    """Change a file without changing its size, inode or modification time."""
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert len(old) == len(new)
+    with path.open("r+", encoding="utf-8") as handle:
+        handle.write(text.replace(old, new))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_a_scan_within_the_racy_tick_is_not_trusted(env):
+    """A folder modified just before a scan may change unseen: the next process scans again."""
+    info = env.dist("plug")
+    env.run()  # the site was written a moment ago: within the racy window
+    rewrite_in_place(info / "entry_points.txt", "plug.m:B", "plug.x:B")
+    after = env.run()
+    assert after["from_file"] is False
+    assert flash(after) == ["plug.x:B", "plug", "1.0"]
+
+
+def test_a_scan_long_after_the_last_change_is_trusted(env):
+    """The counterpart: once files are old, an edit that keeps every stamp goes unseen."""
+    info = env.dist("plug")
+    env.age()
+    env.run()
+    rewrite_in_place(info / "entry_points.txt", "plug.m:B", "plug.x:B")
+    assert flash(env.run()) == ["plug.m:B", "plug", "1.0"]
+
+
+def test_an_entry_point_file_rewritten_by_an_installer_is_seen(env):
+    """A plugin's entry_points.txt rewritten in place (new mtime) is seen; its folder is not."""
+    info = env.dist("plug")
+    env.age()
+    env.run()
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\nFLASH_ATTN = plug.new:B\n", "utf-8")
+    assert flash(env.run()) == ["plug.new:B", "plug", "1.0"]
+
+
+def test_two_processes_writing_at_once_leave_one_good_file(env):
+    """Processes that write the cache at the same time leave one valid file and no temporaries."""
+    env.dist("plug")
+    env.age()
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-c", SCRIPT],
+            cwd=env.cwd,
+            env=env.environ(),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    outputs = [json.loads(p.communicate(timeout=60)[0]) for p in running]
+    assert all(flash(out) == ["plug.m:B", "plug", "1.0"] for out in outputs)
+    assert len(env.files()) == 1
+    assert env.files()[0].endswith(".marshal")
+    assert env.run()["from_file"] is True
+
+
+def corrupt(file: Path) -> None:
+    file.write_bytes(os.urandom(200))
+
+
+def truncate(file: Path) -> None:
+    file.write_bytes(file.read_bytes()[: file.stat().st_size // 2])
+
+
+def foreign(file: Path) -> None:
+    file.write_bytes(marshal.dumps(("another", "format", 99)))
+
+
+def empty(file: Path) -> None:
+    file.write_bytes(b"")
+
+
+def group_writable(file: Path) -> None:
+    file.chmod(0o664)
+
+
+def code_object(file: Path) -> None:
+    file.write_bytes(marshal.dumps(compile("raise SystemExit(3)", "x", "exec")))
+
+
+def a_folder(file: Path) -> None:
+    file.unlink()
+    file.mkdir()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [corrupt, truncate, foreign, empty, group_writable, code_object, a_folder],
+    ids=lambda f: f.__name__,
+)
+def test_a_damaged_or_untrusted_file_is_ignored_and_rebuilt(env, damage):
+    """Corrupt, truncated, foreign, empty, group-writable files are not trusted; attn rescans."""
+    env.dist("plug")
+    env.age()
+    expected = env.run()
+    (name,) = env.files()
+    damage(env.cache / "attn" / name)
+    after = env.run()
+    assert after == expected
+    if damage is not a_folder:
+        assert env.run()["from_file"] is True  # rebuilt
+
+
+def test_a_cache_folder_that_cannot_be_made_is_not_an_error(env):
+    """With XDG_CACHE_HOME pointing at a file, attn works, uncached and silently."""
+    env.dist("plug")
+    env.age()
+    blocker = env.root / "blocker"
+    blocker.write_text("", encoding="utf-8")
+    first = env.run(XDG_CACHE_HOME=str(blocker))
+    second = env.run(XDG_CACHE_HOME=str(blocker))
+    assert flash(first) == flash(second) == ["plug.m:B", "plug", "1.0"]
+    assert (first["warnings"], second["from_file"]) == ([], False)
+
+
+def test_no_cache_turns_reading_and_writing_off(env):
+    """ATTN_NO_CACHE=1 writes nothing, and ignores a file that is there."""
+    env.dist("plug")
+    env.age()
+    env.run(ATTN_NO_CACHE="1")
+    assert env.files() == []
+    env.run()
+    assert env.run(ATTN_NO_CACHE="yes")["from_file"] is False
+
+
+def test_controls_apply_on_top_of_the_cached_scan(env):
+    """Changing ATTN_PLUGINS needs no rescan: the cached records serve the new selection."""
+    env.dist("plug")
+    env.dist("other", entry_points={GROUP: {"OTHER": "other.m:O"}})
+    env.age()
+    env.run()
+    selected = env.run(ATTN_PLUGINS="other")
+    assert selected["from_file"] is True
+    assert selected["AttentionBackendEnum"] == {"OTHER": ["other.m:O", "other", "1.0"]}
+
+
+def test_conflict_warning_fires_from_the_cache_too(env):
+    """The conflict warning is the same, word for word, with and without a cache hit."""
+    env.dist("claim-a")
+    env.dist("claim-b")
+    env.age()
+    first, second = env.run(), env.run()
+    assert second["from_file"] is True
+    assert [w[0] for w in first["warnings"]] == ["ConflictWarning"]
+    assert second["warnings"] == first["warnings"]
+
+
+def test_strict_errors_fire_from_the_cache_too(env):
+    """Under ATTN_STRICT=1 a conflict raises in every process, cached scan or not."""
+    env.dist("claim-a")
+    env.dist("claim-b")
+    env.age()
+    env.run()
+    assert len(env.files()) == 1
+    first, second = env.run(ATTN_STRICT="1"), env.run(ATTN_STRICT="1")
+    assert first["error"][0] == "PluginProblemError"
+    assert "'FLASH_ATTN' is provided by 2 distributions" in first["error"][1]
+    assert second["error"] == first["error"]
+
+
+def test_refresh_never_reads_the_cache(env, monkeypatch):
+    """refresh() scans sys.path even when the cache file would be trusted."""
+    info = env.dist("plug")
+    env.age()
+    env.run()
+    rewrite_in_place(info / "entry_points.txt", "plug.m:B", "plug.x:B")
+    code = SCRIPT.replace(
+        "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=env.cwd,
+        env=env.environ(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert flash(json.loads(done.stdout)) == ["plug.x:B", "plug", "1.0"]
+
+
+@pytest.mark.parametrize("build", ENVIRONMENTS, ids=lambda f: f.__name__[4:])
+def test_cached_scan_gives_the_reference_discovery(
+    sites, tmp_path, tmp_path_factory, monkeypatch, build
+):
+    """Read back from the file, every environment discovers what importlib.metadata finds."""
+    monkeypatch.chdir(tmp_path)
+    build(sites, tmp_path)
+    age(tmp_path)
+    monkeypatch.delenv("ATTN_NO_CACHE", raising=False)
+    # Not under tmp_path, which is a sys.path entry in some of the environments.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg")))
+    registries = [state_of(attn.AttentionBackendEnum), state_of(attn.MLAPrefillBackendEnum)]
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        for state in registries:
+            state.ready()
+    _cache.forget()
+    cached = [state.diagnose() for state in registries]
+    assert _cache._SHARED["attn"][1].records_data is not None  # read from the file
+    monkeypatch.setenv("ATTN_NO_CACHE", "1")
+    monkeypatch.setenv("ATTN_READER", "reference")
+    _cache.forget()
+    importlib.invalidate_caches()
+    assert cached == [state.diagnose() for state in registries]

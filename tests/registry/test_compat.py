@@ -166,7 +166,9 @@ PLAIN_OR_NOT = [
 @pytest.mark.parametrize("installed", ["0.1.0", "1.0rc1", None, "not-a-version"])
 def test_plain_requirements_get_packaging_s_verdict(monkeypatch, line, installed):
     """The quick path for marker-less requirements gives packaging.requirements' verdict."""
+    monkeypatch.setattr(compat, "_VERDICTS", {})
     quick = check_host_requirement([line], "attn", installed)
+    monkeypatch.setattr(compat, "_VERDICTS", {})
     monkeypatch.setattr(compat, "_plain_specifier", lambda _line: None)
     assert quick == check_host_requirement([line], "attn", installed)
 

@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+from ._records import Record, set_field
+
 # Not typing.TYPE_CHECKING: the warm path (a cache hit, then a lookup) must not
 # import typing, and these records are built on it.
 TYPE_CHECKING = False
@@ -60,39 +62,10 @@ def canonical_name(name: str) -> str:
     return _NORMALIZE.sub("-", name).lower()
 
 
-class _Record:
-    """Plain immutable records: equal when their fields are, hashable, readable."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def _fields(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__name__}({fields})"
-
-    def __setattr__(self, name: str, value: object) -> None:
-        msg = f"{type(self).__name__} is immutable"
-        raise AttributeError(msg)
-
-    def __delattr__(self, name: str) -> None:
-        msg = f"{type(self).__name__} is immutable"
-        raise AttributeError(msg)
+_set = set_field
 
 
-_set = object.__setattr__
-
-
-class EntryPointRecord(_Record):
+class EntryPointRecord(Record):
     """One entry point as declared: its group, name and value."""
 
     __slots__ = ("group", "name", "value")
@@ -108,7 +81,7 @@ class EntryPointRecord(_Record):
         _set(self, "value", value)
 
 
-class MetadataRecord(_Record):
+class MetadataRecord(Record):
     """The core metadata fields attn reads from one distribution."""
 
     __slots__ = ("name", "problem", "requires", "version")
@@ -132,7 +105,7 @@ class MetadataRecord(_Record):
         _set(self, "problem", problem)
 
 
-class DistributionRecord(_Record):
+class DistributionRecord(Record):
     """One copy of a distribution's metadata found on ``sys.path``.
 
     ``key`` is the canonical name used to tell copies apart (from the folder's

@@ -199,10 +199,10 @@ def _metadata_reader(location: str) -> Callable[[], MetadataRecord]:
 
 def _entry(index: int, entry: str) -> list[Found] | None:
     """Every copy under one ``sys.path`` folder, or ``None`` to use the reference."""
-    if not isinstance(entry, str) or os.path.basename(entry).lower().endswith(".egg"):  # noqa: PTH119
+    if not isinstance(entry, str) or os.path.basename(entry).lower().endswith(".egg"):
         return None
     try:
-        children = os.listdir(entry or ".")  # noqa: PTH208 - the order importlib.metadata sees
+        children = os.listdir(entry or ".")
     except (FileNotFoundError, PermissionError):
         return []  # the reference finds nothing there either
     except OSError:

@@ -10,6 +10,7 @@ from ._metadata import canonical_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
 
     from packaging.specifiers import SpecifierSet
 
@@ -77,7 +78,44 @@ def _full_specifier(line: str) -> tuple[SpecifierSet | None, str | None]:
     return requirement.specifier, None
 
 
-def check_host_requirement(  # noqa: C901 - one branch per way a requirement fails
+#: Verdicts already reached in this process (or read from the discovery cache),
+#: keyed by (Requires-Dist entries, host, installed host version).
+_VERDICTS: dict[tuple[tuple[str, ...], str, str | None], HostRequirement] = {}
+
+
+def verdicts_for(requires: Iterable[Iterable[str]]) -> tuple[object, ...]:
+    """The verdicts reached so far on these lists of requirements, as plain tuples."""
+    wanted = {tuple(r) for r in requires}
+    return tuple(
+        (key, (v.declared, v.requirements, v.problem))
+        for key, v in _VERDICTS.items()
+        if key[0] in wanted
+    )
+
+
+def seed_verdicts(data: Iterable[Any]) -> None:
+    """Remember verdicts read from the discovery cache (ignoring any malformed one)."""
+    for item in data:
+        try:
+            (requires, host, version), (declared, naming, problem) = item
+        except (TypeError, ValueError):
+            continue
+        if (
+            type(requires) is tuple
+            and all(type(r) is str for r in requires)
+            and type(host) is str
+            and (version is None or type(version) is str)
+            and type(declared) is bool
+            and type(naming) is tuple
+            and all(type(r) is str for r in naming)
+            and (problem is None or type(problem) is str)
+        ):
+            _VERDICTS.setdefault(
+                (requires, host, version), HostRequirement(declared, naming, problem)
+            )
+
+
+def check_host_requirement(
     requires: Iterable[str], host: str, host_version: str | None
 ) -> HostRequirement:
     """Check the ``Requires-Dist`` entries in *requires* that name *host*.
@@ -85,15 +123,27 @@ def check_host_requirement(  # noqa: C901 - one branch per way a requirement fai
     Markers are evaluated for this interpreter (with no extra selected, as
     pip does for a plain install). Every applicable specifier must contain
     *host_version*; pre-releases and dev builds of the host satisfy as
-    PEP 440 orders them.
+    PEP 440 orders them. A verdict is reached once per process (or read from
+    the discovery cache): packaging is imported only to reach a new one.
     """
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - off import attn
-    from packaging.version import InvalidVersion, Version  # noqa: PLC0415
+    requires = tuple(requires)
+    key = (requires, canonical_name(host), host_version)
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = _VERDICTS[key] = _check(requires, key[1], host_version)
+    return verdict
 
+
+def _check(  # noqa: C901 - one branch per way a requirement fails
+    requires: Iterable[str], host: str, host_version: str | None
+) -> HostRequirement:
     host = canonical_name(host)
     naming = tuple(line for line in requires if _names_host(line, host))
     if not naming:
         return HostRequirement(declared=False, requirements=(), problem=None)
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - off import attn
+    from packaging.version import InvalidVersion, Version  # noqa: PLC0415
+
     problems: list[str] = []
     for line in naming:
         plain = _plain_specifier(line)

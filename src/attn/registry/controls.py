@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, final
 
 from ._metadata import canonical_name
+from ._records import Record, set_field
 from .errors import AttnConfigError
+
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -34,10 +35,10 @@ def parse_bool(variable: str, value: str | None) -> bool:
     raise AttnConfigError(variable, value, "one of 1, true, yes, on, 0, false, no, off")
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class Controls:
+class Controls(Record):
     """The discovery controls in effect, read from the environment."""
+
+    __slots__ = ("disable_plugins", "only", "only_as_written", "prefix", "strict")
 
     prefix: str
     disable_plugins: bool
@@ -45,6 +46,22 @@ class Controls:
     """Canonical distribution names of ``<PREFIX>_PLUGINS``; ``None`` when unset."""
     only_as_written: tuple[str, ...]
     strict: bool
+
+    def __init__(
+        self,
+        *,
+        prefix: str,
+        disable_plugins: bool,
+        only: tuple[str, ...] | None,
+        only_as_written: tuple[str, ...],
+        strict: bool,
+    ) -> None:
+        """Hold the controls read by :func:`read_controls`."""
+        set_field(self, "prefix", prefix)
+        set_field(self, "disable_plugins", disable_plugins)
+        set_field(self, "only", only)
+        set_field(self, "only_as_written", only_as_written)
+        set_field(self, "strict", strict)
 
     @property
     def disable_variable(self) -> str:

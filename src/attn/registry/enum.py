@@ -147,7 +147,7 @@ class BackendEnumMeta(enum.EnumMeta):
         if "_attn_state" not in cls.__dict__:
             return super().__getitem__(name)
         state: RegistryState = cls._attn_state
-        state.ensure()
+        state.ready()
         member = cls._member_map_.get(name)
         if member is not None:
             return member
@@ -157,7 +157,7 @@ class BackendEnumMeta(enum.EnumMeta):
 
 
 def _plugin_backend(cls: BackendEnumMeta, name: str) -> PluginBackend:
-    generation = cls._attn_state.ensure()
+    generation = cls._attn_state.ready()
     with _ADDED_LOCK:  # two threads looking a new name up get one object
         cache: dict[str, PluginBackend] = cls.__dict__.get("_attn_added", {})
         backend = cache.get(name)
@@ -474,7 +474,7 @@ def register(
 
         return identity
 
-    state.ensure()
+    state.ready()
 
     def decorator(cls: type) -> type:
         put(path_of_class(cls), cls.__module__)

@@ -9,9 +9,7 @@ form (or registered with the decorator, which records the colon form).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import final
-
+from ._records import Record, set_field
 from .errors import InvalidPathError
 
 __all__ = ["ClassPath", "parse_path", "path_of_class"]
@@ -21,13 +19,18 @@ def _dotted_identifiers(text: str) -> bool:
     return bool(text) and all(part.isidentifier() for part in text.split("."))
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class ClassPath:
+class ClassPath(Record):
     """Where a backend class lives: a module path and a qualified name in it."""
+
+    __slots__ = ("module", "qualname")
 
     module: str
     qualname: str
+
+    def __init__(self, module: str, qualname: str) -> None:
+        """Hold a parsed path (use :func:`parse_path` to parse one)."""
+        set_field(self, "module", module)
+        set_field(self, "qualname", qualname)
 
     @property
     def colon(self) -> str:

@@ -22,19 +22,26 @@ import sys
 import threading
 import warnings
 import weakref
-from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal, final
 
-from ._cache import forget, shared_records
+from . import errors
+from ._cache import Outcome, environment_key, forget, host_scan
+from ._records import Record, set_field
 from .controls import Controls, read_controls
-from .discovery import Conflict, DiscoveryResult, discover, scan_host
-from .errors import ConflictWarning, PluginProblemError, PluginWarning
+from .errors import PluginProblemError
+from .paths import ClassPath
+
+# Not typing.TYPE_CHECKING: the warm path (a cache hit, then a lookup) imports
+# neither typing nor dataclasses, nor the discovery pipeline.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from typing import Literal
 
-    from .paths import ClassPath
+    from ._cache import HostScan
+    from ._metadata import DistributionRecord
+    from .discovery import Conflict, DiscoveryResult
     from .report import PluginRecord
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
@@ -42,35 +49,76 @@ __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
 _STRICT_KINDS = frozenset({"invalid", "incompatible", "shadowed", "undeclared-requirement"})
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class RegistryConfig:
-    """What a registry declares about itself (its class keywords)."""
+class RegistryConfig(Record):
+    """What a registry declares about itself (its class keywords).
+
+    ``registry`` is the enum class's name; ``register_hint`` how messages tell
+    users to register a backend at runtime.
+    """
+
+    __slots__ = ("env_prefix", "group", "host", "noun", "register_hint", "registry")
 
     registry: str
-    """The enum class's name."""
     group: str
     host: str
     noun: str
     env_prefix: str
     register_hint: str
-    """How messages tell users to register a backend at runtime."""
+
+    def __init__(
+        self,
+        *,
+        registry: str,
+        group: str,
+        host: str,
+        noun: str,
+        env_prefix: str,
+        register_hint: str,
+    ) -> None:
+        """Hold a registry's declaration."""
+        set_field(self, "registry", registry)
+        set_field(self, "group", group)
+        set_field(self, "host", host)
+        set_field(self, "noun", noun)
+        set_field(self, "env_prefix", env_prefix)
+        set_field(self, "register_hint", register_hint)
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One row of the override table."""
+class Entry(Record):
+    """One row of the override table.
+
+    ``value`` is the entry point's value as declared (plugins only);
+    ``registered_by`` the module that made a runtime registration.
+    """
+
+    __slots__ = ("distribution", "name", "origin", "path", "registered_by", "value", "version")
 
     name: str
     path: ClassPath
     origin: Literal["plugin", "runtime"]
-    distribution: str | None = None
-    version: str | None = None
-    value: str | None = None
-    """The entry point's value, as declared (plugins only)."""
-    registered_by: str | None = None
-    """The module that made a runtime registration."""
+    distribution: str | None
+    version: str | None
+    value: str | None
+    registered_by: str | None
+
+    def __init__(  # noqa: PLR0917 - one argument per field
+        self,
+        name: str,
+        path: ClassPath,
+        origin: Literal["plugin", "runtime"],
+        distribution: str | None = None,
+        version: str | None = None,
+        value: str | None = None,
+        registered_by: str | None = None,
+    ) -> None:
+        """Hold one row."""
+        set_field(self, "name", name)
+        set_field(self, "path", path)
+        set_field(self, "origin", origin)
+        set_field(self, "distribution", distribution)
+        set_field(self, "version", version)
+        set_field(self, "value", value)
+        set_field(self, "registered_by", registered_by)
 
     @classmethod
     def from_plugin(cls, plugin: PluginRecord) -> Entry:
@@ -88,16 +136,32 @@ class Entry:
         )
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(Record):
     """A copy of a registry's state at one moment; later changes do not show."""
+
+    __slots__ = ("cleared", "discovered", "result", "runtime", "table")
 
     discovered: Mapping[str, Entry]
     runtime: Mapping[str, Entry]
     table: Mapping[str, Entry]
     result: DiscoveryResult | None
-    cleared: frozenset[str] = field(default_factory=frozenset)
+    cleared: frozenset[str]
+
+    def __init__(
+        self,
+        *,
+        discovered: Mapping[str, Entry],
+        runtime: Mapping[str, Entry],
+        table: Mapping[str, Entry],
+        result: DiscoveryResult | None,
+        cleared: frozenset[str] = frozenset(),
+    ) -> None:
+        """Hold a copy of the state."""
+        set_field(self, "discovered", discovered)
+        set_field(self, "runtime", runtime)
+        set_field(self, "table", table)
+        set_field(self, "result", result)
+        set_field(self, "cleared", cleared)
 
 
 # os.path, not pathlib, which is a noticeable part of attn's import cost.
@@ -132,16 +196,63 @@ def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str
     )
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class _Layers:
-    """The whole mutable state of a registry, replaced (never changed) at once."""
+class _Warm(Record):
+    """A merge taken from the cache's outcome: enough to rebuild its result on demand."""
 
-    result: DiscoveryResult | None = None
-    discovered: Mapping[str, Entry] = field(default_factory=dict)
-    runtime: Mapping[str, Entry] = field(default_factory=dict)
-    table: Mapping[str, Entry] = field(default_factory=dict)
-    cleared: frozenset[str] = frozenset()
+    __slots__ = ("controls", "scan")
+
+    scan: HostScan
+    controls: Controls
+
+    def __init__(self, scan: HostScan, controls: Controls) -> None:
+        """Remember what the merge used."""
+        set_field(self, "scan", scan)
+        set_field(self, "controls", controls)
+
+
+class _Layers(Record):
+    """The whole mutable state of a registry, replaced (never changed) at once.
+
+    ``result`` is the discovery result; after a merge from the cache it is
+    built on first need from ``warm``, which then stands for the discovery
+    (``generation``) so plugin-added backends keep their identity.
+    """
+
+    __slots__ = ("cleared", "discovered", "result", "runtime", "table", "warm")
+
+    result: DiscoveryResult | None
+    discovered: Mapping[str, Entry]
+    runtime: Mapping[str, Entry]
+    table: Mapping[str, Entry]
+    cleared: frozenset[str]
+    warm: _Warm | None
+
+    def __init__(  # noqa: PLR0917 - one argument per layer
+        self,
+        result: DiscoveryResult | None = None,
+        discovered: Mapping[str, Entry] | None = None,
+        runtime: Mapping[str, Entry] | None = None,
+        table: Mapping[str, Entry] | None = None,
+        cleared: frozenset[str] = frozenset(),
+        warm: _Warm | None = None,
+    ) -> None:
+        """Hold one version of the state."""
+        set_field(self, "result", result)
+        set_field(self, "discovered", {} if discovered is None else discovered)
+        set_field(self, "runtime", {} if runtime is None else runtime)
+        set_field(self, "table", {} if table is None else table)
+        set_field(self, "cleared", cleared)
+        set_field(self, "warm", warm)
+
+    @property
+    def discovered_yet(self) -> bool:
+        """Whether a discovery (from a scan or from the cache) is in effect."""
+        return self.result is not None or self.warm is not None
+
+    @property
+    def generation(self) -> object:
+        """An object that stays the same until the next discovery."""
+        return self.warm if self.warm is not None else self.result
 
 
 _EMPTY = _Layers()
@@ -159,7 +270,6 @@ if hasattr(os, "register_at_fork"):  # not on Windows
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-@final
 class RegistryState:
     """The mutable state of one registry: discovery result, layers, table."""
 
@@ -187,32 +297,77 @@ class RegistryState:
         if result is not None:
             return result
         with self._lock:
-            if self._layers.result is None:
-                return self._discover()
-            return self._layers.result
+            layers = self._layers
+            if layers.result is not None:
+                return layers.result
+            if layers.warm is not None:
+                # Merged from the cache: run the pipeline over the cached scan
+                # with the controls of that merge (no scan, no warning again).
+                result = self._pipeline(layers.warm.controls, layers.warm.scan)
+                self._layers = layers.replace(result=result)
+                return result
+            self._discover()
+            return self.ensure()
+
+    def ready(self) -> object:
+        """Run discovery unless it has run; return a token that changes at each discovery.
+
+        Unlike :meth:`ensure`, this builds no discovery result after a merge
+        from the cache: lookups stay on the warm path.
+        """
+        layers = self._layers
+        if not layers.discovered_yet:
+            with self._lock:
+                if not self._layers.discovered_yet:
+                    self._discover()
+                layers = self._layers
+        return layers.generation
 
     def refresh(self) -> DiscoveryResult:
         """Run discovery again; runtime registrations are kept on top."""
         # A pip install in this process leaves finders with stale listings.
         importlib.invalidate_caches()
         with self._lock:
-            return self._discover(fresh=True)
+            self._discover(fresh=True)
+            return self.ensure()
 
     def controls(self) -> Controls:
         """The controls as the environment sets them now."""
         return read_controls(self.config.env_prefix)
 
-    def _discover(self, *, fresh: bool = False) -> DiscoveryResult:
+    def _discover(self, *, fresh: bool = False) -> DiscoveryResult | None:
         try:
             return self._merge(fresh=fresh)
         except BaseException:
             # A refresh that fails (strict mode, a bad ATTN_* value) must not
             # leave the previous result in place: every access runs discovery
             # again, and fails, until the problem is gone; it scans again, too.
-            layers = self._layers
-            self._layers = replace(layers, result=None)
+            self._layers = self._layers.replace(result=None, warm=None)
             forget(self.config.host)
             raise
+
+    def _scan(self, *, fresh: bool = False) -> HostScan:
+        """The scan this registry shares with its siblings (see :mod:`._cache`)."""
+        host, groups = self.config.host, (self.config.group, *self._sibling_groups())
+
+        def scan() -> tuple[DistributionRecord, ...]:
+            from .discovery import scan_host  # noqa: PLC0415 - the cold path only
+
+            return scan_host(host, groups)
+
+        return host_scan(host, groups, scan, prefix=self.config.env_prefix, fresh=fresh)
+
+    def _pipeline(self, controls: Controls, scan: HostScan | None) -> DiscoveryResult:
+        from .discovery import discover  # noqa: PLC0415 - the cold path only
+
+        return discover(
+            group=self.config.group,
+            host=self.config.host,
+            controls=controls,
+            builtin_names=self._builtin_names,
+            sibling_groups=self._sibling_groups(),
+            records=None if scan is None else scan.records(),
+        )
 
     def diagnose(self, controls: Controls | None = None, *, fresh: bool = False) -> DiscoveryResult:
         """Run the discovery pipeline for this registry and return what it found.
@@ -222,25 +377,12 @@ class RegistryState:
         is the one the host's registries share, unless *fresh* asks for a new one.
         """
         controls = self.controls() if controls is None else controls
-        host, siblings = self.config.host, self._sibling_groups()
-        groups = (self.config.group, *siblings)
-        records = (
-            None
-            if controls.disable_plugins
-            else shared_records(host, groups, lambda: scan_host(host, groups), fresh=fresh)
-        )
-        return discover(
-            group=self.config.group,
-            host=host,
-            controls=controls,
-            builtin_names=self._builtin_names,
-            sibling_groups=siblings,
-            records=records,
-        )
+        scan = None if controls.disable_plugins else self._scan(fresh=fresh)
+        return self._pipeline(controls, scan)
 
-    def _merge(self, *, fresh: bool = False) -> DiscoveryResult:
-        controls = self.controls()
-        result = self.diagnose(controls, fresh=fresh)
+    def _outcome(self, result: DiscoveryResult, controls: Controls) -> Outcome:
+        """What merging *result* does: the strict error, the warnings, the plugin entries."""
+        error = None
         if controls.strict:
             problems = tuple(f.message for f in result.findings if f.kind in _STRICT_KINDS)
             if problems:
@@ -250,41 +392,85 @@ class RegistryState:
                     f"group {self.config.group!r} have {len(problems)} problem(s):\n{listed}\n"
                     f"Run '{self.config.host} doctor' for the fixes."
                 )
-                raise PluginProblemError(msg, problems=problems)
-        level = _outside_stacklevel()
-        for conflict in result.conflicts:
-            warnings.warn(
-                _conflict_message(conflict, self.config.group, controls),
-                ConflictWarning,
-                stacklevel=level,
+                error = (msg, problems)
+        warned = [
+            ("ConflictWarning", _conflict_message(conflict, self.config.group, controls))
+            for conflict in result.conflicts
+        ]
+        warned.extend(
+            ("PluginWarning", f"{finding.message}; {finding.fix}")
+            for finding in result.findings
+            if finding.kind == "unmatched-selection"
+        )
+        entries = tuple(
+            (
+                p.name,
+                p.path.module,
+                p.path.qualname,
+                p.distribution,
+                p.distribution_version,
+                p.value,
             )
-        for finding in result.findings:
-            if finding.kind == "unmatched-selection":
-                warnings.warn(f"{finding.message}; {finding.fix}", PluginWarning, stacklevel=level)
-        discovered = {p.name: Entry.from_plugin(p) for p in result.used}
+            for p in result.used
+            if p.path is not None
+        )
+        return Outcome(entries, tuple(warned), error)
+
+    def _merge(self, *, fresh: bool = False) -> DiscoveryResult | None:
+        controls = self.controls()
+        result = None
+        warm = None
+        if controls.disable_plugins:
+            result = self._pipeline(controls, None)
+            outcome = self._outcome(result, controls)
+        else:
+            scan = self._scan(fresh=fresh)
+            env = environment_key(self.config.env_prefix)
+            cached = scan.outcome(self.config.group, env)
+            if cached is None:
+                result = self._pipeline(controls, scan)
+                outcome = self._outcome(result, controls)
+                if outcome.error is None:  # a failing merge is worked out again each time
+                    scan.remember(self.config.group, env, outcome)
+            else:
+                outcome, warm = cached, _Warm(scan, controls)
+        if outcome.error is not None:
+            message, problems = outcome.error
+            raise PluginProblemError(message, problems=problems)
+        level = _outside_stacklevel()
+        for category, message in outcome.warnings:
+            kind = getattr(errors, category, None)
+            if not (isinstance(kind, type) and issubclass(kind, errors.AttnWarning)):
+                kind = errors.PluginWarning
+            warnings.warn(message, kind, stacklevel=level)
+        discovered = {
+            name: Entry(name, ClassPath(module, qualname), "plugin", dist, version, value)
+            for name, module, qualname, dist, version, value in outcome.entries
+        }
         runtime = self._layers.runtime
-        self._layers = _Layers(result, discovered, runtime, {**discovered, **runtime})
+        self._layers = _Layers(
+            result, discovered, runtime, {**discovered, **runtime}, frozenset(), warm
+        )
         return result
 
     # -- the table ------------------------------------------------------------
 
     def lookup(self, name: str) -> Entry | None:
         """The table's entry for *name*, if any (runs discovery first)."""
-        self.ensure()
+        self.ready()
         return self._layers.table.get(name)
 
     def names(self) -> tuple[str, ...]:
         """Names in the table, in insertion order (runs discovery first)."""
-        self.ensure()
+        self.ready()
         return tuple(self._layers.table)
 
     def register(self, entry: Entry) -> None:
         """Put a runtime registration on top of whatever the table had."""
         with self._lock:
-            self.ensure()
+            self.ready()
             layers = self._layers
-            self._layers = replace(
-                layers,
+            self._layers = layers.replace(
                 runtime={**layers.runtime, entry.name: entry},
                 table={**layers.table, entry.name: entry},
                 cleared=layers.cleared - {entry.name},
@@ -293,14 +479,14 @@ class RegistryState:
     def clear(self, name: str) -> bool:
         """Drop *name*'s entry from both layers until the next refresh."""
         with self._lock:
-            self.ensure()
+            self.ready()
             layers = self._layers
             runtime = dict(layers.runtime)
             runtime.pop(name, None)
             table = dict(layers.table)
             had = table.pop(name, None) is not None
-            self._layers = replace(
-                layers, runtime=runtime, table=table, cleared=layers.cleared | {name}
+            self._layers = layers.replace(
+                runtime=runtime, table=table, cleared=layers.cleared | {name}
             )
             return had
 
@@ -311,6 +497,9 @@ class RegistryState:
     def snapshot(self) -> Snapshot:
         """A copy of the state; mutating the registry later does not change it."""
         layers = self._layers  # published whole: no lock needed to read it
+        if layers.result is None and layers.warm is not None:
+            self.ensure()
+            layers = self._layers
         return Snapshot(
             discovered=MappingProxyType(dict(layers.discovered)),
             runtime=MappingProxyType(dict(layers.runtime)),
@@ -323,7 +512,7 @@ class RegistryState:
         """Forget the discovery result: the next access scans and discovers again (runtime kept)."""
         with self._lock:
             forget(self.config.host)
-            self._layers = replace(self._layers, result=None)
+            self._layers = self._layers.replace(result=None, warm=None)
 
     def restore(self, snapshot: Snapshot) -> None:
         """Put back the state *snapshot* recorded: discovery result, layers and clears."""
@@ -345,4 +534,4 @@ class RegistryState:
     @property
     def discovered_yet(self) -> bool:
         """Whether discovery has run (it runs lazily)."""
-        return self._layers.result is not None
+        return self._layers.discovered_yet
