@@ -27,6 +27,7 @@ PREFILL = "attn.mla_prefill_backends"
 @pytest.fixture
 def scans(monkeypatch):
     """Count the scans of installed metadata."""
+    monkeypatch.setenv("ATTN_NO_CACHE", "1")  # every discovery scans: none reads the file
     calls: list[int] = []
     real = discovery.scan
 
@@ -111,8 +112,9 @@ def age(*paths: Path, seconds: float = 3600) -> None:
 class Env:
     """Fresh processes sharing one cache folder, with test sites on PYTHONPATH."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, runtime_site: Path) -> None:
         self.root = tmp_path
+        self.runtime_site = runtime_site
         self.cache = tmp_path / "xdg"
         self.cwd = tmp_path / "cwd"
         self.cwd.mkdir()
@@ -135,6 +137,9 @@ class Env:
 
     def age(self):
         age(self.site, self.cwd)
+        # The suite's own site-packages, made when the session began: old enough.
+        when = time.time() - 3600
+        os.utime(self.runtime_site, (when, when))
 
     def environ(self, **extra):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTN_", "_ATTN_"))}
@@ -161,8 +166,8 @@ class Env:
 
 
 @pytest.fixture
-def env(tmp_path):
-    return Env(tmp_path)
+def env(tmp_path, runtime):
+    return Env(tmp_path, runtime.site)
 
 
 def flash(out):

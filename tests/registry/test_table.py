@@ -29,6 +29,7 @@ def state():
 @pytest.fixture
 def scans(monkeypatch):
     """Count the scans of installed metadata (slowed down, to widen any race)."""
+    monkeypatch.setenv("ATTN_NO_CACHE", "1")  # every discovery scans: none reads the file
     calls: list[int] = []
     real = discovery.scan
 
