@@ -235,7 +235,9 @@ def test_no_command_prints_help_and_exits_2(run):
         (["--help"], "usage: attn [-h] [--version] COMMAND ...\n"),
         (["list", "--help"], "usage: attn list [-h] [--json] [--load] [REGISTRY ...]\n"),
         (["show", "-h"], "usage: attn show [-h] [--registry REGISTRY] [--load] NAME\n"),
-        (["doctor", "--help"], "usage: attn doctor [-h] [--load] [--json]\n"),
+        (["doctor", "--help"], "usage: attn doctor [-h] [--load] [--json] [--against FILE]\n"),
+        (["state", "--help"], "usage: attn state [-h] ACTION ...\n"),
+        (["state", "save", "--help"], "usage: attn state save [-h] FILE\n"),
     ],
 )
 def test_help_exits_0(run, args, usage):
@@ -251,18 +253,21 @@ def test_help_exits_0(run, args, usage):
     [
         (
             ["frobnicate"],
-            "unknown command 'frobnicate'; the commands are: list, show, doctor",
+            "unknown command 'frobnicate'; the commands are: list, show, doctor, state",
             HELP_HINT,
         ),
         (
             ["lsit", "--json"],
-            "unknown command 'lsit'; the commands are: list, show, doctor. Did you mean 'list'?",
+            (
+                "unknown command 'lsit'; the commands are: list, show, doctor, state. "
+                "Did you mean 'list'?"
+            ),
             HELP_HINT,
         ),
         (
             ["--version", "docter"],
             (
-                "unknown command 'docter'; the commands are: list, show, doctor. "
+                "unknown command 'docter'; the commands are: list, show, doctor, state. "
                 "Did you mean 'doctor'?"
             ),
             HELP_HINT,

@@ -1,10 +1,12 @@
-"""The ``attn`` command: ``list``, ``show`` and ``doctor``.
+"""The ``attn`` command: ``list``, ``show``, ``doctor`` and ``state``.
 
 Usage::
 
     attn list [REGISTRY ...] [--json] [--load]
     attn show NAME [--registry REGISTRY] [--load]
     attn doctor [--load] [--json]
+    attn doctor --against FILE
+    attn state save FILE
     attn --version
 
 REGISTRY is a registry's class name (``AttentionBackendEnum``) or its
@@ -63,12 +65,12 @@ __all__ = ["main"]
 #: Each command and the module (in this package) that declares and runs it. The
 #: module for ``list`` is ``listing``: a submodule named ``list`` would become the
 #: package's attribute ``list`` and hide the built-in in this module.
-_MODULES = {"list": "listing", "show": "show", "doctor": "doctor"}
+_MODULES = {"list": "listing", "show": "show", "doctor": "doctor", "state": "state"}
 _COMMANDS = tuple(_MODULES)
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import doctor, listing, show  # noqa: PLC0415
+    from . import doctor, listing, show, state  # noqa: PLC0415
 
     parser = Parser(
         prog="attn",
@@ -79,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
         "--version", action="store_true", help="print attn's version and the Python in use"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for command in (listing, show, doctor):
+    for command in (listing, show, doctor, state):
         command.add_parser(sub)
     return parser
 

@@ -1,4 +1,8 @@
-"""``attn doctor [--load]``: check the environment and print a fix for each problem."""
+"""``attn doctor [--load] [--json]``: check the environment and print a fix for each problem.
+
+``attn doctor --against FILE`` instead compares this environment with a state
+saved by ``attn state save FILE`` (or ``attn.capture_state()``) elsewhere.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from ._common import (
     EXIT_OK,
     EXIT_PROBLEM,
     Style,
+    UsageError,
     group,
     plugin_output_to,
     plural,
@@ -43,6 +48,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object (for CI) instead of text"
+    )
+    parser.add_argument(
+        "--against",
+        metavar="FILE",
+        help="instead, compare this environment with a state saved by 'attn state save FILE' "
+        "('-': stdin); exit 1 when a backend resolves differently",
     )
 
 
@@ -155,8 +166,38 @@ def _to_json(
     }
 
 
+def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Compare this environment with the state saved in ``--against``; print the verdict."""
+    from attn.registry.errors import StateMismatchError  # noqa: PLC0415
+    from attn.registry.workers import apply_state  # noqa: PLC0415
+
+    from .state import load, registries_label  # noqa: PLC0415
+
+    if args.load or args.json:
+        msg = "--against compares with a saved state; it cannot be combined with --load or --json"
+        raise UsageError(msg, "attn doctor")
+    path = args.against
+    state = load(path, "attn doctor")
+    registries()  # declare attn's own registries, as a worker importing attn does
+    try:
+        with plugin_output_to(err):
+            apply_state(state)
+    except StateMismatchError as exc:
+        out.write(f"{exc}\n")
+        out.write(f"attn doctor: this environment differs from the state in {path}.\n")
+        return EXIT_PROBLEM
+    backends = sum(len(r.backends) for r in state.registries)
+    out.write(
+        f"attn doctor: this environment resolves all {plural(backends, 'backend')} of "
+        f"{registries_label(len(state.registries))} like the state in {path}.\n"
+    )
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print every finding with its fix and a summary; return the exit code."""
+    if args.against is not None:
+        return _against(args, out, err)
     with plugin_output_to(err):
         checked = [_check(r, load=args.load) for r in registries()]
     collected = _collect(checked)

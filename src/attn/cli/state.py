@@ -1,0 +1,103 @@
+"""``attn state save FILE``: what this environment resolves every backend to, as JSON.
+
+The file is what ``attn doctor --against FILE`` compares another environment
+with (a worker node before workers start on it). It holds the same data as
+:func:`attn.capture_state` (``WorkerState.to_json()``) and is read back with
+``WorkerState.from_json``, validated: nothing in it is executed or unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import IO, TYPE_CHECKING
+
+from ._common import EXIT_OK, UsageError, plugin_output_to, plural, version_label
+
+if TYPE_CHECKING:
+    import argparse
+
+    from attn.registry.workers import WorkerState
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare ``attn state save FILE``."""
+    parser = sub.add_parser(
+        "state",
+        help="save what every backend resolves to here, for 'attn doctor --against'",
+        description="Save the resolved backends of this environment (every name: origin, "
+        "path, distribution and version) as JSON, to compare another node with it using "
+        "'attn doctor --against FILE'.",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    save = actions.add_parser(
+        "save",
+        help="write the state to FILE ('-' for stdout)",
+        description="Write this environment's resolved backends to FILE as JSON ('-' for stdout).",
+    )
+    save.add_argument("file", metavar="FILE", help="where to write the state ('-': stdout)")
+
+
+def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Write the state to the file (or stdout) and say so on stderr."""
+    from attn.registry.workers import capture_state  # noqa: PLC0415
+
+    from ._common import registries  # noqa: PLC0415
+
+    registries()  # declare attn's registries: capture_state() takes those declared
+    with plugin_output_to(err):
+        state = capture_state()
+    text = json.dumps({"attn_version": version_label(), **state.to_json()}, indent=2) + "\n"
+    if args.file == "-":
+        out.write(text)
+        return EXIT_OK
+    try:
+        with open(args.file, "w", encoding="utf-8") as handle:  # noqa: PTH123 - os-level path
+            handle.write(text)
+    except OSError as exc:
+        msg = f"cannot write {args.file}: {exc.strerror or exc}"
+        raise UsageError(msg, "attn state save") from exc
+    backends = sum(len(r.backends) for r in state.registries)
+    err.write(
+        f"Saved {plural(backends, 'backend')} of {registries_label(len(state.registries))} "
+        f"to {args.file}; check another environment with 'attn doctor --against {args.file}'.\n"
+    )
+    return EXIT_OK
+
+
+def registries_label(count: int) -> str:
+    """``1 registry``, ``2 registries``."""
+    return f"{count} {'registry' if count == 1 else 'registries'}"
+
+
+def load(path: str, prog: str) -> WorkerState:
+    """Read and validate a state saved by ``attn state save`` (``-``: stdin).
+
+    Raises:
+        UsageError: the file cannot be read, is not JSON, or is not a saved state.
+    """
+    from attn.registry.workers import WorkerState  # noqa: PLC0415
+
+    name = "stdin" if path == "-" else path
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as handle:  # noqa: PTH123 - os-level path
+                text = handle.read()
+    except OSError as exc:
+        msg = f"cannot read {path}: {exc.strerror or exc}"
+        raise UsageError(msg, prog) from exc
+    except UnicodeDecodeError as exc:
+        msg = f"{name} is not a saved attn state: not UTF-8 text ({exc.reason})"
+        raise UsageError(msg, prog) from exc
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        msg = f"{name} is not a saved attn state: not JSON ({exc})"
+        raise UsageError(msg, prog) from exc
+    try:
+        return WorkerState.from_json(data)
+    except ValueError as exc:
+        msg = f"{name} is {exc}; write it with 'attn state save FILE'"
+        raise UsageError(msg, prog) from exc
