@@ -3,8 +3,11 @@
 The blocks run as scripts (``python -W error``) in a fresh interpreter, with the
 plugin and the module the page assumes on ``PYTHONPATH``: ``attn-acme 1.0``
 replacing ``FLASH_ATTN`` with ``acme_attn.FlashBackend``, and ``my_kernels``.
-A block that imports ``ray`` is marked ``ray`` and skipped without it; Ray adds
-its own lines to stdout, so there the ``output`` lines must appear in order.
+A block that imports ``ray`` is marked ``ray`` and skipped without it. It runs
+with the interpreter the suite was started with (where ray is installed, not
+the isolated runtime of the other tests), with ``ATTN_PLUGINS=attn-acme`` so
+that no other plugin installed there takes part. Ray adds its own lines to
+stdout, so there the ``output`` lines must appear in order.
 """
 
 from __future__ import annotations
@@ -67,6 +70,16 @@ def _blocks():
 BLOCKS = _blocks()
 
 
+@pytest.fixture(scope="module")
+def environment_python():
+    """The interpreter the suite was started with.
+
+    Module fixtures are set up before the function-scoped isolation points
+    ``sys.executable`` at the runtime virtualenv.
+    """
+    return sys.executable
+
+
 def test_the_page_has_its_examples():
     """The intro, multiprocessing, concurrent.futures, Ray and the mismatch: five blocks."""
     assert [p.id for p in BLOCKS] == [
@@ -79,7 +92,7 @@ def test_the_page_has_its_examples():
 
 
 @pytest.mark.parametrize(("code", "output"), BLOCKS)
-def test_block_runs_and_prints_its_output(code, output, sites, tmp_path):
+def test_block_runs_and_prints_its_output(code, output, environment_python, sites, tmp_path):
     """The block exits 0 with warnings as errors and prints what the page shows."""
     site = sites.new()
     site.module("acme_attn", ACME)
@@ -97,8 +110,12 @@ def test_block_runs_and_prints_its_output(code, output, sites, tmp_path):
         RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
         RAY_USAGE_STATS_ENABLED="0",
     )
+    python = sys.executable
+    if "import ray" in code:
+        python = environment_python
+        env["ATTN_PLUGINS"] = "attn-acme"
     done = subprocess.run(
-        [sys.executable, "-W", "error", str(script)],
+        [python, "-W", "error", str(script)],
         capture_output=True,
         text=True,
         env=env,

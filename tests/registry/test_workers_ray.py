@@ -5,7 +5,9 @@ module: a driver script starts it, runs every scenario, and starts a second
 driver that connects to the same cluster as another job with
 ``runtime_env={"worker_process_setup_hook": attn.ray_setup_hook()}``. The
 tests read what the drivers printed. Needs the ``ray`` extra
-(``pip install 'attn[ray]'``).
+(``pip install 'attn[ray]'``). The drivers run with the interpreter the suite
+was started with (where ray is installed): the module-scoped fixture is set up
+before the function-scoped isolation replaces ``sys.executable``.
 """
 
 from __future__ import annotations
@@ -187,6 +189,8 @@ def ray_run(tmp_path_factory):
     script.write_text(DRIVER, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTN_", "PYTHON"))}
     env.update(
+        # Only this module's plugins take part, whatever else is installed where ray is.
+        ATTN_PLUGINS="attn-acme,attn-other",
         PYTHONPATH=str(root),
         XDG_CACHE_HOME=str(root / "cache"),
         # Loopback addresses only, and no usage reports: the cluster stays on this machine.
@@ -220,7 +224,7 @@ MESSAGE = (
     "  AttentionBackendEnum.FLASH_ATTN\n"
     "    driver: raytest.plug.Backend (plugin attn-acme 1.0)\n"
     "    worker: attn.backends.attention.FlashAttentionBackend (built-in)\n"
-    "ATTN_PLUGINS is unset in the driver and 'attn-other' here\n"
+    "ATTN_PLUGINS is 'attn-acme,attn-other' in the driver and 'attn-other' here\n"
     "To fix it, set the same ATTN_PLUGINS in every process, or install the same plugin "
     "versions on every node (here: pip install 'attn-acme==1.0')."
 )
