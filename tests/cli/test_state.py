@@ -127,7 +127,9 @@ def test_doctor_against_a_state_with_runtime_registrations(attn_command, tmp_pat
     """A state captured in Python with registrations: doctor makes them too, then matches."""
     attn.register_backend(attn.AttentionBackendEnum.CUSTOM, "plug.mod:Other")
     path = tmp_path / "driver.json"
-    path.write_text(json.dumps(attn.capture_state().to_json()), encoding="utf-8")
+    # attn's registries only: this process also holds registries other test modules declare.
+    state = attn.WorkerState([r for r in attn.capture_state().registries if r.host == "attn"])
+    path.write_text(json.dumps(state.to_json()), encoding="utf-8")
     done = attn_command("doctor", "--against", str(path))
     assert done.returncode == 0, done.stdout + done.stderr
 
