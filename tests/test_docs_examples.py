@@ -11,6 +11,10 @@
 
 A page that needs a plugin installed says so in an HTML comment, invisible on
 the site: ``<!-- docs-test: install plugins_example/attn-template-plugin -->``.
+A page whose python blocks are separate programs (each its own ``__main__``,
+each followed by the ``output`` it prints) says
+``<!-- docs-test: separate programs, run by tests/test_NAME.py -->``; that test
+runs them, and they are not joined into one program here.
 The plugin is installed (a real, non-editable install) into a folder put on
 ``PYTHONPATH`` of that page's programs and commands only.
 """
@@ -38,6 +42,7 @@ _FENCE = re.compile(
 _TITLE = re.compile(r'title="(?P<title>[^"]+)"')
 _SNIPPET = re.compile(r'^--8<-- "(?P<path>[^"]+)"$', re.MULTILINE)
 _INSTALL = re.compile(r"<!-- docs-test: install (?P<paths>[^>]+?) -->")
+_SEPARATE = re.compile(r"<!-- docs-test: separate programs, run by (?P<test>tests/\S+\.py) -->")
 
 
 def fenced(page: Path) -> list[tuple[str, str | None, str]]:
@@ -138,7 +143,13 @@ def _pages(has) -> list:
     return [pytest.param(page, id=page.name) for page in PAGES if has(page)]
 
 
-PYTHON_PAGES = _pages(lambda page: blocks(page, "python"))
+def separate_programs(page: Path) -> str | None:
+    """The test that runs *page*'s python blocks one by one, if the page names one."""
+    found = _SEPARATE.search(page.read_text(encoding="utf-8"))
+    return None if found is None else found.group("test")
+
+
+PYTHON_PAGES = _pages(lambda page: blocks(page, "python") and separate_programs(page) is None)
 COMMAND_PAGES = _pages(commands)
 DATA_PAGES = _pages(lambda page: blocks(page, "toml") + blocks(page, "json"))
 TEST_PAGES = _pages(
@@ -223,6 +234,13 @@ def test_page_files_pass_their_tests(page, page_env, tmp_path):
         env=page_env(page),
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_pages_of_separate_programs_name_an_existing_test():
+    """A page left out of the one-program run names a test of the suite that runs it."""
+    named = {page.name: separate_programs(page) for page in PAGES if separate_programs(page)}
+    assert named == {"workers.md": "tests/test_docs_workers.py"}
+    assert all((ROOT / test).is_file() for test in named.values())
 
 
 def test_collector_sees_blocks_and_commands():
