@@ -17,7 +17,15 @@ class _HostBackend(Backend):
 
     @classmethod
     def get_impl_cls(cls) -> type:
-        """The class that computes what this backend is for.
+        """The class that computes what this backend is for: a class, not an instance.
+
+        For attention, the host instantiates it with keyword-only ``scale``
+        (``None``: ``1/sqrt(head_size)``) and ``causal`` (query ``i`` sees
+        keys ``0..i``), and calls ``forward(query, key, value)`` on
+        ``[..., seq, head_size]`` arrays, which returns
+        ``[..., query seq, head_size]``; see
+        :class:`attn.backends.torch_sdpa.TorchSDPAImpl`. Import the kernel
+        library here, not at module level.
 
         Raises:
             NotImplementedError: the backend does not provide one.
