@@ -489,3 +489,51 @@ def test_cached_scan_gives_the_reference_discovery(
     _cache.forget()
     importlib.invalidate_caches()
     assert cached == [state.diagnose() for state in registries]
+
+
+WARM_FORBIDDEN = (
+    "packaging",
+    "importlib.metadata",
+    "email",
+    "zipfile",
+    "pathlib",
+    "json",
+    "difflib",
+    "dataclasses",
+    "typing",
+    "inspect",
+)
+
+WARM_SCRIPT = """
+import sys
+sys.path.insert(0, {site!r})
+import attn
+attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
+attn.AttentionBackendEnum["ADDED"].get_path()
+attn.MLAPrefillBackendEnum["FLASH_ATTN"].get_path()
+print(" ".join(sorted(m for m in {forbidden!r} + ("attn.registry.discovery",) if m in sys.modules)))
+"""
+
+
+def test_warm_path_imports_none_of_the_heavy_modules(env):
+    """After a cache hit, resolving backends imports no packaging, metadata, typing, dataclasses."""
+    env.dist("plug", entry_points={GROUP: {"FLASH_ATTN": "plug.m:B", "ADDED": "plug.m:A"}})
+    env.age()
+    code = WARM_SCRIPT.format(site=str(env.site), forbidden=WARM_FORBIDDEN)
+
+    def imported():
+        # -I: no PYTHON* variables, no user site, no script folder: only what attn imports.
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", code],
+            cwd=env.cwd,
+            env={"XDG_CACHE_HOME": str(env.cache), "PATH": os.environ.get("PATH", "")},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        return done.stdout.split()
+
+    cold = imported()  # the first process scans: the pipeline and packaging load
+    assert {"attn.registry.discovery", "dataclasses", "packaging"} <= set(cold)
+    assert imported() == []

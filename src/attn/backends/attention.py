@@ -6,9 +6,12 @@ level, so every one of them imports on a machine without any kernel library.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from ._base import AttentionBackend
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
+
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 __all__ = [
     "CPUAttentionBackend",

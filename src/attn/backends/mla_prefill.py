@@ -5,9 +5,12 @@ As for attention, each names its kernel package and imports it lazily.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from ._base import MLAPrefillBackend
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
+
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 __all__ = [
     "CPUMLAPrefillBackend",

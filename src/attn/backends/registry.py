@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, overload
-
 from attn.registry import BackendEnum, PluginBackend, register
 
 from ._base import AttentionBackend, MLAPrefillBackend
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -74,14 +74,6 @@ class MLAPrefillBackendEnum(
     CUSTOM = None
 
 
-@overload
-def register_backend(
-    backend: AttentionBackendEnum | PluginBackend, class_path: None = None
-) -> Callable[[type], type]: ...
-@overload
-def register_backend(
-    backend: AttentionBackendEnum | PluginBackend, class_path: str
-) -> Callable[[type], type]: ...
 def register_backend(
     backend: AttentionBackendEnum | PluginBackend, class_path: str | None = None
 ) -> Callable[[type], type]:
@@ -99,14 +91,6 @@ def register_backend(
     return register(AttentionBackendEnum, backend, class_path, caller_depth=2)
 
 
-@overload
-def register_mla_prefill_backend(
-    backend: MLAPrefillBackendEnum | PluginBackend, class_path: None = None
-) -> Callable[[type], type]: ...
-@overload
-def register_mla_prefill_backend(
-    backend: MLAPrefillBackendEnum | PluginBackend, class_path: str
-) -> Callable[[type], type]: ...
 def register_mla_prefill_backend(
     backend: MLAPrefillBackendEnum | PluginBackend, class_path: str | None = None
 ) -> Callable[[type], type]:

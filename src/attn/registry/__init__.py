@@ -43,11 +43,29 @@ from .errors import (
     StateMismatchError,
     UnknownBackendError,
 )
-from .listing import build_report
 from .paths import ClassPath, parse_path
-from .report import BackendRow, Finding, PluginRecord, RegistryReport
 from .table import Entry, RegistryState, Snapshot
-from .workers import WorkerState, apply_state, capture_state, ray_setup_hook
+
+# Not typing.TYPE_CHECKING: the warm path (a cache hit, then a lookup) imports
+# neither typing nor dataclasses, so listing and workers load on first use.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from .listing import build_report
+    from .report import BackendRow, Finding, PluginRecord, RegistryReport
+    from .workers import WorkerState, apply_state, capture_state, ray_setup_hook
+
+_LAZY = {
+    "build_report": "listing",
+    "BackendRow": "report",
+    "Finding": "report",
+    "PluginRecord": "report",
+    "RegistryReport": "report",
+    "WorkerState": "workers",
+    "apply_state": "workers",
+    "capture_state": "workers",
+    "ray_setup_hook": "workers",
+}
 
 __all__ = [
     "AttnConfigError",
@@ -84,3 +102,19 @@ __all__ = [
     "register",
     "state_of",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    import importlib  # noqa: PLC0415
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -10,9 +10,17 @@ from __future__ import annotations
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import final
 
-__all__ = ["Record", "set_field"]
+    from typing_extensions import Self
+else:
+
+    def final(cls: type) -> type:
+        """``typing.final`` for the type checker; at run time typing is not imported."""
+        return cls
+
+
+__all__ = ["Record", "final", "set_field"]
 
 
 class Record:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
+
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 __all__ = ["Backend"]
 

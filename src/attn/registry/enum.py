@@ -14,24 +14,27 @@ a backend's class is asked for.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import importlib
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, final
 
+from ._records import final
 from .backend import Backend
 from .errors import BackendNotRegisteredError, UnknownBackendError
-from .loading import LoadContext, load_class
 from .paths import ClassPath, parse_path, path_of_class
 from .table import Entry, RegistryConfig, RegistryState
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any
 
     from typing_extensions import Self
+
+    from .loading import LoadContext
 
 __all__ = [
     "BackendEnum",
@@ -180,6 +183,8 @@ def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0
 
     *cutoff* is on difflib's 0-1 similarity scale.
     """
+    import difflib  # noqa: PLC0415 - only an unknown name needs it
+
     folded = name.casefold()
     scored = []
     for candidate in dict.fromkeys(valid):
@@ -274,6 +279,8 @@ def _interface(cls: BackendEnumMeta) -> type:
 def load_context(cls: BackendEnumMeta, name: str, entry: Entry | None) -> LoadContext:
     """How a load failure of *name* names its source and its fix."""
     config = cls._attn_state.config
+    from .loading import LoadContext  # noqa: PLC0415 - loading a class is off the warm path
+
     base = {"backend": name, "registry": config.registry, "noun": config.noun}
     if entry is None:
         return LoadContext(
@@ -301,6 +308,8 @@ def load_context(cls: BackendEnumMeta, name: str, entry: Entry | None) -> LoadCo
 
 
 def _get_class(cls: BackendEnumMeta, name: str) -> type:
+    from .loading import load_class  # noqa: PLC0415 - loading a class is off the warm path
+
     entry, path = _entry_or_default(cls, name)
     return load_class(path, _interface(cls), load_context(cls, name, entry))
 

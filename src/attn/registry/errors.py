@@ -8,7 +8,7 @@ against the seeds' ``ValueError`` keeps working.
 
 from __future__ import annotations
 
-from typing import final
+from ._records import final
 
 __all__ = [
     "AttnConfigError",
