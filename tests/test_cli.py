@@ -1369,6 +1369,21 @@ def test_show_without_load_says_the_plugin_was_not_imported(run, broken):
     ) in result.out
 
 
+def test_show_load_reads_the_plugin_kernel(run, site):
+    """With --load, the plugin's class is imported, so show says which kernel packages it needs."""
+    site.dist("kern-attn", entry_points={"attn.backends": {"KERN": "kern:K"}})
+    site.module(
+        "kern",
+        "from attn import AttentionBackend\n\n"
+        "class K(AttentionBackend):\n    requires = ('no-such-kernel-lib',)\n",
+    )
+    assert (
+        "  kernel:        unknown: attn does not import a plugin's code" in run("show", "KERN").out
+    )
+    result = run("show", "KERN", "--load")
+    assert "  kernel:        needs no-such-kernel-lib (not installed)\n" in result.out
+
+
 def test_show_load_of_a_good_plugin(run, plugins, sentinel):
     """`attn show NAME --load` of a plugin that imports says ok, without the hint."""
     result = run("show", "ACME_ATTN", "--load")
