@@ -378,3 +378,16 @@ def plugin_module(site: Site) -> Site:
     """The first site, holding the module ``plug.mod`` written from :data:`PLUGIN_SOURCE`."""
     site.module("plug.mod", PLUGIN_SOURCE)
     return site
+
+
+@pytest.fixture
+def triton(site: Site) -> Path:
+    """triton as torch installs it: entry points in its own project's group ``triton.backends``."""
+    return site.dist(
+        "triton",
+        "3.1.0",
+        requires=(),
+        entry_points={
+            "triton.backends": {"nvidia": "triton.backends.nvidia", "amd": "triton.backends.amd"}
+        },
+    )

@@ -1008,6 +1008,18 @@ def test_doctor_clean(run):
     )
 
 
+def test_doctor_clean_beside_other_projects_groups(run, site, triton):
+    """triton, torch, jax and keras groups installed: doctor reports nothing and exits 0."""
+    for project in ("torch", "jax", "keras"):
+        site.dist(f"{project}-ext", requires=(), entry_points={f"{project}.backends": {"x": "m"}})
+    assert run("doctor") == Result(
+        0,
+        NOT_IMPORTED.format(builtin=29, plugin="0 plugin backends")
+        + "attn doctor: no problems found (2 groups, 0 plugin entry points).\n",
+        "",
+    )
+
+
 def test_doctor_clean_load(run):
     """`doctor --load` imports every built-in; all of them load."""
     assert run("doctor", "--load") == Result(

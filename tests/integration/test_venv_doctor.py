@@ -47,6 +47,17 @@ def test_doctor_passes_clean_venv(venv):
     assert result.returncode == 0, output(result)
 
 
+def test_doctor_passes_beside_another_projects_groups(venv):
+    """With a triton-like distribution (entry points in `triton.backends`), doctor exits 0."""
+    venv.install("triton-like")
+    result = venv.attn("doctor")
+    assert result.returncode == 0, output(result)
+    assert "triton" not in output(result)
+    assert result.stdout.endswith(
+        "attn doctor: no problems found (2 groups, 0 plugin entry points).\n"
+    )
+
+
 def test_doctor_flags_unmatched_attn_plugins_name(venv):
     """`attn doctor` exits 1 when ATTN_PLUGINS names a distribution that is not installed."""
     venv.install("attn-example-plugin")

@@ -622,37 +622,63 @@ def test_shadowed_comes_after_invalid(site, run_discovery):
 # -- typo'd groups ---------------------------------------------------------------
 
 
+#: Near misses of attn's own group name.
+TYPOS = ["attn.backend", "attn_backends", "attn-backends", "Attn.Backends", "atn.backends"]
+#: Other projects' groups, which only look alike: torch and triton are in every vLLM install.
+OTHER_PROJECTS = ["triton.backends", "torch.backends", "jax.backends", "keras.backends"]
+
+
 @pytest.mark.parametrize(
     ("candidate", "typo"),
     [
-        ("attn.backend", True),
-        ("attn_backends", True),
-        ("attn-backends", True),
-        ("Attn.Backends", True),
+        *((group, True) for group in TYPOS),
+        ("attnbackends", True),
+        ("attn.backendz", True),
+        *((group, False) for group in OTHER_PROJECTS),
         ("attn.backends", False),
         ("console_scripts", False),
         ("attn.mla_prefill_backends", False),
+        ("attention.backends", False),
+        ("attn-ext.backends", False),
+        ("vllm.attn_backends", False),
     ],
 )
 def test_looks_like_typo(candidate, typo):
-    """Near-misses of the group are typos; the group itself and unrelated groups are not."""
+    """Near misses of the host's group are typos; its other groups, other projects' are not."""
     assert looks_like_typo(candidate, GROUP) is typo
 
 
-def test_typo_group_is_reported(site, run_discovery):
-    """A distribution declaring a near-miss group is reported and not read."""
-    site.dist("plug", entry_points={"attn.backend": {"A": "m:A"}})
+@pytest.mark.parametrize("group", TYPOS)
+def test_typo_group_is_reported(site, run_discovery, group):
+    """A distribution declaring a near miss of attn's group is reported and not read."""
+    site.dist("plug", entry_points={group: {"A": "m:A"}})
     result = run_discovery()
     assert result.plugins == ()
     assert result.findings == (
         Finding(
             "typo-group",
             "plug",
-            "plug declares entry points in group 'attn.backend', which looks like a typo of "
+            f"plug declares entry points in group {group!r}, which looks like a typo of "
             "'attn.backends'; attn does not read it",
             "rename the group to 'attn.backends' in plug's pyproject.toml",
         ),
     )
+
+
+@pytest.mark.parametrize("group", OTHER_PROJECTS)
+def test_other_projects_groups_are_not_typos(site, run_discovery, group):
+    """A distribution with entry points in another project's group: no finding, nothing read."""
+    site.dist("kernels", "3.1.0", requires=(), entry_points={group: {"nvidia": "kernels.nvidia"}})
+    result = run_discovery()
+    assert (result.plugins, result.findings) == ((), ())
+
+
+def test_triton_beside_a_plugin_changes_nothing(site, triton, run_discovery):
+    """triton's real entry points next to a plugin: the plugin is used, no finding at all."""
+    site.dist("plug", entry_points=eps(A="m:A"))
+    result = run_discovery()
+    assert [(p.distribution, p.name, p.status) for p in result.plugins] == [("plug", "A", "used")]
+    assert result.findings == ()
 
 
 def test_conflict_selection_keeps_the_other_plugins(site, run_discovery):

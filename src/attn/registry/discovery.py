@@ -191,20 +191,45 @@ def deduplicate(
     return tuple(sorted(chosen.values(), key=lambda r: order[id(r)])), tuple(findings)
 
 
+_SEPARATORS = re.compile(r"[-_.\s]+")
+
+
+def _project(group: str) -> str:
+    """The project a group belongs to: its part before the first dot (else the first separator)."""
+    head = group.split(".", 1)[0] if "." in group else _SEPARATORS.split(group, 1)[0]
+    return head.lower()
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Whether *a* and *b* are equal or one insertion, deletion, substitution or swap apart."""
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    swapped = a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :]
+    return swapped or a[i + 1 :] in {b[i + 1 :], b[i:]} or a[i:] == b[i + 1 :]
+
+
 @functools.lru_cache(maxsize=1024)
 def looks_like_typo(candidate: str, group: str) -> bool:
     """Whether the entry-point group *candidate* looks like a misspelling of *group*.
 
+    Only a near miss of the host's own group is: the same letters with other
+    case or separators (``attn_backends``), or a close spelling whose project
+    part (before the first dot) is the host's or one edit from it
+    (``attn.backend``, ``atn.backends``). Another project's group
+    (``triton.backends``, ``torch.backends``) never is, however alike the rest.
     Cached: a site declares few distinct groups, but every entry point asks.
     """
     if candidate == group:
         return False
-
-    def squash(text: str) -> str:
-        return re.sub(r"[-_.\s]+", "", text.lower())
-
-    if squash(candidate) == squash(group):
+    if _SEPARATORS.sub("", candidate.lower()) == _SEPARATORS.sub("", group.lower()):
         return True
+    if not _one_edit_apart(_project(candidate), _project(group)):
+        return False
     return difflib.SequenceMatcher(None, candidate.lower(), group.lower()).ratio() >= 0.85  # noqa: PLR2004
 
 
