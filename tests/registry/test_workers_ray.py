@@ -135,17 +135,33 @@ def first(address):
         [sys.executable, __file__, "hooked", context.address_info["address"]],
         capture_output=True, text=True, timeout=300, check=False,
     )
-    # Ray reports a worker that died at start-up on the driver's stdout.
-    output = hooked.stdout.rpartition("attn-result:")[0] + hooked.stderr
-    out["hooked"] = {"returncode": hooked.returncode, "output": output}
+    out["hooked"] = {"returncode": hooked.returncode, "output": hooked.stderr}
     if hooked.returncode == 0:
         out["hooked"].update(result(hooked.stdout))
     ray.shutdown()
     return out
 
 
+class Recorder:
+    """sys.stdout that also keeps what is written (Ray reports dead workers there)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.text = []
+
+    def write(self, text):
+        self.text.append(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
 def second(address):
     attn.register_mla_prefill_backend(M.CUSTOM, "raytest.plug:Prefill")
+    # Ray prints a worker's start-up failure from a thread, after ray.get has
+    # raised: record stdout and wait (60 s at most) for the report.
+    recorder = sys.stdout = Recorder(sys.stdout)
     ray.init(
         address=address,
         log_to_driver=False,
@@ -154,6 +170,12 @@ def second(address):
     out = {"driver": resolved(), "plain": ray.get(plain.remote(), timeout=120)}
     differing = {"env_vars": {"ATTN_PLUGINS": "attn-other"}}
     out["mismatch"] = failure(plain.options(runtime_env=differing).remote())
+    deadline = time.monotonic() + 60
+    while "attn.StateMismatchError" not in "".join(recorder.text):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    out["reported"] = "".join(recorder.text)
     ray.shutdown()
     return out
 
@@ -278,4 +300,4 @@ def test_the_setup_hook_fails_a_differing_worker_with_the_message(ray_run):
     """A hooked worker with other env vars dies at start-up; Ray reports the message."""
     hooked = ray_run["hooked"]
     assert hooked["mismatch"] == {"type": "WorkerCrashedError", "cause": None}
-    assert f"attn.StateMismatchError: {MESSAGE}\n" in hooked["output"]
+    assert f"attn.StateMismatchError: {MESSAGE}\n" in hooked["reported"]
