@@ -46,10 +46,46 @@ def test_all_is_the_contract_and_sorted():
     assert list(attn.__all__) == sorted(attn.__all__)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+#: Where each public name (but __version__) is defined: ``module:qualname``.
+DEFINED_IN = {
+    "AttentionBackend": "attn.backends._base:AttentionBackend",
+    "AttentionBackendEnum": "attn.backends.registry:AttentionBackendEnum",
+    "AttnConfigError": "attn:AttnConfigError",
+    "AttnError": "attn:AttnError",
+    "AttnWarning": "attn:AttnWarning",
+    "Backend": "attn.registry.backend:Backend",
+    "BackendEnum": "attn.registry.enum:BackendEnum",
+    "BackendInterfaceError": "attn:BackendInterfaceError",
+    "BackendLoadError": "attn:BackendLoadError",
+    "BackendNotRegisteredError": "attn:BackendNotRegisteredError",
+    "ConflictWarning": "attn:ConflictWarning",
+    "InvalidPathError": "attn:InvalidPathError",
+    "MLAPrefillBackend": "attn.backends._base:MLAPrefillBackend",
+    "MLAPrefillBackendEnum": "attn.backends.registry:MLAPrefillBackendEnum",
+    "PluginBackend": "attn.registry.enum:PluginBackend",
+    "PluginProblemError": "attn:PluginProblemError",
+    "PluginWarning": "attn:PluginWarning",
+    "StateMismatchError": "attn:StateMismatchError",
+    "UnknownBackendError": "attn:UnknownBackendError",
+    "WorkerState": "attn.registry.workers:WorkerState",
+    "apply_state": "attn.registry.workers:apply_state",
+    "capture_state": "attn.registry.workers:capture_state",
+    "ray_setup_hook": "attn.registry.workers:ray_setup_hook",
+    "register_backend": "attn.backends.registry:register_backend",
+    "register_mla_prefill_backend": "attn.backends.registry:register_mla_prefill_backend",
+}
+
+
+def test_every_public_name_but_the_version_has_a_home():
+    """DEFINED_IN covers every public name but __version__."""
+    assert set(DEFINED_IN) == EXPECTED - {"__version__"}
+
+
+@pytest.mark.parametrize("name", sorted(DEFINED_IN))
 def test_every_public_name_resolves(name):
-    """Each exported name is reachable as an attribute."""
-    assert getattr(attn, name) is not None
+    """Each exported name is the object defined where it lives, and listed by dir()."""
+    obj = getattr(attn, name)
+    assert f"{obj.__module__}:{obj.__qualname__}" == DEFINED_IN[name]
     assert name in dir(attn)
 
 

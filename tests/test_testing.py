@@ -16,6 +16,9 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+#: How long an inner pytest run in a subprocess may take.
+SUBPROCESS_TIMEOUT = 120
+
 BACKEND_MODULE = '''
 from attn import AttentionBackend
 
@@ -65,8 +68,10 @@ def installed(site):
 
 def run_inner(pytester, body: str, *args: str, subprocess: bool = False):
     pytester.makepyfile(test_inner=PREAMBLE + textwrap.dedent(body))
-    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest
-    return run("-p", "attn.testing", "-W", "error", "-p", "no:cacheprovider", *args)
+    args = ("-p", "attn.testing", "-W", "error", "-p", "no:cacheprovider", *args)
+    if subprocess:
+        return pytester.runpytest_subprocess(*args, timeout=SUBPROCESS_TIMEOUT)
+    return pytester.runpytest(*args)
 
 
 def test_add_writes_a_real_distribution_that_lookups_find(pytester):
@@ -137,7 +142,7 @@ def test_subprocesses_see_the_fakes_and_not_the_installed_plugins(pytester, inst
         def listed():
             done = subprocess.run(
                 [sys.executable, "-m", "attn", "list", "attn.backends", "--json"],
-                capture_output=True, text=True, check=True,
+                capture_output=True, text=True, check=True, timeout=60,
             )
             plugins = json.loads(done.stdout)["registries"][0]["plugins"]
             return sorted((p["name"], p["distribution"], p["status"]) for p in plugins)
@@ -280,7 +285,7 @@ def test_import_attn_registers_no_plugin():
         "print('attn.testing' in sys.modules, 'pytest' in sys.modules, sorted(groups))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout == "False False ['console_scripts']\n"
 

@@ -197,6 +197,7 @@ def test_refresh_sees_plugin_installed_while_running(venv):
             [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
              "--no-deps", "--no-index", "--no-compile", sys.argv[1]],
             check=True,
+            timeout=300,
         )
         try:
             enum["EXAMPLE_ATTN"]

@@ -321,6 +321,7 @@ def test_fast_reader_never_imports_importlib_metadata_for_plain_folders(tmp_path
         capture_output=True,
         text=True,
         check=True,
+        timeout=60,
         env={"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
     )
     assert done.stdout.strip() == "[]"
