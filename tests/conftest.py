@@ -391,3 +391,34 @@ def triton(site: Site) -> Path:
             "triton.backends": {"nvidia": "triton.backends.nvidia", "amd": "triton.backends.amd"}
         },
     )
+
+
+class RecordingFinder:
+    """A meta-path finder that finds nothing and records every metadata search.
+
+    ``importlib.metadata`` asks every finder on ``sys.meta_path`` for
+    distributions, and attn's fast reader hands over to it while such a finder
+    is installed, so any read of installed metadata, by either reader, calls
+    :meth:`find_distributions`.
+    """
+
+    def __init__(self) -> None:
+        self.searches: list[object] = []
+
+    def find_spec(self, *_args: object) -> None:
+        return None
+
+    def find_distributions(self, context: object = None) -> list[Distribution]:
+        self.searches.append(context)
+        return []
+
+
+@pytest.fixture
+def metadata_reads() -> Iterator[list[object]]:
+    """Every search for installed metadata made during the test (a list, empty if none)."""
+    finder = RecordingFinder()
+    sys.meta_path.append(finder)
+    try:
+        yield finder.searches
+    finally:
+        sys.meta_path.remove(finder)

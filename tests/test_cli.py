@@ -23,8 +23,6 @@ import pytest
 
 import attn
 from attn.cli import main
-from attn.registry.controls import read_controls
-from attn.registry.discovery import discover
 from attn.registry.report import FindingKind
 
 GOLDEN = Path(__file__).parent / "cli"
@@ -1201,36 +1199,11 @@ def test_doctor_problems(run, sites, normalise, setup, heading, culprits):  # no
     assert re.search(r"\nattn doctor: 1 problem \(2 groups, \d plugin entry points?\)\.\n$", out)
 
 
-def _expected_findings():
-    """Every finding discovery makes for the two groups, as doctor renders it (collapsed)."""
-    groups = ("attn.backends", "attn.mla_prefill_backends")
-    builtins = {"attn.backends": ATTENTION, "attn.mla_prefill_backends": MLA}
-    global_kinds = {"empty-metadata", "duplicate-metadata", "unmatched-selection"}
-    expected = set()
-    for group in groups:
-        result = discover(
-            group=group,
-            host="attn",
-            controls=read_controls("ATTN"),
-            builtin_names=builtins[group],
-            sibling_groups=groups,
-        )
-        for f in result.findings:
-            verdict = "problem" if f.is_problem else "note"
-            scope = "" if f.kind in global_kinds else f", {group}"
-            expected.add(f"{verdict} ({f.kind}{scope}): {f.message} fix: {f.fix}")
-    return expected
-
-
-@pytest.mark.parametrize(("setup", "heading", "culprits"), PROBLEMS)
-def test_doctor_renders_each_finding_exactly(run, sites, setup, heading, culprits):
-    """Doctor prints each finding's message and fix exactly as discovery wrote them."""
+@pytest.mark.parametrize("setup", [pytest.param(p.values[0], id=p.id) for p in PROBLEMS])
+def test_doctor_renders_each_finding_exactly(request, run, sites, normalise, setup):
+    """Doctor's whole output for each kind of problem, word for word (tests/cli/doctor-*.txt)."""
     setup(sites)
-    out = collapse(run("doctor").out)
-    expected = _expected_findings()
-    assert expected
-    for text in expected:
-        assert text in out
+    assert_golden(f"doctor-{request.node.callspec.id}", normalise(run("doctor").out))
 
 
 def test_doctor_golden_wraps_at_100_columns(run, plugins, conflict, broken):

@@ -299,6 +299,21 @@ def test_unknown_name_with_plugins_disabled(plug, monkeypatch):
     )
 
 
+def test_plugins_disabled_reads_no_metadata(plug, monkeypatch, metadata_reads):
+    """With ATTN_DISABLE_PLUGINS, lookups and listings never search installed metadata."""
+    plug.dist("plug", entry_points=eps(FLASH_ATTN="plug.mod:Backend"))
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    assert AttentionBackendEnum["FLASH_ATTN"].get_path() == (
+        "attn.backends.attention.FlashAttentionBackend"
+    )
+    assert build_report(MLAPrefillBackendEnum).plugins == ()
+    assert metadata_reads == []
+    monkeypatch.delenv("ATTN_DISABLE_PLUGINS")
+    AttentionBackendEnum.refresh()
+    assert AttentionBackendEnum["FLASH_ATTN"].get_path() == "plug.mod.Backend"
+    assert len(metadata_reads) > 0
+
+
 def test_selection_disables_the_others(plug, monkeypatch):
     """With ATTN_PLUGINS, only the selected distributions' backends exist."""
     plug.dist("Attn_Plug_A", entry_points=eps(A="plug.mod:Backend"))

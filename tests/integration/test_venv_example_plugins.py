@@ -273,10 +273,16 @@ def test_disable_plugins_ignores_installed_plugins(venv):
 
 
 def test_bad_boolean_control_is_an_error(venv):
-    """An ATTN_DISABLE_PLUGINS value that is not a boolean is an error naming the variable."""
+    """An ATTN_DISABLE_PLUGINS value that is not a boolean is a usage error naming it: exit 2."""
     result = venv.attn("list", env={"ATTN_DISABLE_PLUGINS": "maybe"})
-    assert result.returncode != 0
-    assert "ATTN_DISABLE_PLUGINS" in result.stderr
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2,
+        "",
+        (
+            "Error: Invalid value for ATTN_DISABLE_PLUGINS: 'maybe'; "
+            "expected one of 1, true, yes, on, 0, false, no, off\n"
+        ),
+    )
 
 
 def test_runtime_registration_is_listed_as_runtime(venv):

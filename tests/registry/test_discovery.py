@@ -513,15 +513,13 @@ def test_disable_plugins(site, run_discovery):
     assert (result.plugins, result.plugins_disabled, result.findings) == ((), True, ())
 
 
-def test_disable_plugins_does_not_scan(site, run_discovery, monkeypatch):
-    """With plugins disabled, installed metadata is not read at all."""
+def test_disable_plugins_does_not_scan(site, run_discovery, metadata_reads):
+    """With plugins disabled, installed metadata is not read at all; enabled, it is."""
     site.dist("plug", entry_points=eps(A="m:A"))
-
-    def fail(*args, **kwargs):
-        raise AssertionError
-
-    monkeypatch.setattr("attn.registry.discovery.scan", fail)
     assert run_discovery({"ATTN_DISABLE_PLUGINS": "1"}).plugins_disabled
+    assert metadata_reads == []
+    assert [p.distribution for p in run_discovery().plugins] == ["plug"]
+    assert len(metadata_reads) > 0
 
 
 def test_disable_plugins_wins_over_selection(site, run_discovery):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -266,9 +267,13 @@ def test_conflict_warns_at_each_refresh(state, site):
 
 
 def test_no_warning_without_conflict(state, site):
-    """A name claimed once does not warn."""
+    """A name claimed once does not warn, and it is merged."""
     site.dist("alpha", entry_points=eps(X="a:X"))
-    state.ensure()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        state.ensure()
+    assert [str(w.message) for w in record] == []
+    assert state.lookup("X").distribution == "alpha"
 
 
 def test_unmatched_selection_warns(state, site, monkeypatch):
