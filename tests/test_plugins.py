@@ -21,6 +21,8 @@ from attn import (
 )
 from attn.registry import build_report, state_of
 
+#: attn's installed version, as messages quote it.
+VERSION = attn.__version__
 GROUP = "attn.backends"
 BUILTINS = ", ".join(m.name for m in AttentionBackendEnum)
 MLA_BUILTINS = ", ".join(m.name for m in MLAPrefillBackendEnum)
@@ -282,7 +284,7 @@ def test_unknown_name_of_a_rejected_plugin(plug):
     assert str(info.value) == (
         f"Unknown attention backend: 'NEW_ONE'. Valid options are: {BUILTINS}\n"
         "'NEW_ONE' is provided by plug 1.0 but is incompatible: "
-        "requires attn>=9.0, installed 0.1.0\n"
+        f"requires attn>=9.0, installed {VERSION}\n"
         "Run 'attn doctor' for the fix."
     )
 

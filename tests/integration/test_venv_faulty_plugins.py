@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from venvtools import BUILTIN_NAMES, by_name, registry
+from venvtools import ATTN_VERSION, BUILTIN_NAMES, by_name, registry
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +60,7 @@ def test_incompatible_plugin_is_not_merged(venv):
     row = plugins["attn-incompatible-plugin", "INCOMPATIBLE_ATTN"]
     assert row["status"] == "incompatible"
     assert "requires attn>=99" in row["reason"]
-    assert "installed 0.1.0" in row["reason"]
+    assert f"installed {ATTN_VERSION}" in row["reason"]
     assert row["distribution_version"] == "0.1.0"
     assert "INCOMPATIBLE_ATTN" not in backends
     assert list(backends) == BUILTIN_NAMES["AttentionBackendEnum"]

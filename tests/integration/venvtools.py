@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attn
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -23,7 +25,8 @@ SCHEMA_PATH = (
 )
 PLUGIN_PARENTS = (REPO_ROOT / "plugins_example", Path(__file__).resolve().parent / "plugins")
 
-ATTN_VERSION = "0.1.0"
+#: The version of the checkout under test (the wheel is built from it).
+ATTN_VERSION = attn.__version__
 
 BUILTIN_NAMES = {
     "AttentionBackendEnum": [

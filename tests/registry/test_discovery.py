@@ -18,6 +18,8 @@ from attn.registry.errors import InvalidPathError
 from attn.registry.paths import ClassPath
 from attn.registry.report import Finding, PluginRecord
 
+#: attn's installed version, as messages quote it.
+VERSION = attn.__version__
 GROUP = "attn.backends"
 MLA = "attn.mla_prefill_backends"
 
@@ -234,8 +236,8 @@ def test_incompatible_distribution(site, run_discovery):
     site.dist("plug", entry_points=eps(A="m:A", B="m:B"), requires=["attn>=9.0"])
     result = run_discovery()
     assert [(p.name, p.status, p.reason) for p in result.plugins] == [
-        ("A", "incompatible", "requires attn>=9.0, installed 0.1.0"),
-        ("B", "incompatible", "requires attn>=9.0, installed 0.1.0"),
+        ("A", "incompatible", f"requires attn>=9.0, installed {VERSION}"),
+        ("B", "incompatible", f"requires attn>=9.0, installed {VERSION}"),
     ]
     assert result.used == ()
 
@@ -247,8 +249,8 @@ def test_incompatible_finding(site, run_discovery):
         Finding(
             "incompatible",
             "A",
-            "plug 1.0 provides 'A' but is incompatible: requires attn>=9.0, installed 0.1.0",
-            "install a release of plug that supports attn 0.1.0, "
+            f"plug 1.0 provides 'A' but is incompatible: requires attn>=9.0, installed {VERSION}",
+            f"install a release of plug that supports attn {VERSION}, "
             "or a release of attn that plug supports",
         ),
     )
@@ -579,7 +581,7 @@ def test_unmatched_selection_is_reported_with_the_valid_names(site, run_discover
 
 def test_selecting_the_host_itself_is_unmatched(site, run_discovery):
     """attn is not a plugin of itself: ATTN_PLUGINS=attn matches nothing."""
-    site.dist("attn", "0.1.0", entry_points=eps(OWN="attn.x:Y"), requires=())
+    site.dist("attn", VERSION, entry_points=eps(OWN="attn.x:Y"), requires=())
     site.dist("attn-plug-b", entry_points=eps(B="b:B"))
     result = run_discovery({"ATTN_PLUGINS": "attn"})
     assert [f.subject for f in result.findings if f.kind == "unmatched-selection"] == ["attn"]

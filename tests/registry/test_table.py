@@ -15,6 +15,8 @@ from attn.registry.errors import PluginWarning
 from attn.registry.paths import parse_path
 from attn.registry.table import Entry
 
+#: attn's installed version, as messages quote it.
+VERSION = attn.__version__
 GROUP = "attn.backends"
 
 
@@ -327,7 +329,7 @@ def test_disabled_plugins(state, site, monkeypatch):
         (
             eps(X="m:X"),
             ["attn>=9.0"],
-            "plug 1.0 provides 'X' but is incompatible: requires attn>=9.0, installed 0.1.0",
+            f"plug 1.0 provides 'X' but is incompatible: requires attn>=9.0, installed {VERSION}",
         ),
         (
             eps(X="m:X"),
