@@ -6,7 +6,8 @@ replacing ``FLASH_ATTN`` with ``acme_attn.FlashBackend``, and ``my_kernels``.
 A block that imports ``ray`` is marked ``ray`` and skipped without it. It runs
 with the interpreter the suite was started with (where ray is installed, not
 the isolated runtime of the other tests), with ``ATTN_PLUGINS=attn-acme`` so
-that no other plugin installed there takes part. Ray adds its own lines to
+that no other plugin installed there takes part, and Ray's sessions in a
+private folder (``RAY_TMPDIR``). Ray adds its own lines to
 stdout, so there the ``output`` lines must appear in order.
 """
 
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -71,13 +74,16 @@ BLOCKS = _blocks()
 
 
 @pytest.fixture(scope="module")
-def environment_python():
-    """The interpreter the suite was started with.
+def for_ray():
+    """The interpreter the suite was started with, and a private folder for Ray's sessions.
 
     Module fixtures are set up before the function-scoped isolation points
-    ``sys.executable`` at the runtime virtualenv.
+    ``sys.executable`` at the runtime virtualenv. The folder is short: Ray's
+    socket paths under it must fit in 107 bytes.
     """
-    return sys.executable
+    folder = tempfile.mkdtemp(prefix="attn-ray-")
+    yield {"python": sys.executable, "RAY_TMPDIR": folder}
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_the_page_has_its_examples():
@@ -92,7 +98,7 @@ def test_the_page_has_its_examples():
 
 
 @pytest.mark.parametrize(("code", "output"), BLOCKS)
-def test_block_runs_and_prints_its_output(code, output, environment_python, sites, tmp_path):
+def test_block_runs_and_prints_its_output(code, output, for_ray, sites, tmp_path):
     """The block exits 0 with warnings as errors and prints what the page shows."""
     site = sites.new()
     site.module("acme_attn", ACME)
@@ -112,8 +118,9 @@ def test_block_runs_and_prints_its_output(code, output, environment_python, site
     )
     python = sys.executable
     if "import ray" in code:
-        python = environment_python
+        python = for_ray["python"]
         env["ATTN_PLUGINS"] = "attn-acme"
+        env["RAY_TMPDIR"] = for_ray["RAY_TMPDIR"]
     done = subprocess.run(
         [python, "-W", "error", str(script)],
         capture_output=True,
