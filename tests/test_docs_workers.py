@@ -121,6 +121,7 @@ def test_block_runs_and_prints_its_output(code, output, for_ray, sites, tmp_path
         python = for_ray["python"]
         env["ATTN_PLUGINS"] = "attn-acme"
         env["RAY_TMPDIR"] = for_ray["RAY_TMPDIR"]
+        env["HOME"] = str(tmp_path / "home")  # Ray writes its cluster token under ~/.ray
     done = subprocess.run(
         [python, "-W", "error", str(script)],
         capture_output=True,

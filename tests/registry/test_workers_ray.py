@@ -218,6 +218,8 @@ def ray_run(tmp_path_factory):
         # Loopback addresses only, and no usage reports: the cluster stays on this machine.
         RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
         RAY_USAGE_STATS_ENABLED="0",
+        # Ray writes its cluster token under ~/.ray: a home of the test's own.
+        HOME=str(root / "home"),
     )
     # A short folder: Ray's socket paths under it must fit in 107 bytes.
     temp = tempfile.mkdtemp(prefix="attn-ray-")
