@@ -1428,6 +1428,18 @@ def misgrouped(site):
     return site
 
 
+def test_list_names_entry_points_of_a_typo_group(run, misgrouped):
+    """`attn list` says which entry points sit in a misspelt group and points at doctor."""
+    result = run("list", "AttentionBackendEnum")
+    assert result.code == 0
+    assert result.out.endswith(
+        "Not read (misspelt entry-point group, a typo of 'attn.backends'):\n"
+        "  VENDOR_FAST from vendor-attn 1.2, in group 'attn.backend'\n"
+        "  'attn doctor' says how to fix it.\n"
+    )
+    assert "Not read" not in run("list", "MLAPrefillBackendEnum").out
+
+
 def test_show_unknown_name_declared_in_a_typo_group(run, misgrouped):
     """`attn show` of a name declared in a misspelt group says where it is and points at doctor."""
     result = run("show", "VENDOR_FAST")

@@ -124,6 +124,14 @@ def _render(report: RegistryReport, selection: str | None, style: Style) -> list
             lines.append(f"  {p.name} = {p.value!r} from {p.origin_label}: {style.word(p.status)}")
             if p.reason:
                 lines.append(wrap(p.reason, "    "))
+    if report.misgrouped:
+        # Not plugins of this registry, but almost certainly meant to be: say so
+        # where users look first, not only in doctor.
+        lines.append(f"Not read (misspelt entry-point group, a typo of {report.group!r}):")
+        lines += [
+            f"  {name} from {label}, in group {group!r}" for name, label, group in report.misgrouped
+        ]
+        lines.append("  'attn doctor' says how to fix it.")
     return lines
 
 
