@@ -1,302 +1,385 @@
-"""Benchmark attn's plugin discovery against importlib.metadata.
+"""Benchmark attn's plugin discovery side by side with the other ways to read entry points.
 
-Builds synthetic site folders of N distributions (real ``*.dist-info`` folders
-with ``METADATA`` and ``entry_points.txt``, a few of them declaring
-``attn.backends`` entry points) and times, in fresh subprocesses so that no
-cache is warm and every import is counted:
+Builds synthetic site folders of N installed distributions (real ``*.dist-info``
+folders and a package folder each, so about two entries per distribution; 30 %
+declare console scripts in ``entry_points.txt``; 10 declare ``attn.backends``
+entry points and require ``attn``) and times whole fresh processes, every
+method once per round, rounds interleaved, so noise hits them alike:
 
-(a) ``import attn`` alone;
-(b) attn's full discovery: ``import attn; attn.AttentionBackendEnum["FLASH_ATTN"]``;
-(c) the reference: ``importlib.metadata.entry_points(group="attn.backends")``
-    and the ``Requires-Dist`` of those distributions (attn reads them too);
-(d) the same with the ``importlib_metadata`` backport, if installed;
-(e) ``attn list --json`` end to end.
+- ``python -c pass`` and ``import enum``: the floors;
+- the standard library: ``importlib.metadata.entry_points(group="attn.backends")``;
+- the ``importlib_metadata`` backport, the same call;
+- stevedore's entry-point cache, cold (emptied before each run) and warm;
+- pluggy's ``PluginManager.load_setuptools_entrypoints``;
+- ``pkg_resources.iter_entry_points`` (setuptools), if it still installs;
+- ``import attn`` alone;
+- attn: ``import attn; AttentionBackendEnum["FLASH_ATTN"]``, cold (no cache:
+  scan and version checks) and warm (the discovery cache of the last process);
+- ``attn list --json``, the whole command, cold and warm.
 
-Then, in one warm process per N, ``attn.registry.discovery.discover(...)``
-against ``importlib.metadata.entry_points(group=...)``.
-
-Run ``python bench/bench_discovery.py`` (about 3 minutes) or with ``--quick``
-(about 30 seconds). See bench/README.md.
+It prints medians and ratios of the time above ``python -c pass`` to the
+standard library's, checks the goals of the performance work, and draws
+``discovery.png`` (log-log, one line per method). ``--smoke`` runs every
+method once at two small sizes, draws nothing and checks nothing: it only
+proves the benchmark still runs. See bench/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 GROUP: Final = "attn.backends"
-PLUGINS_PER_SITE: Final = 5
-"""How many distributions of a synthetic site declare ``attn.backends`` entry points."""
+PLUGINS: Final = 10
+"""Distributions in attn's group (all of them when N is smaller)."""
+SCRIPTS_SHARE: Final = 0.3
 
-# Every snippet starts its clock on its first line and prints the elapsed
-# seconds as the last line of stderr, so interpreter start-up is left out of
-# the in-process figure; the runner also takes the wall time of the process.
-_PRELUDE: Final = "import time as _t; _t0 = _t.perf_counter()\n"
-_EPILOGUE: Final = "\nimport sys as _s; print(repr(_t.perf_counter() - _t0), file=_s.stderr)\n"
 
-_REFERENCE: Final = """\
-import {module} as _md
-_eps = _md.entry_points(group={group!r})
-_seen = {{}}
-for _ep in _eps:
-    _seen.setdefault(_ep.dist.name, _ep.dist.requires)
-assert len(_eps) >= {plugins}, len(_eps)
-"""
+class Method(NamedTuple):
+    """One way of reading the plugins, as the code of a fresh ``python -c`` process."""
 
-_CASES: Final[dict[str, tuple[str, str]]] = {
-    "a": ("import attn", "import attn\n"),
-    "b": (
-        'attn: AttentionBackendEnum["FLASH_ATTN"]',
-        (
-            "import attn\n"
-            'attn.AttentionBackendEnum["FLASH_ATTN"]\n'
-            "assert attn.registry.state_of(attn.AttentionBackendEnum).snapshot().table\n"
-        ),
+    key: str
+    label: str
+    code: str
+    needs: str | None = None
+    """A module that must be importable, else the method is skipped."""
+    cache: str | None = None
+    """``cold``: the method's cache folder is emptied before each run; ``warm``: kept."""
+
+
+METHODS: Final = (
+    Method("pass", "python -c pass (floor)", "pass"),
+    Method("enum", "import enum", "import enum"),
+    Method(
+        "stdlib",
+        "importlib.metadata entry_points(group=)",
+        f"import importlib.metadata as m; m.entry_points(group={GROUP!r})",
     ),
-    "c": (
-        "importlib.metadata (reference)",
-        _REFERENCE.format(module="importlib.metadata", group=GROUP, plugins=PLUGINS_PER_SITE),
-    ),
-    "d": (
+    Method(
+        "backport",
         "importlib_metadata (backport)",
-        _REFERENCE.format(module="importlib_metadata", group=GROUP, plugins=PLUGINS_PER_SITE),
+        f"import importlib_metadata as m; m.entry_points(group={GROUP!r})",
+        needs="importlib_metadata",
     ),
-    "e": (
-        "attn list --json",
-        "from attn.cli import main\n_rc = main(['list', '--json'])\nassert _rc == 0, _rc\n",
+    Method(
+        "stevedore-cold",
+        "stevedore cache, cold",
+        f"from stevedore import _cache; _cache.get_group_named({GROUP!r})",
+        needs="stevedore",
+        cache="cold",
     ),
-}
+    Method(
+        "stevedore-warm",
+        "stevedore cache, warm",
+        f"from stevedore import _cache; _cache.get_group_named({GROUP!r})",
+        needs="stevedore",
+        cache="warm",
+    ),
+    Method(
+        "pluggy",
+        "pluggy load_setuptools_entrypoints",
+        f"import pluggy; pluggy.PluginManager('attn').load_setuptools_entrypoints({GROUP!r})",
+        needs="pluggy",
+    ),
+    Method(
+        "pkg_resources",
+        "pkg_resources iter_entry_points",
+        "import warnings; warnings.simplefilter('ignore'); import pkg_resources; "
+        f"list(pkg_resources.iter_entry_points({GROUP!r}))",
+        needs="pkg_resources",
+    ),
+    Method("import-attn", "import attn", "import attn"),
+    Method(
+        "attn-cold",
+        "attn resolve, cold (no cache)",
+        'import attn; attn.AttentionBackendEnum["FLASH_ATTN"]',
+        cache="cold",
+    ),
+    Method(
+        "attn-warm",
+        "attn resolve, warm (cache hit)",
+        'import attn; attn.AttentionBackendEnum["FLASH_ATTN"]',
+        cache="warm",
+    ),
+    Method(
+        "list-cold",
+        "attn list --json, cold",
+        "import sys; from attn.cli import main; sys.argv = ['attn', 'list', '--json']; main()",
+        cache="cold",
+    ),
+    Method(
+        "list-warm",
+        "attn list --json, warm",
+        "import sys; from attn.cli import main; sys.argv = ['attn', 'list', '--json']; main()",
+        cache="warm",
+    ),
+)
 
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """The timings of one case at one N, in seconds."""
-
-    inner: list[float]
-    """Measured inside the subprocess (imports included, start-up excluded)."""
-    wall: list[float]
-    """The whole subprocess, interpreter start-up included."""
-
-
-def _requirement_lines(index: int) -> list[str]:
-    return [f"synth-dep-{(index * 7 + k) % 97:02d}>=1.{k}" for k in range(index % 4)]
+PLUGIN_MODULE: Final = "class Backend:\n    pass\n"
 
 
 def build_site(root: Path, count: int) -> Path:
-    """Write *count* distributions into a new folder under *root*; return the folder."""
+    """Write *count* distributions into ``root/site-N``, all dated an hour ago; return it."""
     site = root / f"site-{count}"
     site.mkdir()
+    plugins = min(PLUGINS, count)
+    scripts = round(count * SCRIPTS_SHARE)
     for index in range(count):
-        plugin = index < PLUGINS_PER_SITE
-        name = f"synth-attn-plugin-{index}" if plugin else f"synth-pkg-{index:04d}"
-        folder = site / f"{name.replace('-', '_')}-1.{index % 10}.0.dist-info"
-        folder.mkdir()
-        requires = ["attn>=0.1", "packaging>=22"] if plugin else _requirement_lines(index)
+        plugin = index < plugins
+        name = f"synth_attn_plugin_{index}" if plugin else f"synth_pkg_{index:04d}"
+        info = site / f"{name}-1.{index % 10}.0.dist-info"
+        info.mkdir()
+        requires = ["attn>=0.1", "numpy>=1.21"] if plugin else [f"dep{index % 7}>=1.{index % 3}"]
         metadata = [
             "Metadata-Version: 2.1",
-            f"Name: {name}",
+            f"Name: {name.replace('_', '-')}",
             f"Version: 1.{index % 10}.0",
             f"Summary: Synthetic distribution number {index}",
             "Requires-Python: >=3.10",
             *(f"Requires-Dist: {line}" for line in requires),
         ]
-        (folder / "METADATA").write_text("\n".join(metadata) + "\n\n", encoding="utf-8")
-        module = name.replace("-", "_")
+        (info / "METADATA").write_text("\n".join(metadata) + "\n\n", encoding="utf-8")
+        (info / "RECORD").write_text("", encoding="utf-8")
+        package = site / name
+        package.mkdir()
+        (package / "__init__.py").write_text(PLUGIN_MODULE if plugin else "", encoding="utf-8")
         if plugin:
             backend = "FLASH_ATTN" if index == 0 else f"SYNTH_ATTN_{index}"
-            entry_points = f"[{GROUP}]\n{backend} = {module}.backends:Backend{index}\n"
+            text = f"[{GROUP}]\n{backend} = {name}:Backend\n"
+        elif index < plugins + scripts:
+            text = f"[console_scripts]\n{name} = {name}:main\n"
         else:
-            entry_points = f"[console_scripts]\n{name} = {module}.cli:main\n"
-        (folder / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+            continue
+        (info / "entry_points.txt").write_text(text, encoding="utf-8")
+    age(site)
     return site
 
 
-def _run(python: str, code: str, env: dict[str, str]) -> tuple[float, float]:
-    start = time.perf_counter()
-    done = subprocess.run(
-        [python, "-c", _PRELUDE + code + _EPILOGUE],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        msg = f"benchmark snippet failed ({done.returncode}):\n{code}\n{done.stderr}"
-        raise RuntimeError(msg)
-    return float(done.stderr.strip().splitlines()[-1]), wall
+def age(folder: Path, seconds: float = 3600) -> None:
+    """Date *folder* and everything in it *seconds* back, as if installed a while ago."""
+    when = time.time() - seconds
+    for item in [folder, *folder.rglob("*")]:
+        os.utime(item, (when, when))
 
 
-def _percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * fraction
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def _environment(site: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATTN_")}
-    env["PYTHONPATH"] = str(site)
-    env.pop("PYTHONSTARTUP", None)
-    return env
-
-
-def _has_backport(python: str) -> bool:
+def importable(python: str, module: str) -> bool:
+    """Whether *module* imports in *python*."""
     if python == sys.executable:
-        return importlib.util.find_spec("importlib_metadata") is not None
-    probe = subprocess.run(
-        [python, "-c", "import importlib_metadata"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )
-    return probe.returncode == 0
+        return importlib.util.find_spec(module) is not None
+    done = subprocess.run([python, "-c", f"import {module}"], capture_output=True, check=False)
+    return done.returncode == 0
 
 
-def _check_cheap_import(python: str, env: dict[str, str]) -> None:
-    """``import attn`` must import neither importlib.metadata nor packaging."""
-    code = (
-        "import sys, attn\n"
-        "heavy = [m for m in ('importlib.metadata', 'importlib_metadata', 'packaging')"
-        " if m in sys.modules]\n"
-        "assert not heavy, heavy\n"
-    )
-    _run(python, code, env)
+class Runner:
+    """Runs each method in fresh processes against one site, with its own cache folders."""
 
+    def __init__(self, python: str, site: Path, work: Path) -> None:
+        self.python = python
+        self.site = site
+        self.work = work
+        self.cwd = work / "cwd"  # sys.path[0] of `python -c`: a folder nothing changes
+        self.cwd.mkdir()
+        age(self.cwd)
 
-def cold(python: str, site: Path, cases: list[str], repeats: int) -> dict[str, Sample]:
-    """Time every case in fresh subprocesses, round-robin so noise hits them alike."""
-    env = _environment(site)
-    _check_cheap_import(python, env)
-    for case in cases:  # one discarded run each: warms the OS file cache
-        _run(python, _CASES[case][1], env)
-    samples = {case: Sample([], []) for case in cases}
-    for _ in range(repeats):
-        for case in cases:
-            inner, wall = _run(python, _CASES[case][1], env)
-            samples[case].inner.append(inner)
-            samples[case].wall.append(wall)
-    return samples
+    def cache_home(self, method: Method) -> Path:
+        home = self.work / f"cache-{method.key}"
+        if method.cache == "cold":
+            shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(exist_ok=True)
+        return home
 
+    def env(self, method: Method) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTN_", "PYTHON"))}
+        env["PYTHONPATH"] = str(self.site)
+        env["XDG_CACHE_HOME"] = str(self.cache_home(method))
+        if method.cache == "cold" and method.key.startswith(("attn", "list")):
+            env["ATTN_NO_CACHE"] = "1"
+        return env
 
-_WARM: Final = """\
-import json, sys, time
-sys.path.insert(0, {site!r})
-import importlib.metadata
-import attn
-from attn.registry.controls import read_controls
-from attn.registry.discovery import discover
-
-builtins = tuple(m.name for m in attn.AttentionBackendEnum)
-controls = read_controls("ATTN")
-
-def attn_discover():
-    discover(group={group!r}, host="attn", controls=controls, builtin_names=builtins,
-             sibling_groups=("attn.mla_prefill_backends",))
-
-def reference():
-    eps = importlib.metadata.entry_points(group={group!r})
-    for ep in eps:
-        ep.dist.requires
-
-timings = {{"discover": [], "entry_points": []}}
-for fn in (attn_discover, reference):
-    fn()
-for _ in range({repeats}):
-    for key, fn in (("discover", attn_discover), ("entry_points", reference)):
+    def run(self, method: Method) -> float:
+        """The whole process's wall time, in seconds."""
+        env = self.env(method)
         start = time.perf_counter()
-        fn()
-        timings[key].append(time.perf_counter() - start)
-print(json.dumps(timings))
-"""
+        done = subprocess.run(
+            [self.python, "-c", method.code],
+            cwd=self.cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+        elapsed = time.perf_counter() - start
+        if done.returncode != 0:
+            msg = f"{method.label} failed ({done.returncode}):\n{done.stderr}"
+            raise RuntimeError(msg)
+        return elapsed
 
 
-def warm(python: str, site: Path, repeats: int) -> dict[str, list[float]]:
-    """Time discover() and entry_points() repeatedly in one process, caches warm."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATTN_")}
-    code = _WARM.format(site=str(site), group=GROUP, repeats=repeats)
-    done = subprocess.run(
-        [python, "-c", code], env=env, capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        msg = f"warm benchmark failed ({done.returncode}):\n{done.stderr}"
-        raise RuntimeError(msg)
-    parsed: dict[str, list[float]] = json.loads(done.stdout)
-    return parsed
+def measure(
+    python: str, sizes: list[int], methods: list[Method], repeats: int, work: Path
+) -> dict[int, dict[str, list[float]]]:
+    """Every method at every size, *repeats* interleaved rounds after one discarded round."""
+    results: dict[int, dict[str, list[float]]] = {}
+    for count in sizes:
+        folder = work / f"n{count}"
+        folder.mkdir()
+        runner = Runner(python, build_site(folder, count), folder)
+        for method in methods:  # warms the OS file cache, and the warm caches
+            runner.run(method)
+        times: dict[str, list[float]] = {m.key: [] for m in methods}
+        for _ in range(repeats):
+            for method in methods:
+                times[method.key].append(runner.run(method))
+        results[count] = times
+        print(f"  N = {count}: done", file=sys.stderr)
+    return results
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:8.1f}"
+    return f"{seconds * 1000:.1f}"
 
 
-def _print_cold(count: int, samples: dict[str, Sample]) -> None:
-    reference = samples["c"]
-    ref_inner = statistics.median(reference.inner)
-    ref_wall = statistics.median(reference.wall)
-    print(f"\nN = {count} distributions (+ the interpreter's own site-packages)")
-    print(
-        f"  {'case':<42} {'median':>8} {'p90':>8} {'x (c)':>6}   {'wall':>8} {'x (c)':>6}"
-        "   (ms; median and p90 in-process, wall = whole process)"
+def table(results: dict[int, dict[str, list[float]]], methods: list[Method]) -> list[str]:
+    """The Markdown table: median ms per process, ms above the floor, ratio to the stdlib."""
+    labels = {m.key: m.label for m in methods}
+    lines = [
+        "| N | method | median ms | above `pass` ms | x stdlib |",
+        "| ---: | --- | ---: | ---: | ---: |",
+    ]
+    for count, times in results.items():
+        floor = statistics.median(times["pass"])
+        stdlib = statistics.median(times["stdlib"]) - floor
+        for key, values in times.items():
+            median = statistics.median(values)
+            above = median - floor
+            ratio = "" if key == "pass" else f"{above / stdlib:.2f}x"
+            lines.append(f"| {count} | {labels[key]} | {_ms(median)} | {_ms(above)} | {ratio} |")
+    return lines
+
+
+def _net(times: dict[str, list[float]], key: str) -> float:
+    return statistics.median(times[key]) - statistics.median(times["pass"])
+
+
+def goals(results: dict[int, dict[str, list[float]]]) -> list[str]:
+    """Each goal of the performance work with the figures that decide it."""
+    lines = []
+
+    def ratio(count: int, key: str) -> float:
+        times = results[count]
+        return _net(times, key) / _net(times, "stdlib")
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    if 1000 in results:
+        warm = ratio(1000, "attn-warm")
+        lines.append(
+            f"1. warm resolve at N=1000: {warm:.3f}x stdlib (<= 0.15): {verdict(warm <= 0.15)}"
+        )
+    above_enum = {n: _net(t, "attn-warm") - _net(t, "enum") for n, t in results.items()}
+    spread = max(above_enum.values()) - min(above_enum.values())
+    flat = ", ".join(f"N={n}: {v * 1000:.1f} ms" for n, v in above_enum.items())
+    lines.append(
+        f"1. warm resolve above `import enum`: {flat} (spread {spread * 1000:.1f} ms; "
+        f"flat within 2 ms: {verdict(spread <= 0.002)})"
     )
-    for case, sample in samples.items():
-        inner = statistics.median(sample.inner)
-        wall = statistics.median(sample.wall)
-        label = f"({case}) {_CASES[case][0]}"
-        print(
-            f"  {label:<42} {_ms(inner)} {_ms(_percentile(sample.inner, 0.9))}"
-            f" {inner / ref_inner:6.2f}   {_ms(wall)} {wall / ref_wall:6.2f}"
+    cold = {n: ratio(n, "attn-cold") for n in results}
+    big = [cold[n] for n in (1000, 3000) if n in cold]
+    lines.append(
+        "2. cold resolve: "
+        + ", ".join(f"N={n}: {r:.2f}x" for n, r in cold.items())
+        + f" (<= 0.4 at 1000 and 3000: {verdict(all(r <= 0.4 for r in big))}; "
+        f"<= 1 everywhere: {verdict(all(r <= 1 for r in cold.values()))})"
+    )
+    if 1000 in results:
+        listing = ratio(1000, "list-warm")
+        lines.append(
+            f"3. attn list --json, warm, at N=1000: {listing:.2f}x stdlib (<= 0.4): "
+            f"{verdict(listing <= 0.4)}"
         )
+    anchors = ["stdlib", "backport", "stevedore-cold", "pluggy", "pkg_resources"]
+    for label, ours, against in (
+        ("cold", "attn-cold", anchors),
+        ("warm", "attn-warm", [*anchors, "stevedore-warm"]),
+    ):
+        losses = [
+            f"{key} at N={n}"
+            for n, times in results.items()
+            for key in against
+            if key in times and _net(times, ours) >= _net(times, key)
+        ]
+        lines.append(
+            f"5. attn {label} beats "
+            + ", ".join(k for k in against if k in next(iter(results.values())))
+            + f" at every N: {verdict(not losses)}"
+            + (f" (loses to {', '.join(losses)})" if losses else "")
+        )
+    return lines
 
 
-def _print_warm(results: dict[int, dict[str, list[float]]]) -> None:
-    print("\nWarm, in one process (caches warm, nothing imported in the loop)")
-    header = ("N", "discover()", "p90", "entry_points()", "p90", "ratio")
-    print("  " + " ".join(f"{h:>{w}}" for h, w in zip(header, (5, 11, 8, 15, 8, 6), strict=True)))
-    for count, timings in results.items():
-        ours = statistics.median(timings["discover"])
-        ref = statistics.median(timings["entry_points"])
-        print(
-            f"  {count:>5} {_ms(ours):>11} {_ms(_percentile(timings['discover'], 0.9))}"
-            f" {_ms(ref):>15} {_ms(_percentile(timings['entry_points'], 0.9))}"
-            f" {ours / ref:6.2f}"
+def plot(results: dict[int, dict[str, list[float]]], methods: list[Method], path: Path) -> None:
+    """Cost per process against N, log-log, one line per method, the floor dashed."""
+    import matplotlib as mpl  # noqa: PLC0415 - the bench extra; not needed for --smoke
+
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    figure, axes = plt.subplots(figsize=(9, 6), dpi=110)
+    sizes = list(results)
+    for method in methods:
+        if method.key not in results[sizes[0]]:
+            continue
+        medians = [statistics.median(results[n][method.key]) * 1000 for n in sizes]
+        floor = method.key == "pass"
+        width = 2.5 if method.key.startswith(("attn", "list")) else 1.2
+        axes.plot(
+            sizes,
+            medians,
+            marker="o",
+            linewidth=width,
+            label=method.label,
+            linestyle="--" if floor else "-",
+            color="black" if floor else None,
         )
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("installed distributions (N)")
+    axes.set_ylabel("whole process, median ms")
+    axes.set_title("Reading attn.backends plugins, one fresh process each")
+    axes.grid(visible=True, which="both", alpha=0.3)
+    axes.legend(fontsize="small", loc="upper left")
+    figure.tight_layout()
+    figure.savefig(path)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Build the sites, run every measurement, print the tables."""
+    """Build the sites, time every method, print the table and the goals, draw the plot."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats (about 30 s)")
+    parser.add_argument("--smoke", action="store_true", help="one round at N=10,50; no plot")
     parser.add_argument(
         "--sizes",
         type=lambda text: [int(n) for n in text.split(",")],
-        default=[50, 200, 1000],
-        help="comma-separated numbers of distributions (default 50,200,1000)",
+        help="comma-separated numbers of distributions (default 10,100,1000,3000)",
     )
-    parser.add_argument("--repeats", type=int, help="subprocess runs per case and N")
-    parser.add_argument("--warm-repeats", type=int, help="in-process runs per N")
-    parser.add_argument(
-        "--python", default=sys.executable, help="the interpreter to benchmark (attn installed)"
-    )
+    parser.add_argument("--repeats", type=int, help="interleaved rounds (default 11)")
+    parser.add_argument("--plot", type=Path, default=Path(__file__).with_name("discovery.png"))
+    parser.add_argument("--python", default=sys.executable, help="an interpreter with attn")
     args = parser.parse_args(argv)
-    repeats: int = args.repeats or (5 if args.quick else 31)
-    warm_repeats: int = args.warm_repeats or (10 if args.quick else 40)
-    cases = ["a", "b", "c", "d", "e"]
-    if not _has_backport(args.python):
-        print("importlib_metadata is not installed: case (d) skipped", file=sys.stderr)
-        cases.remove("d")
+    sizes: list[int] = args.sizes or ([10, 50] if args.smoke else [10, 100, 1000, 3000])
+    repeats: int = args.repeats or (1 if args.smoke else 11)
+    methods = [m for m in METHODS if m.needs is None or importable(args.python, m.needs)]
+    skipped = [m.label for m in METHODS if m not in methods]
     version = subprocess.run(
         [args.python, "-c", "import sys, attn; print(sys.version.split()[0], attn.__version__)"],
         capture_output=True,
@@ -304,26 +387,21 @@ def main(argv: list[str] | None = None) -> int:
         check=True,
     ).stdout.split()
     print(
-        f"Python {version[0]}, attn {version[1]}, {os.cpu_count()} CPUs, "
-        f"{repeats} runs per case (cold), {warm_repeats} (warm); "
-        f"{PLUGINS_PER_SITE} plugin distributions per site"
+        f"Python {version[0]}, attn {version[1]}, {os.cpu_count()} CPUs, {repeats} interleaved "
+        f"rounds, fresh processes; {PLUGINS} plugin distributions per site"
+        + (f"; skipped (not installed): {', '.join(skipped)}" if skipped else "")
     )
     started = time.perf_counter()
-    warm_results: dict[int, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="attn-bench-") as tmp:
-        for count in args.sizes:
-            site = build_site(Path(tmp), count)
-            _print_cold(count, cold(args.python, site, cases, repeats))
-            warm_results[count] = warm(args.python, site, warm_repeats)
-    _print_warm(warm_results)
+        results = measure(args.python, sizes, methods, repeats, Path(tmp))
+    print()
+    print("\n".join(table(results, methods)))
     print(f"\n{time.perf_counter() - started:.0f} s in all")
-    print(
-        textwrap.fill(
-            "x (c): ratio to the reference (c) at the same N. (a) to (e) run in fresh "
-            "subprocesses; the site is first on sys.path (PYTHONPATH).",
-            width=100,
-        )
-    )
+    if not args.smoke:
+        print()
+        print("\n".join(goals(results)))
+        plot(results, methods, args.plot)
+        print(f"\nplot: {args.plot}")
     return 0
 
 

@@ -77,12 +77,11 @@ __all__ = [
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+    # What importlib.metadata.version("attn") says, without importing it.
+    from .registry._scan import distribution_version  # noqa: PLC0415
 
-    try:
-        return version("attn")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0.0.0+unknown"
+    # None: running from a source tree that was never installed.
+    return distribution_version("attn") or "0.0.0+unknown"
 
 
 def __getattr__(name: str) -> object:

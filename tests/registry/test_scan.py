@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -387,3 +388,32 @@ def test_parse_headers_reads_fields_as_email_does():
             text = text.rstrip("\n")
         message = email.message_from_string(text)
         assert parse_headers(text) == list(message.items()), text
+
+
+def reference_version(name):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    except (UnicodeDecodeError, OSError) as exc:  # the fast reader hands these to the stdlib
+        return type(exc)
+
+
+def fast_version(name):
+    try:
+        return _scan.distribution_version(name)
+    except (UnicodeDecodeError, OSError) as exc:
+        return type(exc)
+
+
+@pytest.mark.parametrize("build", ENVIRONMENTS, ids=lambda f: f.__name__[4:])
+def test_distribution_version_is_importlib_metadata_s(sites, tmp_path, monkeypatch, build):
+    """The version read directly is importlib.metadata.version's, for every name installed."""
+    monkeypatch.chdir(tmp_path)
+    build(sites, tmp_path)
+    importlib.invalidate_caches()
+    names = {r.name for r in reference_scan(wants_everything)} | {"attn", "not-installed"}
+    for name in sorted(names):
+        assert fast_version(name) == reference_version(name), name

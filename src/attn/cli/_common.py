@@ -8,7 +8,7 @@ import difflib
 import os
 import sys
 import textwrap
-from typing import IO, TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -54,6 +54,26 @@ class Parser(argparse.ArgumentParser):
         if message:
             sys.stderr.write(message)
         raise ParserExit(status)
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse would ask shutil for the terminal's width, and importing
+        # shutil loads bz2 and lzma: the same width, without them.
+        formatter: Any = self.formatter_class  # every HelpFormatter takes width
+        return formatter(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[no-any-return]
+
+
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``COLUMNS``, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 # -- registries -----------------------------------------------------------------

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from ._metadata import DistributionRecord, Found
 
-__all__ = ["fast_scan", "parse_headers", "standard_finders"]
+__all__ = ["distribution_version", "fast_scan", "parse_headers", "standard_finders"]
 
 _SUFFIXES = (".dist-info", ".egg-info")
 _NORMALIZE = re.compile(r"[-_.]+")
@@ -238,3 +238,46 @@ def fast_scan(
         copies = _entry(index, entry)
         found.extend(reference_entry(index, entry) if copies is None else copies)
     return assemble(found, wants_metadata, also)
+
+
+def distribution_version(name: str) -> str | None:
+    """``importlib.metadata.version(name)``, read directly; ``None`` when it is not installed.
+
+    The first folder of that name on ``sys.path`` wins, as for the standard
+    library. Whenever the answer could differ (an egg or zip entry, another
+    finder, a folder without a readable ``Version``), the standard library answers.
+    """
+    if os.sep == "/" and standard_finders():
+        wanted = _NORMALIZE.sub("-", name.lower())
+        for entry in sys.path:
+            if not isinstance(entry, str) or os.path.basename(entry).lower().endswith(".egg"):
+                break
+            try:
+                children = os.listdir(entry or ".")
+            except (FileNotFoundError, PermissionError):
+                continue
+            except OSError:
+                break
+            match = next(
+                (
+                    child
+                    for child in children
+                    if child.lower().endswith(_SUFFIXES)
+                    and _NORMALIZE.sub("-", child.lower().rpartition(".")[0].partition("-")[0])
+                    == wanted
+                ),
+                None,
+            )
+            if match is not None:
+                record = _metadata(_join(entry, match))
+                if record.problem is None and record.version:
+                    return record.version
+                break
+        else:
+            return None
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None

@@ -11,7 +11,6 @@ Nothing here imports a plugin: every verdict comes from metadata.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -230,6 +229,8 @@ def looks_like_typo(candidate: str, group: str) -> bool:
         return True
     if not _one_edit_apart(_project(candidate), _project(group)):
         return False
+    import difflib  # noqa: PLC0415 - only for the few groups one edit apart
+
     return difflib.SequenceMatcher(None, candidate.lower(), group.lower()).ratio() >= 0.85  # noqa: PLR2004
 
 
