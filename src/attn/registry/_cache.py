@@ -29,6 +29,7 @@ from ._metadata import (
     MetadataRecord,
     canonical_name,
     reader,
+    standard_finders,
 )
 
 TYPE_CHECKING = False
@@ -365,10 +366,11 @@ def _key(host: str, groups: tuple[str, ...]) -> tuple[object, ...]:
 
 
 def _file_name(folder: str, host: str, key: tuple[object, ...]) -> str:
-    import zlib  # noqa: PLC0415 - a name for the file, not a check of its content
-
+    # A name for the file, not a check of its content (the key is stored and
+    # compared): the hash of a tuple of ints is the same in every process,
+    # unlike the hash of a string, and needs no hashing module to import.
     text = repr(key).encode("utf-8", "surrogateescape")
-    digest = f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"
+    digest = f"{hash(tuple(text)) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
     return os.path.join(folder, f"{host}-{digest}.marshal")
 
 
@@ -449,8 +451,6 @@ def host_scan(
         if held is not None and held[0] == process_key:
             return held[1]
     use_cache = enabled(prefix)
-    from ._scan import standard_finders  # noqa: PLC0415
-
     # Distributions from another finder cannot be checked with stat().
     use_cache = use_cache and standard_finders()
     folder = cache_folder() if use_cache else None

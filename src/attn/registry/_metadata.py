@@ -14,7 +14,6 @@ copy of a distribution: de-duplication is a pipeline step, not the reader's.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from ._records import Record, set_field
@@ -54,12 +53,24 @@ def _debug(message: str, *args: object) -> None:
     logging.getLogger("attn.discovery").debug(message, *args, exc_info=True)  # noqa: LOG014
 
 
-_NORMALIZE = re.compile(r"[-_.]+")
-
-
 def canonical_name(name: str) -> str:
-    """Normalize a distribution name as pip does (PEP 503)."""
-    return _NORMALIZE.sub("-", name).lower()
+    """Normalize a distribution name as pip does (PEP 503): runs of ``-_.`` become ``-``.
+
+    Without :mod:`re`, which the warm path does not import.
+    """
+    text = name.lower().replace("_", "-").replace(".", "-")
+    while "--" in text:
+        text = text.replace("--", "-")
+    return text
+
+
+def standard_finders() -> bool:
+    """Whether only the standard path finder provides distributions (the usual case)."""
+    path_finder = getattr(sys.modules.get("_frozen_importlib_external"), "PathFinder", None)
+    return all(
+        finder is path_finder or getattr(finder, "find_distributions", None) is None
+        for finder in sys.meta_path
+    )
 
 
 _set = set_field

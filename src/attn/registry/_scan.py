@@ -24,6 +24,7 @@ from ._metadata import (
     assemble,
     reference_entry,
     reference_scan,
+    standard_finders,
 )
 
 TYPE_CHECKING = False
@@ -41,15 +42,6 @@ _NORMALIZE = re.compile(r"[-_.]+")
 _HEADER_LINE = re.compile(r"(From |[\041-\071\073-\176]*:|[\t ])")
 _QUIET = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 """What ``Distribution.read_text`` treats as "no such file"."""
-
-
-def standard_finders() -> bool:
-    """Whether only the standard path finder provides distributions (the usual case)."""
-    path_finder = getattr(sys.modules.get("_frozen_importlib_external"), "PathFinder", None)
-    return all(
-        finder is path_finder or getattr(finder, "find_distributions", None) is None
-        for finder in sys.meta_path
-    )
 
 
 def _join(root: str, child: str) -> str:

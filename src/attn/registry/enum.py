@@ -14,11 +14,10 @@ a backend's class is asked for.
 
 from __future__ import annotations
 
+import _thread  # threading.Lock, without importing threading (the warm path)
 import enum
-import importlib
 import os
 import sys
-import threading
 
 from ._records import final
 from .backend import Backend
@@ -53,13 +52,13 @@ _GROUPS: dict[str, list[str]] = {}
 # Every declared registry, by module:qualname (a re-declaration replaces it),
 # for capture_state().
 _DECLARED: dict[str, BackendEnumMeta] = {}
-_ADDED_LOCK = threading.Lock()
+_ADDED_LOCK = _thread.allocate_lock()
 
 
 def _fresh_lock_in_child() -> None:
     # A child forked while another thread held the lock would wait forever.
     global _ADDED_LOCK  # noqa: PLW0603
-    _ADDED_LOCK = threading.Lock()
+    _ADDED_LOCK = _thread.allocate_lock()
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows
@@ -268,6 +267,8 @@ def _interface(cls: BackendEnumMeta) -> type:
     interface = cls._attn_interface
     if isinstance(interface, str):
         path = parse_path(interface)
+        import importlib  # noqa: PLC0415 - off the warm path
+
         obj: Any = importlib.import_module(path.module)
         for part in path.qualname.split("."):
             obj = getattr(obj, part)

@@ -16,12 +16,11 @@ at the fork would otherwise stay held in the child forever.
 
 from __future__ import annotations
 
-import importlib
+import _thread  # threading.RLock is _thread.RLock; threading is off the warm path
 import os
 import sys
-import threading
 import warnings
-import weakref
+from _weakrefset import WeakSet  # weakref.WeakSet, without importing weakref
 from types import MappingProxyType
 
 from . import errors
@@ -258,12 +257,12 @@ class _Layers(Record):
 _EMPTY = _Layers()
 
 #: Every registry's state, so a forked child can give each a fresh lock.
-_STATES: weakref.WeakSet[RegistryState] = weakref.WeakSet()
+_STATES: WeakSet[RegistryState] = WeakSet()
 
 
 def _after_fork_in_child() -> None:
     for state in list(_STATES):
-        state._lock = threading.RLock()
+        state._lock = _thread.RLock()
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows
@@ -285,7 +284,7 @@ class RegistryState:
         self.config = config
         self._builtin_names = tuple(builtin_names)
         self._sibling_groups = sibling_groups
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         self._layers = _EMPTY
         _STATES.add(self)
 
@@ -326,6 +325,8 @@ class RegistryState:
     def refresh(self) -> DiscoveryResult:
         """Run discovery again; runtime registrations are kept on top."""
         # A pip install in this process leaves finders with stale listings.
+        import importlib  # noqa: PLC0415 - off the warm path
+
         importlib.invalidate_caches()
         with self._lock:
             self._discover(fresh=True)
