@@ -175,6 +175,30 @@ def age(folder: Path, seconds: float = 3600) -> None:
         os.utime(item, (when, when))
 
 
+# For bench_workers.py: a snippet that times itself from its first line and
+# prints the elapsed seconds as the last line of stderr.
+_PRELUDE: Final = "import time as _t; _t0 = _t.perf_counter()\n"
+_EPILOGUE: Final = "\nimport sys as _s; print(repr(_t.perf_counter() - _t0), file=_s.stderr)\n"
+
+
+def _run(python: str, code: str, env: dict[str, str]) -> tuple[float, float]:
+    """Run *code* in a fresh process: (seconds inside it, wall seconds of the process)."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [python, "-c", _PRELUDE + code + _EPILOGUE],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        msg = f"benchmark snippet failed ({done.returncode}):\n{code}\n{done.stderr}"
+        raise RuntimeError(msg)
+    return float(done.stderr.strip().splitlines()[-1]), wall
+
+
 def importable(python: str, module: str) -> bool:
     """Whether *module* imports in *python*."""
     if python == sys.executable:
