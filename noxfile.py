@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import nox
@@ -154,3 +155,22 @@ def dist(session: nox.Session) -> None:
     expected = Path(session.create_tmp()) / "project.json"
     expected.write_text(json.dumps(project), encoding="utf-8")
     session.run("python", str(ROOT / ".ci" / "check_dist.py"), str(outdir), str(expected))
+
+
+@nox.session(name="sdist-tests", tags=["ci"])
+def sdist_tests(session: nox.Session) -> None:
+    """Run the whole suite from the built sdist, attn installed from it (not editable)."""
+    tmp = Path(session.create_tmp())
+    outdir, unpacked = tmp / "sdist", tmp / "unpacked"
+    for folder in (outdir, unpacked):
+        if folder.exists():
+            shutil.rmtree(folder)
+    session.install("build", "hatchling")
+    session.run("python", "-m", "build", "--sdist", "--no-isolation", "--outdir", str(outdir))
+    (sdist,) = outdir.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(unpacked, filter="data")
+    (root,) = unpacked.iterdir()
+    session.install("--no-build-isolation", f"{root}[test]")
+    session.chdir(root)
+    session.run("python", "-m", "pytest", "-p", "no:cacheprovider", *session.posargs)

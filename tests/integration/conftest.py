@@ -1,8 +1,10 @@
 """A throwaway virtualenv with attn installed from a real wheel.
 
-The session builds one wheel of attn (from this checkout) and one of every
-plugin project in ``plugins_example/`` and ``tests/integration/plugins/``,
-then creates a virtualenv and installs the attn wheel into it, not editable.
+The session builds one wheel of attn (from this checkout), one of its
+requirement ``packaging`` (from the installed files) and one of every plugin
+project in ``plugins_example/`` and ``tests/integration/plugins/``, then
+creates a virtualenv and installs the attn wheel into it, not editable. Every
+pip command runs offline: no configuration, no index, only the wheelhouse.
 Each test installs the plugin wheels it needs through the ``venv`` fixture,
 which uninstalls everything the test added when it ends, so tests stay
 independent while sharing one virtualenv.
@@ -23,6 +25,7 @@ from venvtools import (
     Venv,
     build_wheels,
     check,
+    project_of_installed,
     run,
 )
 
@@ -55,7 +58,9 @@ def _schema_validator() -> Any:
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Wheels of attn and of every plugin project, by normalized distribution name."""
     wheelhouse = tmp_path_factory.mktemp("wheelhouse")
-    return build_wheels([REPO_ROOT, *_plugin_projects()], wheelhouse)
+    # attn's one requirement, built from its installed files: no index is needed.
+    packaging = project_of_installed("packaging", tmp_path_factory.mktemp("installed"))
+    return build_wheels([REPO_ROOT, packaging, *_plugin_projects()], wheelhouse)
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +69,10 @@ def session_venv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: dict[str,
     root = tmp_path_factory.mktemp("venv")
     check(run([sys.executable, "-m", "venv", root], timeout=PIP_TIMEOUT))
     venv = Venv(root=root, wheels=wheelhouse, validator=_schema_validator())
-    venv.pip("install", "-q", wheelhouse["attn"])
+    # Offline: attn's requirements come from the wheelhouse, never from an index.
+    venv.pip(
+        "install", "-q", "--no-index", "--find-links", wheelhouse["attn"].parent, wheelhouse["attn"]
+    )
     venv.baseline = venv.distributions()
     return venv
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -104,6 +106,53 @@ def check(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProce
     return result
 
 
+def offline(env: Mapping[str, str]) -> dict[str, str]:
+    """*env* for a pip that reads no configuration and no index: only the files it is given."""
+    env = {key: value for key, value in env.items() if not key.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    return env
+
+
+def project_of_installed(name: str, root: Path) -> Path:
+    """A project to build a wheel of the installed pure-Python distribution *name* from, offline.
+
+    Its files are the installed ones (from the distribution's RECORD); its
+    ``pyproject.toml`` names the installed version and requirements.
+    """
+    dist = importlib.metadata.distribution(name)
+    project = root / f"{name}-project"
+    packages = set()
+    for file in dist.files or ():
+        top = file.parts[0]
+        if len(file.parts) == 1 or top == ".." or top.endswith(".dist-info"):
+            continue
+        if "__pycache__" in file.parts:
+            continue
+        target = project / "src" / Path(*file.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(str(dist.locate_file(file))), target)
+        packages.add(f"src/{top}")
+    (project / "pyproject.toml").write_text(
+        textwrap.dedent(
+            f"""\
+            [build-system]
+            requires = ["hatchling>=1.18"]
+            build-backend = "hatchling.build"
+
+            [project]
+            name = {json.dumps(dist.metadata["Name"])}
+            version = {json.dumps(dist.version)}
+            dependencies = {json.dumps(dist.requires or [])}
+
+            [tool.hatch.build.targets.wheel]
+            packages = {json.dumps(sorted(packages))}
+            """
+        ),
+        encoding="utf-8",
+    )
+    return project
+
+
 def build_wheels(projects: list[Path], wheelhouse: Path) -> dict[str, Path]:
     """Build wheels of ``projects`` into ``wheelhouse``, offline, with this interpreter's hatchling.
 
@@ -116,7 +165,6 @@ def build_wheels(projects: list[Path], wheelhouse: Path) -> dict[str, Path]:
                 "-m",
                 "pip",
                 "wheel",
-                "--disable-pip-version-check",
                 "-q",
                 "--no-deps",
                 "--no-build-isolation",
@@ -124,6 +172,7 @@ def build_wheels(projects: list[Path], wheelhouse: Path) -> dict[str, Path]:
                 wheelhouse,
                 *projects,
             ],
+            env=offline(os.environ),
             timeout=PIP_TIMEOUT,
         )
     )
@@ -160,7 +209,7 @@ class Venv:
         env["COLUMNS"] = "250"
         env["NO_COLOR"] = "1"
         env.update(extra or {})
-        return env
+        return offline(env)
 
     def run(self, *argv: str | Path, env: Mapping[str, str] | None = None):
         """Run a command with the venv's environment plus ``env``."""
