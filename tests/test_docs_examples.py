@@ -216,9 +216,14 @@ def test_toml_and_json_blocks_parse(page):
         json.loads(body)
 
 
+@pytest.mark.parametrize("strict", ["", "1"], ids=["default", "strict"])
 @pytest.mark.parametrize("page", TEST_PAGES)
-def test_page_files_pass_their_tests(page, page_env, tmp_path):
-    """Titled blocks are files (title="tests/test_x.py"); the tests among them pass with pytest."""
+def test_page_files_pass_their_tests(page, strict, page_env, tmp_path):
+    """Titled blocks are files (title="tests/test_x.py"); their tests pass, also as CI runs them.
+
+    The docs tell plugin authors to run their tests under ATTN_STRICT=1, so the
+    tests they show pass with and without it.
+    """
     files = [(title, body) for _, title, body in fenced(page) if title is not None]
     for title, body in files:
         path = tmp_path / "project" / title
@@ -231,7 +236,7 @@ def test_page_files_pass_their_tests(page, page_env, tmp_path):
         timeout=300,
         check=False,
         cwd=tmp_path / "project",
-        env=page_env(page),
+        env={**page_env(page), "ATTN_STRICT": strict},
     )
     assert done.returncode == 0, done.stdout + done.stderr
 

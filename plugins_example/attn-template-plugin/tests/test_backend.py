@@ -17,6 +17,7 @@ from attn_template_plugin.impl import TemplateAttentionImpl
 from attn import AttentionBackendEnum
 from attn.testing import BackendConformance
 
+DISTRIBUTION = "attn-template-plugin"
 ENTRY_POINT = "attn_template_plugin.backend:TemplateAttentionBackend"
 
 
@@ -56,8 +57,11 @@ def test_leading_dimensions_are_kept():
     assert out == [[[[0.5, 0.5], [0.5, 0.5]]]] * 2
 
 
-def test_attn_finds_the_installed_plugin(attn_plugins):
+def test_attn_finds_the_installed_plugin(attn_plugins, monkeypatch):
     """Installed with pip, the entry point makes TEMPLATE_ATTN a backend of attn."""
+    # Only this distribution of the installed plugins: another installed pair
+    # that conflicts (or an incompatible one) cannot fail this plugin's tests.
+    monkeypatch.setenv("ATTN_PLUGINS", DISTRIBUTION)
     attn_plugins.include_installed = True
     backend = AttentionBackendEnum.lookup("TEMPLATE_ATTN")
     assert backend.get_path() == "attn_template_plugin.backend.TemplateAttentionBackend"
@@ -71,8 +75,9 @@ def test_fake_plugin_overrides_a_builtin(attn_plugins):
     assert AttentionBackendEnum.CPU_ATTN.get_class() is TemplateAttentionBackend
 
 
-def test_attn_doctor_finds_no_problem(attn_plugins):
+def test_attn_doctor_finds_no_problem(attn_plugins, monkeypatch):
     """`attn doctor --load --json` in a subprocess imports the plugin and finds nothing wrong."""
+    monkeypatch.setenv("ATTN_PLUGINS", DISTRIBUTION)  # doctor checks this plugin only
     attn_plugins.include_installed = True
     done = subprocess.run(
         [sys.executable, "-m", "attn", "doctor", "--load", "--json"],
