@@ -25,3 +25,11 @@ def test_every_page_is_in_the_nav():
 def test_the_site_starts_with_the_newcomer_pages():
     """Home, then Getting started, then Writing a plugin, as a new reader goes."""
     assert nav_pages()[:3] == ["index.md", "getting-started.md", "plugin-authors.md"]
+
+
+def test_the_home_page_lists_every_page_once():
+    """docs/index.md's list of pages links each other page of the nav once, none twice."""
+    home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^- \[[^]]+\]\((?P<page>[\w-]+\.md)\)", home, re.MULTILINE)
+    listed += re.findall(r" and \[[^]]+\]\((?P<page>[\w-]+\.md)\)", home)
+    assert sorted(listed) == sorted(p for p in nav_pages() if p != "index.md")
