@@ -1390,6 +1390,12 @@ def test_show_load_marks_a_broken_plugin(run, broken, plugins, sentinel):
     assert not sentinel.exists()  # acme_attn, another plugin, was not imported
 
 
+def test_show_load_of_a_broken_plugin_does_not_blame_listing_for_the_kernel(run, broken):
+    """With --load attn did import the plugin: its kernel is unknown because the class failed."""
+    result = run("show", "BROKEN_ATTN", "--load")
+    assert "  kernel:        unknown: the class cannot be loaded (see status)\n" in result.out
+
+
 def test_show_without_load_says_the_plugin_was_not_imported(run, broken):
     """Without --load, a plugin's status says it was not imported and how to check it."""
     result = run("show", "BROKEN_ATTN")

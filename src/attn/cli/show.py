@@ -52,6 +52,8 @@ def _field(label: str, value: str, indent: int = 2) -> str:
 def _kernel(row: BackendRow) -> str:
     if row.path is None:
         return "unknown until a backend is registered"
+    if row.status == "broken":
+        return "unknown: the class cannot be loaded (see status)"
     if row.available is None:
         return "unknown: attn does not import a plugin's code to describe it"
     if not row.requires:
