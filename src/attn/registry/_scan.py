@@ -267,9 +267,13 @@ def distribution_version(name: str) -> str | None:
                 break
         else:
             return None
+    import warnings  # noqa: PLC0415
     from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
 
     try:
-        return version(name)
+        with warnings.catch_warnings():
+            # 3.12+ warns when the metadata has no Version; None says the same.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return version(name)
     except PackageNotFoundError:
         return None

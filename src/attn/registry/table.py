@@ -256,11 +256,15 @@ class _Layers(Record):
 
 _EMPTY = _Layers()
 
+_INVALIDATE_LOCK = _thread.allocate_lock()
+
 #: Every registry's state, so a forked child can give each a fresh lock.
 _STATES: WeakSet[RegistryState] = WeakSet()
 
 
 def _after_fork_in_child() -> None:
+    global _INVALIDATE_LOCK  # noqa: PLW0603 - a lock held at the fork stays held in the child
+    _INVALIDATE_LOCK = _thread.allocate_lock()
     for state in list(_STATES):
         state._lock = _thread.RLock()
 
@@ -327,7 +331,11 @@ class RegistryState:
         # A pip install in this process leaves finders with stale listings.
         import importlib  # noqa: PLC0415 - off the warm path
 
-        importlib.invalidate_caches()
+        # One thread at a time: Python 3.10's path finder deletes entries of
+        # sys.path_importer_cache without a lock (two registries refreshing at
+        # once raised KeyError there).
+        with _INVALIDATE_LOCK:
+            importlib.invalidate_caches()
         with self._lock:
             self._discover(fresh=True)
             return self.ensure()
