@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import json
 import sys
 
 import pytest
@@ -353,6 +354,37 @@ def test_egg_info_beside_dist_info(site, run_discovery):
     (plugin,) = result.plugins
     assert (plugin.distribution_version, plugin.status) == (used.version, "used")
     assert kinds(result) == ["duplicate-metadata"]
+
+
+def editable_install(sites, egg_version="1.0", *, inside=True):
+    """`pip install -e .` of a setuptools src layout: a dist-info, and an egg-info in src/."""
+    site_packages, src = sites.new("site-packages"), sites.new("proj/src")
+    info = site_packages.dist("plug", "1.0", entry_points=eps(A="m:A"))
+    project = src.root.parent if inside else src.root.parent / "elsewhere"
+    url = {"url": project.as_uri(), "dir_info": {"editable": True}}
+    (info / "direct_url.json").write_text(json.dumps(url), encoding="utf-8")
+    src.dist("plug", egg_version, entry_points=eps(A="m:A"), folder="plug.egg-info")
+    return info
+
+
+def test_egg_info_of_an_editable_install_is_not_a_second_copy(sites, run_discovery):
+    """The egg-info setuptools leaves in the editable project's src/ is the same install."""
+    info = editable_install(sites)
+    result = run_discovery()
+    assert [(p.name, p.status, p.location) for p in result.plugins] == [("A", "used", str(info))]
+    assert result.findings == ()
+
+
+def test_egg_info_of_another_version_in_the_editable_source_is_reported(sites, run_discovery):
+    """A stale egg-info (another version) in the editable project is still a second copy."""
+    editable_install(sites, egg_version="0.9")
+    assert kinds(run_discovery()) == ["duplicate-metadata"]
+
+
+def test_egg_info_outside_the_editable_project_is_reported(sites, run_discovery):
+    """An egg-info that is not in the editable install's project folder is a second copy."""
+    editable_install(sites, inside=False)
+    assert kinds(run_discovery()) == ["duplicate-metadata"]
 
 
 def test_empty_metadata_folder_does_not_win(sites, run_discovery):

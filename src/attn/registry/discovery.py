@@ -122,6 +122,44 @@ def parse_entry_point_value(value: str) -> ClassPath:
     return parse_path(f"{match.group('module')}:{match.group('attr')}")
 
 
+def _editable_source(dist_info: str) -> str | None:
+    """The project folder of an editable install, from its ``direct_url.json`` (PEP 610)."""
+    import json  # noqa: PLC0415 - only for a distribution found twice
+    from urllib.parse import unquote, urlsplit  # noqa: PLC0415 - likewise
+
+    try:
+        with open(os.path.join(dist_info, "direct_url.json"), "rb") as f:  # noqa: PTH118, PTH123
+            data = json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("dir_info"), dict):
+        return None
+    url = data.get("url")
+    if data["dir_info"].get("editable") is not True or not isinstance(url, str):
+        return None
+    parts = urlsplit(url)
+    return unquote(parts.path) if parts.scheme == "file" else None
+
+
+def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
+    """Whether one copy is the ``*.egg-info`` setuptools writes into the source of the other.
+
+    ``pip install -e .`` of a setuptools project writes ``*.dist-info`` into
+    site-packages and leaves ``NAME.egg-info`` beside the package (in ``src/``
+    for a src layout), which the install puts on ``sys.path``: one install,
+    two copies of the same version, not a distribution installed twice.
+    """
+    egg, dist = sorted((a, b), key=lambda r: r.location.endswith(".dist-info"))
+    if not (egg.location.endswith(".egg-info") and dist.location.endswith(".dist-info")):
+        return False
+    if egg.version is None or egg.version != dist.version:
+        return False
+    source = _editable_source(dist.location)
+    if source is None:
+        return False
+    return realpath(egg.location).startswith(realpath(source) + os.sep)
+
+
 def deduplicate(
     records: Sequence[DistributionRecord], relevant: Iterable[str]
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
@@ -131,7 +169,8 @@ def deduplicate(
     empty or unreadable copy never wins over a good one, and a distribution
     whose only copies are unusable is dropped: without a name, a version and
     requirements nothing about it can be checked. Losing copies of the
-    *relevant* distributions (and of any with entry points) are reported.
+    *relevant* distributions (and of any with entry points) are reported,
+    except the egg-info an editable setuptools install leaves in its source.
     """
     relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
@@ -171,8 +210,10 @@ def deduplicate(
                 continue
             assert winner is not None  # noqa: S101 - a usable copy wins before any other
             real = realpath(other.location)
-            if real in seen_real:
-                continue  # the same folder reached twice (a lib64 -> lib link)
+            # The same folder reached twice (a lib64 -> lib link), or an editable
+            # install's own egg-info in its source folder: one install, not two.
+            if real in seen_real or _build_residue(winner, other):
+                continue
             seen_real.add(real)
             findings.append(
                 Finding(
