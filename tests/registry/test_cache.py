@@ -6,6 +6,7 @@ import importlib
 import json
 import marshal
 import os
+import random
 import shutil
 import stat
 import subprocess
@@ -342,7 +343,7 @@ def test_two_processes_writing_at_once_leave_one_good_file(env):
 
 
 def corrupt(file: Path) -> None:
-    file.write_bytes(os.urandom(200))
+    file.write_bytes(random.Random(20261201).randbytes(200))  # noqa: S311 - reproducible junk
 
 
 def truncate(file: Path) -> None:
