@@ -666,8 +666,9 @@ def test_list_conflict_warns_on_stderr(run, conflict, normalise):
     assert result.err == (
         "Warning: 'SHARED_ATTN' in entry-point group 'attn.backends' is claimed by 2 "
         "distributions: share-a 1.0 (used, 'share_a:S'), share-b 1.0 (shadowed, 'share_b:S'). "
-        "share-a wins; to choose, set ATTN_PLUGINS=share-a or ATTN_PLUGINS=share-b "
-        "(ATTN_PLUGINS lists the plugin distributions to keep), or uninstall all but one.\n"
+        "share-a wins (same sys.path entry, name sorts first); to choose, set "
+        "ATTN_PREFER=share-a or ATTN_PREFER=share-b (ATTN_PREFER orders the claimants of every "
+        "conflict; nothing else changes), or uninstall all but one.\n"
     )
     assert_golden("list-conflict", normalise(result.out))
 

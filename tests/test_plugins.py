@@ -21,6 +21,7 @@ from attn import (
     register_backend,
 )
 from attn.registry import build_report, state_of
+from attn.registry.errors import RejectedPluginWarning
 
 #: attn's installed version, as messages quote it.
 VERSION = attn.__version__
@@ -227,7 +228,8 @@ def test_case_sensitive_names(plug):
 def test_invalid_entry_point_leaves_the_others_working(plug):
     """A distribution's invalid entry points do not stop its valid ones."""
     plug.dist("plug", entry_points=eps(**{"bad-name": "plug.mod:Backend", "OK": "plug.mod:Other"}))
-    assert AttentionBackendEnum["OK"].get_path() == "plug.mod.Other"
+    with pytest.warns(RejectedPluginWarning, match="'bad-name' from plug 1.0"):
+        assert AttentionBackendEnum["OK"].get_path() == "plug.mod.Other"
 
 
 def test_plugin_without_requirement_is_merged(plug):
@@ -280,7 +282,10 @@ def test_close_matches_keep_names_that_differ_by_case(plug):
 def test_unknown_name_of_a_rejected_plugin(plug):
     """A name a plugin provides but that was not merged says why and cites doctor, no suggestion."""
     plug.dist("plug", entry_points=eps(NEW_ONE="plug.mod:Backend"), requires=["attn>=9.0"])
-    with pytest.raises(UnknownBackendError) as info:
+    with (
+        pytest.warns(RejectedPluginWarning, match="'NEW_ONE' from plug 1.0"),
+        pytest.raises(UnknownBackendError) as info,
+    ):
         AttentionBackendEnum["NEW_ONE"]
     assert str(info.value) == (
         f"Unknown attention backend: 'NEW_ONE'. Valid options are: {BUILTINS}\n"
@@ -395,7 +400,7 @@ def test_conflict_warns_on_first_use_and_on_refresh(plug):
     """Two distributions claiming a name warn at the merge; the earlier name wins."""
     plug.dist("zed", entry_points=eps(FLASH_ATTN="plug.mod:Other"))
     plug.dist("alpha", entry_points=eps(FLASH_ATTN="plug.mod:Backend"))
-    with pytest.warns(ConflictWarning, match=r"ATTN_PLUGINS=alpha or ATTN_PLUGINS=zed"):
+    with pytest.warns(ConflictWarning, match=r"ATTN_PREFER=alpha or ATTN_PREFER=zed"):
         assert AttentionBackendEnum.FLASH_ATTN.get_path() == "plug.mod.Backend"
     with pytest.warns(ConflictWarning, match=r"claimed by 2 distributions: alpha 1\.0"):
         AttentionBackendEnum.refresh()

@@ -156,8 +156,13 @@ def main() -> None:  # noqa: PLR0915 - a tour, one claim after another
         assert ToyBackendEnum.SLOW.value == "__main__:SlowBackend"  # attribute access: no scan
         assert not scanned()
 
-        # Lookups: built-ins, overridden built-ins, plugin-added names.
-        assert ToyBackendEnum["SLOW"].get_class() is SlowBackend
+        # Lookups: built-ins, overridden built-ins, plugin-added names. The
+        # first one merges the plugins and warns about the rejected one.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert ToyBackendEnum["SLOW"].get_class() is SlowBackend
+        assert [w.category for w in caught] == [attn.RejectedPluginWarning]
+        assert "'FUTURE' from toy-future 2.0.0" in str(caught[0].message)
         assert scanned()
         fast = ToyBackendEnum["FAST"]
         assert fast.is_overridden()
@@ -229,9 +234,11 @@ def main() -> None:  # noqa: PLR0915 - a tour, one claim after another
 
         state.reset()
         assert not scanned()
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # one plugin per name here: no ConflictWarning
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             assert ToyBackendEnum["FAST"].get_path() == "toy_turbo.TurboBackend"
+        # One plugin per name here (no ConflictWarning); the rejected one warns again.
+        assert [w.category for w in caught] == [attn.RejectedPluginWarning]
         sys.path.remove(tmp)
     print("ok")
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         PluginBackend,
         PluginProblemError,
         PluginWarning,
+        RejectedPluginWarning,
         StateMismatchError,
         UnknownBackendError,
         WorkerState,
@@ -64,6 +65,7 @@ __all__ = [
     "PluginBackend",
     "PluginProblemError",
     "PluginWarning",
+    "RejectedPluginWarning",
     "StateMismatchError",
     "UnknownBackendError",
     "WorkerState",
@@ -77,11 +79,13 @@ __all__ = [
 
 
 def _version() -> str:
-    # What importlib.metadata.version("attn") says, without importing it.
-    from .registry._scan import distribution_version  # noqa: PLC0415
+    # What importlib.metadata.version("attn") says, without importing it; when
+    # an empty attn-*.dist-info left first on sys.path by an interrupted install
+    # has no version, the installed copy behind it does. None for both: running
+    # from a source tree that was never installed.
+    from .registry._scan import distribution_version, first_version  # noqa: PLC0415
 
-    # None: running from a source tree that was never installed.
-    return distribution_version("attn") or "0.0.0+unknown"
+    return distribution_version("attn") or first_version("attn") or "0.0.0+unknown"
 
 
 def __getattr__(name: str) -> object:

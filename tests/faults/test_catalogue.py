@@ -7,6 +7,8 @@ catalogue requires (see ``tests/faults/conftest.py``), in every discovery mode.
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
 import os
 import sys
 import zipfile
@@ -14,9 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from harness import MODES, Env, Expect, check_case, cli, set_mode
+from harness import MODES, Env, Expect, check_case, cli, set_mode, validate
 
 GROUP = "attn.backends"
+INSTALLED = importlib.metadata.version("attn")
 MLA = "attn.mla_prefill_backends"
 BACKEND = "from attn import AttentionBackend\n\n\nclass Backend(AttentionBackend):\n    pass\n"
 
@@ -43,6 +46,10 @@ def code_at_import(env: Env, code: str, name: str = "FLASH_ATTN") -> None:
 
 
 LOAD_FAILURE = {"doctor": 0, "doctor_load": 1}
+#: attn list names a claimant whose metadata nobody can read.
+UNREADABLE = ("the distribution's metadata cannot be read",)
+#: The merge warns about a rejected claimant.
+REJECTED = frozenset({"RejectedPluginWarning"})
 
 
 # -- plugin code at import ---------------------------------------------------------
@@ -87,7 +94,8 @@ def own_base_exception(env):
 @case("plugin code at import")
 def exception_whose_str_raises(env):
     code_at_import(
-        env, "class Mute(Exception):\n    def __str__(self):\n        raise ValueError\n\n\nraise Mute"
+        env,
+        "class Mute(Exception):\n    def __str__(self):\n        raise ValueError\n\n\nraise Mute",
     )
     return Expect(**LOAD_FAILURE, culprit=("hostile 1.0", "its message cannot be shown"))
 
@@ -146,7 +154,9 @@ def registers_another_name_at_import(env):
 
 # -- entry-point objects of the wrong kind ------------------------------------------
 
-OBJECTS = BACKEND + """
+OBJECTS = (
+    BACKEND
+    + """
 not_a_class = 3
 
 
@@ -200,6 +210,7 @@ liar = Liar()
 Nameless = Meta("Nameless", (), {})
 RequiresRaises.requires = property(lambda self: 1 / 0)
 """
+)
 
 
 def wrong_object(env: Env, attr: str) -> None:
@@ -274,19 +285,24 @@ def named(env: Env, raw: str) -> None:
     env.site.dist("hostile", raw_entry_points=f"[{GROUP}]\n{raw}\n")
 
 
-INVALID = {"doctor": 1, "warns": frozenset({"PluginWarning"})}
-
-
 @case("names")
 def name_empty(env):
     named(env, " = hostile_mod:Backend")
-    return Expect(culprit=("hostile 1.0", "not a valid identifier"), listed=("hostile",))
+    return Expect(
+        culprit=("hostile 1.0", "not a valid identifier"),
+        listed=("hostile",),
+        warns=REJECTED,
+    )
 
 
 @case("names")
 def name_with_whitespace(env):
     named(env, "MY ATTN = hostile_mod:Backend")
-    return Expect(culprit=("'MY ATTN' is not a valid identifier",), listed=("MY ATTN",))
+    return Expect(
+        culprit=("'MY ATTN' is not a valid identifier",),
+        listed=("MY ATTN",),
+        warns=REJECTED,
+    )
 
 
 @case("names")
@@ -298,7 +314,7 @@ def name_unicode_identifier(env):
 @case("names")
 def name_unicode_not_identifier(env):
     named(env, "注意-力 = hostile_mod:Backend")
-    return Expect(culprit=("'注意-力' is not a valid identifier",))
+    return Expect(culprit=("'注意-力' is not a valid identifier",), warns=REJECTED)
 
 
 @case("names")
@@ -312,7 +328,7 @@ def name_very_long(env):
 @case("names")
 def name_declared_twice(env):
     named(env, "FLASH_ATTN = hostile_mod:Backend\nFLASH_ATTN = hostile_mod:Other")
-    return Expect(culprit=("declares 'FLASH_ATTN' twice",), warns=frozenset({"ConflictWarning"}))
+    return Expect(culprit=("declares 'FLASH_ATTN' 2 times",), warns=frozenset({"ConflictWarning"}))
 
 
 @case("names")
@@ -324,13 +340,13 @@ def name_case_variant(env):
 @case("names")
 def name_with_dots(env):
     named(env, "my.attn = hostile_mod:Backend")
-    return Expect(culprit=("'my.attn' is not a valid identifier",))
+    return Expect(culprit=("'my.attn' is not a valid identifier",), warns=REJECTED)
 
 
 @case("names")
 def name_with_dashes(env):
     named(env, "my-attn = hostile_mod:Backend")
-    return Expect(culprit=("'my-attn' is not a valid identifier",))
+    return Expect(culprit=("'my-attn' is not a valid identifier",), warns=REJECTED)
 
 
 # -- values -------------------------------------------------------------------------
@@ -345,13 +361,13 @@ def value_with_extras(env):
 @case("values")
 def value_bad_syntax(env):
     named(env, "FLASH_ATTN = hostile mod::Backend")
-    return Expect(culprit=("'hostile mod::Backend' is invalid",), warns=frozenset({"PluginWarning"}))
+    return Expect(culprit=("'hostile mod::Backend' is invalid",), warns=REJECTED)
 
 
 @case("values")
 def value_without_attribute(env):
     named(env, "FLASH_ATTN = hostile_mod")
-    return Expect(culprit=("no attribute part",), warns=frozenset({"PluginWarning"}))
+    return Expect(culprit=("no attribute part",), warns=REJECTED)
 
 
 @case("values")
@@ -382,20 +398,34 @@ def with_metadata(env: Env, text: str | bytes, name: str = "FLASH_ATTN") -> Path
 @case("metadata")
 def metadata_empty(env):
     with_metadata(env, "")
-    return Expect(culprit=("hostile", "METADATA"), listed=("attn doctor",))
+    return Expect(
+        culprit=("hostile", "METADATA"),
+        listed=("the distribution's metadata cannot be read",),
+        warns=REJECTED,
+    )
 
 
 @case("metadata")
 def metadata_not_utf8(env):
-    with_metadata(env, b"Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\nSummary: caf\xe9\n"
-                  b"Requires-Dist: attn>=0.1\n")
-    return Expect(doctor=0, show=("FLASH_ATTN", 0))
+    with_metadata(
+        env,
+        b"Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\nSummary: caf\xe9\n"
+        b"Requires-Dist: attn>=0.1\n",
+    )
+    # Python's reader cannot read it either: listed as invalid, with the byte.
+    return Expect(
+        culprit=("METADATA is not UTF-8 text (byte 0xe9",), listed=UNREADABLE, warns=REJECTED
+    )
 
 
 @case("metadata")
 def metadata_without_name(env):
     with_metadata(env, "Metadata-Version: 2.1\nVersion: 1.0\nRequires-Dist: attn>=0.1\n")
-    return Expect(culprit=("no Name field",), listed=("attn doctor",))
+    return Expect(
+        culprit=("no Name field",),
+        listed=("the distribution's metadata cannot be read",),
+        warns=REJECTED,
+    )
 
 
 @case("metadata")
@@ -406,8 +436,10 @@ def metadata_without_version(env):
 
 @case("metadata")
 def metadata_malformed_requirement(env):
-    with_metadata(env, "Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\nRequires-Dist: attn>=>1\n")
-    return Expect(culprit=("invalid requirement 'attn>=>1'",), warns=frozenset({"PluginWarning"}))
+    with_metadata(
+        env, "Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\nRequires-Dist: attn>=>1\n"
+    )
+    return Expect(culprit=("invalid requirement 'attn>=>1'",), warns=REJECTED)
 
 
 @case("metadata")
@@ -440,9 +472,13 @@ def metadata_url_requirement(env):
 
 @case("metadata")
 def metadata_incompatible(env):
-    with_metadata(env, "Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\nRequires-Dist: attn>=99\n")
+    with_metadata(
+        env, "Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\nRequires-Dist: attn>=99\n"
+    )
     return Expect(
-        culprit=("requires attn>=99",), listed=("incompatible",), warns=frozenset({"PluginWarning"})
+        culprit=("requires attn>=99",),
+        listed=("incompatible",),
+        warns=REJECTED,
     )
 
 
@@ -451,7 +487,11 @@ def metadata_unreadable_file(env):
     info = with_metadata(env, "Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\n")
     (info / "METADATA").unlink()
     (info / "METADATA").mkdir()
-    return Expect(culprit=("hostile", "METADATA"), listed=("attn doctor",))
+    return Expect(
+        culprit=("hostile", "METADATA"),
+        listed=("the distribution's metadata cannot be read",),
+        warns=REJECTED,
+    )
 
 
 @case("metadata")
@@ -462,7 +502,7 @@ def pkg_info_only_egg_info(env):
     (info / "PKG-INFO").write_text("Metadata-Version: 1.2\nName: hostile\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(f"[{GROUP}]\nFLASH_ATTN = hostile_mod:Backend\n")
     (info / "requires.txt").write_text("attn>=99\n")
-    return Expect(culprit=("requires attn>=99",), warns=frozenset({"PluginWarning"}))
+    return Expect(culprit=("requires attn>=99",), warns=REJECTED)
 
 
 @case("metadata")
@@ -489,7 +529,11 @@ def with_entry_points(env: Env, data: bytes) -> Path:
 @case("entry_points.txt")
 def entry_points_binary(env):
     with_entry_points(env, bytes(range(256)) * 4)
-    return Expect(culprit=("hostile", "entry_points.txt"), listed=("attn doctor",))
+    return Expect(
+        culprit=("hostile", "entry_points.txt"),
+        listed=("attn doctor",),
+        warns=REJECTED,
+    )
 
 
 @case("entry_points.txt")
@@ -502,7 +546,12 @@ def entry_points_ten_megabytes(env):
 @case("entry_points.txt")
 def entry_points_bom(env):
     with_entry_points(env, f"\ufeff[{GROUP}]\nFLASH_ATTN = hostile_mod:Backend\n".encode())
-    return Expect(doctor=0, show=("FLASH_ATTN", 0), listed=("hostile",))
+    # Python's own reader sees no entry point in it: attn says so rather than differ.
+    return Expect(
+        culprit=("byte-order mark",),
+        listed=("attn doctor",),
+        warns=REJECTED,
+    )
 
 
 @case("entry_points.txt")
@@ -514,7 +563,10 @@ def entry_points_crlf(env):
 @case("entry_points.txt")
 def entry_points_duplicate_sections(env):
     with_entry_points(
-        env, f"[{GROUP}]\nA_ATTN = hostile_mod:Backend\n[{GROUP}]\nB_ATTN = hostile_mod:Backend\n".encode()
+        env,
+        (
+            f"[{GROUP}]\nA_ATTN = hostile_mod:Backend\n[{GROUP}]\nB_ATTN = hostile_mod:Backend\n"
+        ).encode(),
     )
     return Expect(doctor=0, show=("B_ATTN", 0))
 
@@ -528,7 +580,11 @@ def entry_points_empty_section(env):
 @case("entry_points.txt")
 def entry_points_without_header(env):
     with_entry_points(env, b"FLASH_ATTN = hostile_mod:Backend\n")
-    return Expect(culprit=("hostile", "entry_points.txt"), listed=("attn doctor",))
+    return Expect(
+        culprit=("hostile", "entry_points.txt"),
+        listed=("attn doctor",),
+        warns=REJECTED,
+    )
 
 
 @case("entry_points.txt")
@@ -536,7 +592,11 @@ def entry_points_is_a_folder(env):
     info = with_entry_points(env, b"")
     (info / "entry_points.txt").unlink()
     (info / "entry_points.txt").mkdir()
-    return Expect(culprit=("hostile", "entry_points.txt"), listed=("attn doctor",))
+    return Expect(
+        culprit=("hostile", "entry_points.txt"),
+        listed=("attn doctor",),
+        warns=REJECTED,
+    )
 
 
 # -- sys.path ------------------------------------------------------------------------------
@@ -563,10 +623,13 @@ def zipped(env: Env, suffix: str) -> None:
     archive = env.tmp / f"hostile-1.0{suffix}"
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("hostile_zmod.py", BACKEND)
-        z.writestr("hostile-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: hostile\n"
-                   "Version: 1.0\nRequires-Dist: attn>=0.1\n")
-        z.writestr("hostile-1.0.dist-info/entry_points.txt",
-                   f"[{GROUP}]\nZIPPED = hostile_zmod:Backend\n")
+        z.writestr(
+            "hostile-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\nRequires-Dist: attn>=0.1\n",
+        )
+        z.writestr(
+            "hostile-1.0.dist-info/entry_points.txt", f"[{GROUP}]\nZIPPED = hostile_zmod:Backend\n"
+        )
     path_entry(env, str(archive))
 
 
@@ -585,7 +648,7 @@ def path_egg_file_incompatible(env):
         z.writestr("EGG-INFO/requires.txt", "attn>=99\n")
         z.writestr("EGG-INFO/entry_points.txt", f"[{GROUP}]\nFLASH_ATTN = hostile_zmod:Backend\n")
     path_entry(env, str(archive))
-    return Expect(culprit=("requires attn>=99",), warns=frozenset({"PluginWarning"}))
+    return Expect(culprit=("requires attn>=99",), warns=REJECTED)
 
 
 @case("sys.path")
@@ -613,8 +676,11 @@ def path_ten_thousand_files(env):
 def path_empty_and_relative_entries(env):
     plugin(env, {"HOSTILE": "hostile_mod:Backend"})
     env.monkeypatch.chdir(env.site.root)
-    env.monkeypatch.setattr(sys, "path", ["", ".", *[p for p in sys.path if p != str(env.site.root)]])
-    return Expect(doctor=1, culprit=("installed twice",), show=("HOSTILE", 0))
+    env.monkeypatch.setattr(
+        sys, "path", ["", ".", *[p for p in sys.path if p != str(env.site.root)]]
+    )
+    # '' and '.' are one folder: its distributions count once.
+    return Expect(doctor=0, show=("HOSTILE", 0))
 
 
 class RaisingFinder:
@@ -629,9 +695,14 @@ class RaisingFinder:
 def path_raising_finder(env):
     plugin(env, {"FLASH_ATTN": "hostile_mod:Backend"})
     env.monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, RaisingFinder()])
-    return Expect(doctor=1, culprit=("RaisingFinder", "the finder is broken"),
-                  show=("FLASH_ATTN", 0), strict=1, listed=("attn doctor",),
-                  warns=frozenset({"PluginWarning"}))
+    return Expect(
+        doctor=1,
+        culprit=("RaisingFinder", "the finder is broken"),
+        show=("FLASH_ATTN", 0),
+        strict=1,
+        listed=("attn doctor",),
+        warns=REJECTED,
+    )
 
 
 # -- copies ------------------------------------------------------------------------------
@@ -663,14 +734,14 @@ def empty_dist_info_first(env):
     (first.root / "hostile-1.0.dist-info").mkdir()
     second.module("hostile_mod", BACKEND)
     second.dist("hostile", entry_points={GROUP: {"FLASH_ATTN": "hostile_mod:Backend"}})
-    return Expect(culprit=("empty or unreadable",), strict=0, show=("FLASH_ATTN", 0))
+    return Expect(culprit=("cannot be used",), strict=0, show=("FLASH_ATTN", 0))
 
 
 @case("copies")
 def empty_attn_dist_info(env):
     (env.site.root / "attn-9.9.dist-info").mkdir()
     env.extra["version_check"] = True
-    return Expect(culprit=("empty or unreadable",), strict=0)
+    return Expect(culprit=("cannot be used",), strict=0)
 
 
 @case("copies")
@@ -683,7 +754,11 @@ def setuptools_editable_src_layout(env):
     (egg / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\n")
     (egg / "requires.txt").write_text("attn>=0.1\n")
     (egg / "entry_points.txt").write_text(f"[{GROUP}]\nFLASH_ATTN = hostile_mod:Backend\n")
-    env.site.dist("hostile", entry_points={GROUP: {"FLASH_ATTN": "hostile_mod:Backend"}})
+    info = env.site.dist("hostile", entry_points={GROUP: {"FLASH_ATTN": "hostile_mod:Backend"}})
+    # What pip writes for `pip install -e` (PEP 610).
+    (info / "direct_url.json").write_text(
+        json.dumps({"url": project.as_uri(), "dir_info": {"editable": True}})
+    )
     (env.site.root / "__editable__.hostile-1.0.pth").write_text(str(project / "src") + "\n")
     path_entry(env, str(project / "src"))
     sys.path.remove(str(project / "src"))
@@ -714,7 +789,8 @@ def test_case(name, mode, sites, tmp_path, monkeypatch):
     if env.extra.get("version_check"):
         version = cli("--version")
         assert "None" not in version.out
-        assert version.out.startswith(f"attn {__import__('attn').__version__} ")
+        assert version.out.startswith(f"attn {INSTALLED} ")
+        assert validate(cli("list", "--json").out)["attn_version"] == INSTALLED
 
 
 def test_catalogue_size():

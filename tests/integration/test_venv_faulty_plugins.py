@@ -84,7 +84,7 @@ def test_incompatible_plugin_is_not_merged(venv):
 
 
 def test_conflicting_plugins_resolve_deterministically(venv):
-    """Of two plugins claiming SHARED_ATTN, a wins with a warning; ATTN_PLUGINS can pick b."""
+    """Of two plugins claiming SHARED_ATTN, a wins, warning; ATTN_PLUGINS or ATTN_PREFER pick b."""
     venv.install("attn-conflict-a", "attn-conflict-b")
     plugins, backends = attention_plugins(venv)
     # Same sys.path entry, so the smaller normalized distribution name wins.
@@ -103,7 +103,7 @@ def test_conflicting_plugins_resolve_deterministically(venv):
     assert len(attn_warnings) == 1, lookup["warnings"]
     warning = attn_warnings[0]
     assert warning["is_user_warning"]
-    for text in ("attn-conflict-a", "attn-conflict-b", "ATTN_PLUGINS"):
+    for text in ("attn-conflict-a", "attn-conflict-b", "ATTN_PREFER=attn-conflict-b"):
         assert text in warning["message"]
 
     # An empty ATTN_PLUGINS is the same as unset.
@@ -120,6 +120,18 @@ def test_conflicting_plugins_resolve_deterministically(venv):
         assert disabled["status"] == "disabled"
         assert disabled["reason"]
         assert backends["SHARED_ATTN"]["distribution"] == "attn-conflict-b"
+    lookup = venv.python_json(LOOKUP, "SHARED_ATTN", "get_path", env=env)
+    assert lookup["result"] == "attn_conflict_b.SharedAttentionBackend"
+    assert not [w for w in lookup["warnings"] if w["is_attn_warning"]]
+
+    # ATTN_PREFER picks b and changes nothing else: a stays in effect, shadowed
+    # for this name only; the user chose, so the merge does not warn.
+    env = {"ATTN_PREFER": "ATTN_Conflict.B"}
+    plugins, backends = attention_plugins(venv, env=env)
+    assert plugins["attn-conflict-b", "SHARED_ATTN"]["status"] == "used"
+    assert plugins["attn-conflict-a", "SHARED_ATTN"]["status"] == "shadowed"
+    assert "listed first in ATTN_PREFER" in plugins["attn-conflict-a", "SHARED_ATTN"]["reason"]
+    assert backends["SHARED_ATTN"]["distribution"] == "attn-conflict-b"
     lookup = venv.python_json(LOOKUP, "SHARED_ATTN", "get_path", env=env)
     assert lookup["result"] == "attn_conflict_b.SharedAttentionBackend"
     assert not [w for w in lookup["warnings"] if w["is_attn_warning"]]

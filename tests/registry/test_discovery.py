@@ -307,7 +307,7 @@ def test_distribution_in_two_sys_path_entries_counts_once(sites, run_discovery):
             "duplicate-metadata",
             "plug",
             f"plug is installed twice: 2.0 at {good} (used) and 1.0 at {old} (ignored)",
-            "uninstall one copy (pip uninstall plug) and reinstall",
+            f"delete {old}, or uninstall both copies (pip uninstall plug, twice) and reinstall",
         ),
     )
 
@@ -398,24 +398,25 @@ def test_empty_metadata_folder_does_not_win(sites, run_discovery):
         Finding(
             "empty-metadata",
             "plug",
-            f"plug: the metadata copy at {empty} is empty or unreadable "
+            f"plug: the metadata copy at {empty} cannot be used "
             f"(no METADATA or PKG-INFO file); attn uses {good}",
             f"delete {empty} (left behind by an interrupted install)",
         ),
     )
 
 
-def test_empty_metadata_folder_alone_is_reported(site, run_discovery):
-    """A lone empty metadata folder with entry points is not merged, and is reported."""
+def test_empty_metadata_folder_alone_is_listed_invalid(site, run_discovery):
+    """A lone empty metadata folder with entry points is not merged: its rows are invalid."""
     empty = site.dist("plug", entry_points=eps(A="m:A"), metadata=False)
     result = run_discovery()
     assert result.used == ()
+    reason = "the distribution's metadata cannot be read: no METADATA or PKG-INFO file"
+    assert [(p.name, p.status, p.reason) for p in result.plugins] == [("A", "invalid", reason)]
     assert result.findings == (
         Finding(
-            "empty-metadata",
-            "plug",
-            f"plug: the metadata copy at {empty} is empty or unreadable "
-            "(no METADATA or PKG-INFO file); attn does not use it",
+            "unreadable-metadata",
+            "A",
+            f"plug declares 'A', but {reason}",
             f"delete {empty} (left behind by an interrupted install), or reinstall plug",
         ),
     )
@@ -427,10 +428,9 @@ def test_unreadable_entry_points_are_reported(site, run_discovery):
     result = run_discovery()
     assert result.plugins == ()
     (finding,) = result.findings
-    assert (finding.kind, finding.subject) == ("empty-metadata", "plug")
-    assert finding.message.startswith(
-        f"plug: the metadata copy at {info} is empty or unreadable (cannot read entry_points.txt"
-    )
+    assert (finding.kind, finding.subject) == ("unreadable-metadata", "plug")
+    assert finding.message.startswith("plug: entry_points.txt cannot be read: TypeError")
+    assert finding.message.endswith(f"(at {info}); any backend it declares is not in effect")
 
 
 # -- conflicts -----------------------------------------------------------------
@@ -488,10 +488,9 @@ def test_conflict_record_names_every_claimant_winner_first(site, run_discovery):
             "shadowed",
             "X",
             "'X' is provided by 3 distributions (a-plug 1.0, b-plug 1.0, c-plug 1.0); "
-            "a-plug 1.0 wins",
-            "uninstall all but one, or choose with ATTN_PLUGINS, which lists the plugin "
-            "distributions to keep (the others are disabled): ATTN_PLUGINS=b-plug makes "
-            "b-plug win",
+            "a-plug 1.0 wins (same sys.path entry, name sorts first)",
+            "choose the winner with ATTN_PREFER (nothing else changes): ATTN_PREFER=a-plug "
+            "keeps a-plug, ATTN_PREFER=b-plug,c-plug makes b-plug win; or uninstall all but one",
         ),
     )
 

@@ -21,6 +21,7 @@ from attn.registry import (
     register,
     state_of,
 )
+from attn.registry.errors import RejectedPluginWarning
 
 
 class ToyBackend(Backend):
@@ -217,7 +218,10 @@ def test_host_requirement_is_the_registry_host(toy_env):
         entry_points={"toy.backends": {"FUTURE": f"{__name__}:FastToy"}},
         requires=["toy>=3"],
     )
-    with pytest.raises(UnknownBackendError) as info:
+    with (
+        pytest.warns(RejectedPluginWarning, match="'FUTURE' from toy-future 1.0"),
+        pytest.raises(UnknownBackendError) as info,
+    ):
         ToyBackendEnum["FUTURE"]
     assert (
         "'FUTURE' is provided by toy-future 1.0 but is incompatible: requires toy>=3, "

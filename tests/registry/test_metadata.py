@@ -139,7 +139,7 @@ def test_scan_reports_unreadable_entry_points(site):
     (record,) = records_of("broken-eps")
     assert record.entry_points == ()
     assert record.entry_points_problem == (
-        "cannot read entry_points.txt: TypeError: "
+        "entry_points.txt cannot be read: TypeError: "
         "Pair.__new__() missing 1 required positional argument: 'value'"
     )
     assert not record.readable

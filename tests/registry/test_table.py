@@ -51,9 +51,9 @@ def runtime(name: str, path: str = "plug.mod:Other") -> Entry:
 
 CONFLICT_MESSAGE = (
     "'X' in entry-point group 'attn.backends' is claimed by 2 distributions: "
-    "alpha 1.0 (used, 'a:X'), zed 1.0 (shadowed, 'z:X'). alpha wins; to choose, set "
-    "ATTN_PLUGINS=alpha or ATTN_PLUGINS=zed (ATTN_PLUGINS lists the plugin distributions "
-    "to keep), or uninstall all but one."
+    "alpha 1.0 (used, 'a:X'), zed 1.0 (shadowed, 'z:X'). alpha wins (same sys.path entry, "
+    "name sorts first); to choose, set ATTN_PREFER=alpha or ATTN_PREFER=zed (ATTN_PREFER "
+    "orders the claimants of every conflict; nothing else changes), or uninstall all but one."
 )
 
 
@@ -361,7 +361,10 @@ def test_strict_conflict_raises_instead_of_warning(state, site, monkeypatch):
     with pytest.raises(PluginProblemError) as info:
         state.ensure()
     assert info.value.problems == (
-        "'X' is provided by 2 distributions (alpha 1.0, zed 1.0); alpha 1.0 wins",
+        (
+            "'X' is provided by 2 distributions (alpha 1.0, zed 1.0); alpha 1.0 wins "
+            "(same sys.path entry, name sorts first)"
+        ),
     )
 
 

@@ -122,8 +122,12 @@ def _run(argv: Sequence[str] | None, out: IO[str], err: IO[str]) -> int:
 
 
 def _report_warnings(caught: Sequence[warnings.WarningMessage], err: IO[str]) -> None:
+    from attn.registry.errors import RejectedPluginWarning  # noqa: PLC0415
+
     shown: set[str] = set()
     for w in caught:
+        if issubclass(w.category, RejectedPluginWarning):
+            continue  # every command shows rejected plugins itself, with the reason
         text = str(w.message)
         if text not in shown:
             shown.add(text)

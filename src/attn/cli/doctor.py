@@ -32,7 +32,9 @@ if TYPE_CHECKING:
     from attn.registry.report import Finding
 
 #: Findings about the environment as a whole, not about one registry's group.
-_GLOBAL_KINDS = frozenset({"empty-metadata", "duplicate-metadata", "unmatched-selection"})
+_GLOBAL_KINDS = frozenset(
+    {"empty-metadata", "unreadable-metadata", "duplicate-metadata", "unmatched-selection"}
+)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,7 +72,7 @@ def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterat
     """Import every built-in default and every merged plugin of *registry*; report failures."""
     from attn.registry.enum import _interface, load_context  # noqa: PLC0415
     from attn.registry.errors import BackendLoadError  # noqa: PLC0415
-    from attn.registry.listing import one_line  # noqa: PLC0415
+    from attn.registry.listing import availability_problem, one_line  # noqa: PLC0415
     from attn.registry.loading import load_class  # noqa: PLC0415
     from attn.registry.report import Finding  # noqa: PLC0415
     from attn.registry.table import Entry  # noqa: PLC0415
@@ -94,7 +96,17 @@ def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterat
     for plugin in result.used:
         entry = Entry.from_plugin(plugin)
         try:
-            load_class(entry.path, interface, load_context(registry, plugin.name, entry))
+            cls = load_class(entry.path, interface, load_context(registry, plugin.name, entry))
+            problem = availability_problem(cls)
+            if problem is not None:
+                yield Finding(
+                    "load-failure",
+                    plugin.name,
+                    f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which "
+                    f"loads, but {problem}",
+                    f"fix or uninstall {plugin.distribution}, or leave it out with "
+                    f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)",
+                )
         except BackendLoadError as exc:
             yield Finding(
                 "load-failure",
@@ -106,12 +118,40 @@ def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterat
             )
 
 
+def _registration_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterator[Finding]:
+    """Registrations plugin code made while doctor imported it, for names it does not declare."""
+    from attn.registry.report import Finding  # noqa: PLC0415
+
+    state = registry._attn_state
+    config = state.config
+    declared = {(p.name, p.distribution) for p in result.plugins}
+    for name, entry in state.snapshot().runtime.items():
+        by = entry.registered_by or ""
+        if " (plugin code of " not in by:
+            continue
+        label = by.split(" (plugin code of ", 1)[1].rstrip(")")
+        distribution = label.split(" ", 1)[0]
+        if (name, distribution) in declared:
+            continue
+        yield Finding(
+            "registered-by-plugin",
+            name,
+            f"plugin code of {label} registered {name!r} = {entry.path.colon!r} at import, "
+            f"but {distribution} does not declare {name!r}: it replaces the {config.noun} past "
+            "attn's conflict checks and controls",
+            f"report it to {distribution}'s authors, and uninstall {distribution} or leave it "
+            f"out with {config.env_prefix}_DISABLE_PLUGINS=1 (or {config.env_prefix}_PLUGINS "
+            "naming the plugins to keep) until it is fixed",
+        )
+
+
 def _check(registry: BackendEnumMeta, *, load: bool) -> _Checked:
     """Run discovery for *registry* as the environment sets it, without merging or raising."""
     result = registry._attn_state.diagnose()
     findings = list(result.findings)
     if load:
         findings += _load_findings(registry, result)
+        findings += _registration_findings(registry, result)
     return _Checked(registry, result, tuple(findings))
 
 

@@ -132,7 +132,19 @@ def _render(report: RegistryReport, selection: str | None, style: Style) -> list
             f"  {name} from {label}, in group {group!r}" for name, label, group in report.misgrouped
         ]
         lines.append("  'attn doctor' says how to fix it.")
+    lines += _unreadable_note(report)
     return lines
+
+
+def _unreadable_note(report: RegistryReport) -> list[str]:
+    """The note about metadata nobody can read, pointing at doctor; empty when there is none."""
+    if not report.unreadable:
+        return []
+    return [
+        "Metadata that cannot be read (plugins in it may be missing above):",
+        *(wrap(f.message, "    ", first="  ") for f in report.unreadable),
+        "  'attn doctor' says how to fix each.",
+    ]
 
 
 def _selection_label(registry: BackendEnumMeta) -> str | None:

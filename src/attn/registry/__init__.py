@@ -40,6 +40,7 @@ from .errors import (
     InvalidPathError,
     PluginProblemError,
     PluginWarning,
+    RejectedPluginWarning,
     StateMismatchError,
     UnknownBackendError,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "PluginWarning",
     "RegistryReport",
     "RegistryState",
+    "RejectedPluginWarning",
     "Snapshot",
     "StateMismatchError",
     "UnknownBackendError",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     ]
 
 __all__ = [
+    "UNREADABLE_KEY",
     "DistributionRecord",
     "EntryPointRecord",
     "MetadataRecord",
@@ -51,6 +52,11 @@ def _debug(message: str, *args: object) -> None:
 
     # Called from except blocks only, so exc_info is the exception being handled.
     logging.getLogger("attn.discovery").debug(message, *args, exc_info=True)  # noqa: LOG014
+
+
+#: The key of a record that stands for something unreadable on ``sys.path``
+#: itself (a folder, a meta-path finder), not for a distribution.
+UNREADABLE_KEY = "<unreadable>"
 
 
 def canonical_name(name: str) -> str:
@@ -182,6 +188,11 @@ class DistributionRecord(Record):
         return None if self.metadata is None else self.metadata.problem
 
     @property
+    def metadata_problem(self) -> str | None:
+        """Why this copy's core metadata (name, version, requirements) cannot be used."""
+        return None if self.metadata is None else self.metadata.problem
+
+    @property
     def readable(self) -> bool:
         """Whether the copy has usable metadata (read, with a ``Name``, no read error)."""
         return self.metadata is not None and self.problem is None
@@ -209,18 +220,111 @@ def _location(dist: Distribution) -> str:
     return str(path) if path is not None else f"<{type(dist).__name__}>"
 
 
-def _read_entry_points(dist: Distribution) -> tuple[tuple[EntryPointRecord, ...], str | None]:
+def _folder(dist: Distribution) -> str | None:
+    """The metadata folder of a distribution read from a real directory, else ``None``."""
+    path = getattr(dist, "_path", None)
+    if path is None:
+        return None
+    folder = str(path)
+    return folder if os.path.isdir(folder) else None  # noqa: PTH112
+
+
+def _raw(folder: str | None, filename: str) -> tuple[bytes | None, str | None]:
+    """The bytes of *filename* in *folder*, or why it exists and cannot be read.
+
+    ``(None, None)``: the file is absent, or there is no folder (a zip, a
+    custom finder's distribution), where ``importlib.metadata`` is the only reader.
+    """
+    if folder is None:
+        return None, None
     try:
+        with open(os.path.join(folder, filename), "rb") as handle:  # noqa: PTH118, PTH123
+            return handle.read(), None
+    except FileNotFoundError:
+        return None, None
+    except IsADirectoryError:
+        return None, f"{filename} is a folder, not a file"
+    except PermissionError:
+        return None, f"{filename} cannot be read: permission denied"
+    except OSError as exc:
+        return None, f"{filename} cannot be read: {exc.strerror or exc}"
+
+
+def _not_utf8(filename: str, error: UnicodeDecodeError) -> str:
+    byte = error.object[error.start : error.start + 1].hex()
+    return f"{filename} is not UTF-8 text (byte 0x{byte} at offset {error.start})"
+
+
+def _entry_points_text_problem(data: bytes) -> str | None:
+    """Why Python's reader would miss entry points that ``entry_points.txt`` holds."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _not_utf8("entry_points.txt", exc)
+    if text.startswith("\ufeff"):
         return (
-            tuple(EntryPointRecord(ep.group, ep.name, ep.value) for ep in dist.entry_points),
-            None,
+            "entry_points.txt starts with a byte-order mark, so Python (importlib.metadata) "
+            "reads no entry point before the next [group] header"
         )
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", ";")):
+            continue
+        if stripped.startswith("["):
+            return None
+        if "=" in stripped:
+            return (
+                f"entry_points.txt has entries before any [group] header (first: "
+                f"{stripped[:60]!r}); Python (importlib.metadata) reads none of them"
+            )
+    return None
+
+
+def entry_points_file_problem(folder: str | None) -> str | None:
+    """Why Python cannot read all of *folder*'s ``entry_points.txt``, if it cannot."""
+    data, problem = _raw(folder, "entry_points.txt")
+    if problem is None and data is not None:
+        problem = _entry_points_text_problem(data)
+    return problem
+
+
+def _read_entry_points(dist: Distribution) -> tuple[tuple[EntryPointRecord, ...], str | None]:
+    """The entry points Python reads, and why it misses some or all of them, if it does."""
+    problem = entry_points_file_problem(_folder(dist))
+    try:
+        eps = tuple(EntryPointRecord(ep.group, ep.name, ep.value) for ep in dist.entry_points)
     except Exception as exc:  # noqa: BLE001 - one unreadable plugin must not stop the scan
         _debug("cannot read entry points of %s", _location(dist))
-        return (), f"cannot read entry_points.txt: {type(exc).__name__}: {exc}"
+        return (), problem or f"entry_points.txt cannot be read: {type(exc).__name__}: {exc}"
+    return eps, problem
+
+
+def metadata_file_record(folder: str | None) -> MetadataRecord | None:
+    """The record of a metadata file Python's reader cannot read; ``None`` when it can.
+
+    A ``METADATA`` that is a folder, lacks permission or is not UTF-8 cannot
+    be read by :mod:`importlib.metadata` either: the problem says which.
+    """
+    filename = "METADATA"
+    data, problem = _raw(folder, filename)
+    if data is None and problem is None:
+        filename = "PKG-INFO"
+        data, problem = _raw(folder, filename)
+    if problem is not None:
+        return MetadataRecord(None, None, (), problem)
+    if data is None:
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return MetadataRecord(None, None, (), _not_utf8(filename, exc))
+    return None
 
 
 def _read_metadata(dist: Distribution) -> MetadataRecord:
+    special = metadata_file_record(_folder(dist))
+    if special is not None:
+        return special
     try:
         text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
         if not text:
@@ -230,7 +334,8 @@ def _read_metadata(dist: Distribution) -> MetadataRecord:
         # KeyError / DeprecationWarning of [] on a missing field.
         name = meta.get("Name")  # type: ignore[attr-defined]
         version = meta.get("Version")  # type: ignore[attr-defined]
-        requires = tuple(meta.get_all("Requires-Dist") or ())
+        # .requires reads Requires-Dist, or an egg-info's requires.txt.
+        requires = tuple(dist.requires or ())
     except Exception as exc:  # noqa: BLE001 - one unreadable plugin must not stop the scan
         _debug("cannot read metadata of %s", _location(dist))
         return MetadataRecord(None, None, (), f"unreadable metadata: {type(exc).__name__}: {exc}")
@@ -239,20 +344,55 @@ def _read_metadata(dist: Distribution) -> MetadataRecord:
     return MetadataRecord(str(name), None if version is None else str(version), requires)
 
 
-def reference_entry(index: int, entry: str) -> list[Found]:
-    """Every copy under one ``sys.path`` entry, read through :mod:`importlib.metadata`."""
-    from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
+def _finder_label(finder: object) -> str:
+    kind = type(finder)
+    return f"{kind.__module__}.{kind.__qualname__}"
 
-    try:
-        dists = list(distributions(path=[entry]))
-    except Exception:  # noqa: BLE001 - an unreadable sys.path entry holds no plugins
-        _debug("cannot list distributions in %r", entry)
-        return []
+
+def _distributions(entry: str) -> tuple[list[Distribution], list[str]]:
+    """The distributions every meta-path finder provides for *entry*, and the finders' failures.
+
+    As :func:`importlib.metadata.distributions` does, one finder after the
+    other, except that a finder that raises is reported instead of ending the scan.
+    """
+    from importlib.metadata import DistributionFinder  # noqa: PLC0415 - kept off import attn
+
+    found: list[Distribution] = []
+    problems: list[str] = []
+    for finder in list(sys.meta_path):
+        find = getattr(finder, "find_distributions", None)
+        if find is None:
+            continue
+        try:
+            found.extend(find(DistributionFinder.Context(path=[entry])))
+        except Exception as exc:  # noqa: BLE001 - a broken finder must not hide the others
+            _debug("meta-path finder %r failed on %r", finder, entry)
+            problems.append(
+                f"the meta-path finder {_finder_label(finder)} raised "
+                f"{type(exc).__name__}: {exc} while listing distributions"
+            )
+    if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):  # noqa: PTH112
+        problems.append(f"the sys.path entry {entry} cannot be read (permission denied)")
+    return found, problems
+
+
+def unreadable_record(index: int, entry: str, problem: str) -> DistributionRecord:
+    """A record that stands for a part of ``sys.path`` nothing could be read from."""
+    return DistributionRecord(UNREADABLE_KEY, entry, index, entry, (), None, problem)
+
+
+def reference_entry(index: int, entry: str) -> tuple[list[Found], list[DistributionRecord]]:
+    """Every copy under one ``sys.path`` entry, read through :mod:`importlib.metadata`.
+
+    Also what could not be read there at all (a finder that raises, a folder
+    without read permission), as records of :data:`UNREADABLE_KEY`.
+    """
+    dists, problems = _distributions(entry)
     found: list[Found] = []
     for dist in dists:
         eps, problem = _read_entry_points(dist)
         found.append((index, entry, _location(dist), eps, problem, _metadata_reader(dist)))
-    return found
+    return found, [unreadable_record(index, entry, p) for p in dict.fromkeys(problems)]
 
 
 def _metadata_reader(dist: Distribution) -> Callable[[], MetadataRecord]:
@@ -260,7 +400,10 @@ def _metadata_reader(dist: Distribution) -> Callable[[], MetadataRecord]:
 
 
 def assemble(
-    found: Sequence[Found], wants_metadata: Callable[[EntryPointRecord], bool], also: Iterable[str]
+    found: Sequence[Found],
+    wants_metadata: Callable[[EntryPointRecord], bool],
+    also: Iterable[str],
+    unreadable: Sequence[DistributionRecord] = (),
 ) -> tuple[DistributionRecord, ...]:
     """Turn what a reader found into records, reading metadata only where it matters.
 
@@ -292,6 +435,12 @@ def assemble(
                 problem,
             )
         )
+    # A finder that fails fails for every entry: report it once.
+    problems: set[str | None] = set()
+    for record in unreadable:
+        if record.entry_points_problem not in problems:
+            problems.add(record.entry_points_problem)
+            records.append(record)
     return tuple(records)
 
 
@@ -302,8 +451,13 @@ def reference_scan(
 ) -> tuple[DistributionRecord, ...]:
     """:func:`scan` through :mod:`importlib.metadata`, one ``sys.path`` entry at a time."""
     entries = list(sys.path if path is None else path)
-    found = [copy for index, entry in enumerate(entries) for copy in reference_entry(index, entry)]
-    return assemble(found, wants_metadata, also)
+    found: list[Found] = []
+    unreadable: list[DistributionRecord] = []
+    for index, entry in enumerate(entries):
+        copies, problems = reference_entry(index, entry)
+        found.extend(copies)
+        unreadable.extend(problems)
+    return assemble(found, wants_metadata, also, unreadable)
 
 
 def reader() -> str:

@@ -22,6 +22,7 @@ from ._metadata import (
     EntryPointRecord,
     MetadataRecord,
     assemble,
+    metadata_file_record,
     reference_entry,
     reference_scan,
     standard_finders,
@@ -127,10 +128,19 @@ def _redent(value: str) -> str:
     return textwrap.dedent(" " * 8 + value)
 
 
-def _metadata(location: str) -> MetadataRecord:
+def _metadata(location: str) -> MetadataRecord:  # noqa: C901 - email's fields, one by one
+    if not location.endswith(".dist-info") and os.path.exists(_join(location, "requires.txt")):
+        return _reference_metadata(location)  # an egg-info's requires.txt: read as Python does
     try:
-        text = _read(_join(location, "METADATA")) or _read(_join(location, "PKG-INFO"))
+        try:
+            text = _read(_join(location, "METADATA")) or _read(_join(location, "PKG-INFO"))
+        except (UnicodeDecodeError, OSError):
+            text = None
         if not text:
+            # A folder, no permission, not UTF-8, a link loop: the shared reader words it.
+            special = metadata_file_record(location)
+            if special is not None:
+                return special
             return MetadataRecord(None, None, (), "no METADATA or PKG-INFO file")
         name = version = None
         requires = []
@@ -150,13 +160,51 @@ def _metadata(location: str) -> MetadataRecord:
     return MetadataRecord(name, version, tuple(requires))
 
 
-def _entry_points(location: str) -> tuple[tuple[EntryPointRecord, ...], str | None] | None:
-    """The entry points of one folder, or ``None`` when only the reference can word the problem."""
+_REFER = object()
+"""Marks a file that only the reference reader can word the problem of."""
+
+
+def _entry_points_text(location: str) -> str | object | None:
+    """``entry_points.txt`` as text, ``None`` when absent, else :data:`_REFER`.
+
+    :data:`_REFER` when Python cannot read it whole: a folder, no permission,
+    not UTF-8, a byte-order mark.
+    """
     try:
-        text = _read(_join(location, "entry_points.txt"))
-    except Exception as exc:  # noqa: BLE001 - worded as the reference reader words it
-        return (), f"cannot read entry_points.txt: {type(exc).__name__}: {exc}"
-    if not text:
+        fd = os.open(_join(location, "entry_points.txt"), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return _REFER
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError:
+        return _REFER
+    finally:
+        os.close(fd)
+    try:
+        text = b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError:
+        return _REFER
+    if text.startswith("\ufeff"):
+        return _REFER
+    if "\r" in text:  # universal newlines, as text mode reads them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _entry_points(location: str) -> tuple[tuple[EntryPointRecord, ...], str | None] | None:
+    """The entry points of one folder, or ``None`` when only the reference can word the problem.
+
+    The reference words every file Python cannot read whole: a folder, no
+    permission, not UTF-8, a byte-order mark, entries before any header.
+    """
+    text = _entry_points_text(location)
+    if text is _REFER:
+        return None
+    if not isinstance(text, str) or not text:
         return (), None
     found = []
     section = None
@@ -168,6 +216,8 @@ def _entry_points(location: str) -> tuple[tuple[EntryPointRecord, ...], str | No
             section = line.strip("[]")
             continue
         if section is None:
+            if "=" in line and line[0] != ";":
+                return None  # entries before any header: Python drops them, attn says so
             continue
         name, equals, value = line.partition("=")
         if not equals:
@@ -185,6 +235,15 @@ def _reference_entry_points(location: str) -> tuple[tuple[EntryPointRecord, ...]
     return _read_entry_points(PathDistribution(pathlib.Path(location)))
 
 
+def _reference_metadata(location: str) -> MetadataRecord:
+    import pathlib  # noqa: PLC0415 - only for an egg-info with requires.txt
+    from importlib.metadata import PathDistribution  # noqa: PLC0415
+
+    from ._metadata import _read_metadata  # noqa: PLC0415
+
+    return _read_metadata(PathDistribution(pathlib.Path(location)))
+
+
 def _metadata_reader(location: str) -> Callable[[], MetadataRecord]:
     return lambda: _metadata(location)
 
@@ -195,8 +254,10 @@ def _entry(index: int, entry: str) -> list[Found] | None:
         return None
     try:
         children = os.listdir(entry or ".")
-    except (FileNotFoundError, PermissionError):
+    except FileNotFoundError:
         return []  # the reference finds nothing there either
+    except PermissionError:
+        return None  # the reference reports it
     except OSError:
         return None  # a zip file, or something else only the reference knows how to read
     # importlib.metadata groups the folders of one name, in order of first sight.
@@ -226,10 +287,14 @@ def fast_scan(
     if os.sep != "/" or not standard_finders():
         return reference_scan(wants_metadata, also, entries)
     found: list[Found] = []
+    unreadable: list[DistributionRecord] = []
     for index, entry in enumerate(entries):
         copies = _entry(index, entry)
-        found.extend(reference_entry(index, entry) if copies is None else copies)
-    return assemble(found, wants_metadata, also)
+        if copies is None:
+            copies, problems = reference_entry(index, entry)
+            unreadable.extend(problems)
+        found.extend(copies)
+    return assemble(found, wants_metadata, also, unreadable)
 
 
 def distribution_version(name: str) -> str | None:
@@ -277,3 +342,21 @@ def distribution_version(name: str) -> str | None:
             return version(name)
     except PackageNotFoundError:
         return None
+
+
+def first_version(name: str) -> str | None:
+    """The version of the first copy of *name* that has one, through the standard library.
+
+    An empty copy left before the installed one by an interrupted install must
+    not make the version ``None``.
+    """
+    from importlib.metadata import distributions  # noqa: PLC0415
+
+    for dist in distributions(name=name):
+        try:
+            version = dist.version
+        except Exception:  # noqa: BLE001, S112 - an unreadable copy: try the next one
+            continue
+        if version:
+            return str(version)
+    return None

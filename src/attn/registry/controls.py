@@ -38,7 +38,15 @@ def parse_bool(variable: str, value: str | None) -> bool:
 class Controls(Record):
     """The discovery controls in effect, read from the environment."""
 
-    __slots__ = ("disable_plugins", "only", "only_as_written", "prefix", "strict")
+    __slots__ = (
+        "disable_plugins",
+        "only",
+        "only_as_written",
+        "prefer",
+        "prefer_as_written",
+        "prefix",
+        "strict",
+    )
 
     prefix: str
     disable_plugins: bool
@@ -46,6 +54,9 @@ class Controls(Record):
     """Canonical distribution names of ``<PREFIX>_PLUGINS``; ``None`` when unset."""
     only_as_written: tuple[str, ...]
     strict: bool
+    prefer: tuple[str, ...]
+    """Canonical distribution names of ``<PREFIX>_PREFER``, most preferred first."""
+    prefer_as_written: tuple[str, ...]
 
     def __init__(
         self,
@@ -55,8 +66,12 @@ class Controls(Record):
         only: tuple[str, ...] | None,
         only_as_written: tuple[str, ...],
         strict: bool,
+        prefer: tuple[str, ...] = (),
+        prefer_as_written: tuple[str, ...] = (),
     ) -> None:
         """Hold the controls read by :func:`read_controls`."""
+        set_field(self, "prefer", prefer)
+        set_field(self, "prefer_as_written", prefer_as_written)
         set_field(self, "prefix", prefix)
         set_field(self, "disable_plugins", disable_plugins)
         set_field(self, "only", only)
@@ -74,6 +89,25 @@ class Controls(Record):
         return f"{self.prefix}_PLUGINS"
 
     @property
+    def prefer_variable(self) -> str:
+        """Name of the variable that orders claimants in conflicts."""
+        return f"{self.prefix}_PREFER"
+
+    def preference(self, distribution: str) -> int:
+        """Where *distribution* stands in ``<PREFIX>_PREFER`` (unlisted: after every listed one)."""
+        key = canonical_name(distribution)
+        return self.prefer.index(key) if key in self.prefer else len(self.prefer)
+
+    def to_json(self) -> dict[str, object]:
+        """The controls in effect, as ``attn list --json`` reports them."""
+        return {
+            self.disable_variable: self.disable_plugins,
+            self.plugins_variable: None if self.only is None else list(self.only_as_written),
+            self.prefer_variable: list(self.prefer_as_written),
+            self.strict_variable: self.strict,
+        }
+
+    @property
     def strict_variable(self) -> str:
         """Name of the variable that turns plugin problems into errors."""
         return f"{self.prefix}_STRICT"
@@ -84,7 +118,7 @@ class Controls(Record):
 
 
 def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Controls:
-    """Read ``<PREFIX>_DISABLE_PLUGINS``, ``<PREFIX>_PLUGINS`` and ``<PREFIX>_STRICT``.
+    """Read ``<PREFIX>_DISABLE_PLUGINS``, ``_PLUGINS``, ``_PREFER`` and ``_STRICT``.
 
     Raises:
         AttnConfigError: a boolean variable has a value that is not a boolean.
@@ -95,10 +129,15 @@ def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Cont
     raw = env.get(f"{prefix}_PLUGINS", "")
     written = tuple(part.strip() for part in raw.split(",") if part.strip())
     only = tuple(dict.fromkeys(canonical_name(n) for n in written)) if written else None
+    preferred = tuple(
+        part.strip() for part in env.get(f"{prefix}_PREFER", "").split(",") if part.strip()
+    )
     return Controls(
         prefix=prefix,
         disable_plugins=disable,
         only=only,
         only_as_written=written,
         strict=strict,
+        prefer=tuple(dict.fromkeys(canonical_name(n) for n in preferred)),
+        prefer_as_written=preferred,
     )

@@ -19,7 +19,13 @@ from dataclasses import dataclass, replace
 from os.path import realpath
 from typing import TYPE_CHECKING, final
 
-from ._metadata import DistributionRecord, EntryPointRecord, canonical_name, scan
+from ._metadata import (
+    UNREADABLE_KEY,
+    DistributionRecord,
+    EntryPointRecord,
+    canonical_name,
+    scan,
+)
 from .compat import check_host_requirement
 from .errors import InvalidPathError
 from .paths import ClassPath, parse_path
@@ -56,6 +62,18 @@ class Conflict:
     keep: tuple[str, ...] = ()
     """Every plugin distribution of the host that is in effect now (all groups)."""
 
+    @property
+    def within_one_distribution(self) -> bool:
+        """Whether one distribution declares the name several times (no one to choose)."""
+        return len({c.distribution_key for c in self.claimants}) == 1
+
+    def preferred(self, controls: Controls) -> bool:
+        """Whether ``<PREFIX>_PREFER`` decided this conflict."""
+        winner, runner_up = self.claimants[0], self.claimants[1]
+        return controls.preference(winner.distribution) < controls.preference(
+            runner_up.distribution
+        )
+
     def selection_for(self, claimant: PluginRecord) -> str:
         """The ``<PREFIX>_PLUGINS`` value that makes *claimant* win and keeps the rest.
 
@@ -67,6 +85,41 @@ class Conflict:
             d for d in self.keep if canonical_name(d) not in losers | {claimant.distribution_key}
         ]
         return ",".join([claimant.distribution, *others])
+
+
+def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
+    """What doctor (and strict mode) says about one conflict."""
+    winner, runner_up = conflict.claimants[0], conflict.claimants[1]
+    if conflict.within_one_distribution:
+        return Finding(
+            "shadowed",
+            conflict.name,
+            f"{winner.origin_label} declares {conflict.name!r} {len(conflict.claimants)} times "
+            f"in {group!r}; the first declaration ({winner.value!r}) is used",
+            f"remove the other declarations of {conflict.name!r} from {winner.distribution}'s "
+            f"entry points ([project.entry-points.{group!r}] in its pyproject.toml), or report "
+            "it to its authors",
+        )
+    names = ", ".join(c.origin_label for c in conflict.claimants)
+    if conflict.preferred(controls):
+        return Finding(
+            "preferred",
+            conflict.name,
+            f"{conflict.name!r} is provided by {len(conflict.claimants)} distributions "
+            f"({names}); {winner.origin_label} wins, as {controls.prefer_variable} asks",
+            f"nothing to do; change {controls.prefer_variable} to choose another",
+        )
+    others = ",".join(c.distribution for c in conflict.claimants[1:])
+    return Finding(
+        "shadowed",
+        conflict.name,
+        f"{conflict.name!r} is provided by {len(conflict.claimants)} distributions "
+        f"({names}); {winner.origin_label} wins ({winner.won_because})",
+        f"choose the winner with {controls.prefer_variable} (nothing else changes): "
+        f"{controls.prefer_variable}={winner.distribution} keeps {winner.distribution}, "
+        f"{controls.prefer_variable}={others} makes {runner_up.distribution} win; "
+        "or uninstall all but one",
+    )
 
 
 @final
@@ -83,6 +136,8 @@ class DiscoveryResult:
     misgrouped: tuple[tuple[str, str, str], ...] = ()
     """``(name, distribution label, group)`` of entry points declared in a group that
     looks like a typo of this one (not read; messages about an unknown name cite them)."""
+    unreadable: tuple[Finding, ...] = ()
+    """What could not be read at all (the listing's note); also in :attr:`findings`."""
 
     @property
     def used(self) -> tuple[PluginRecord, ...]:
@@ -160,28 +215,52 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
     return realpath(egg.location).startswith(realpath(source) + os.sep)
 
 
-def deduplicate(
+_UNREADABLE_REASON = "the distribution's metadata cannot be read"
+
+
+def _unusable_fix(record: DistributionRecord, problem: str) -> str:
+    """The fix for a metadata copy that cannot be used, by what is wrong with it."""
+    return _unusable_fix_for(record.location, record.name, problem)
+
+
+def _unusable_fix_for(where: str, name: str, problem: str) -> str:
+    if "permission denied" in problem:
+        return f"make {where} readable (chmod -R a+rX {where}), or reinstall {name}"
+    if "not UTF-8" in problem or "is a folder" in problem or "unreadable metadata" in problem:
+        return (
+            f"delete {where} and reinstall {name} (pip install --force-reinstall {name}); "
+            f"if the new copy is broken too, report it to {name}'s authors"
+        )
+    return f"delete {where} (left behind by an interrupted install), or reinstall {name}"
+
+
+def deduplicate(  # noqa: C901, PLR0912 - one branch per kind of copy
     records: Sequence[DistributionRecord], relevant: Iterable[str]
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution: the first usable one on ``sys.path``.
 
     This is the copy :mod:`importlib.metadata` would use, except that an
-    empty or unreadable copy never wins over a good one, and a distribution
-    whose only copies are unusable is dropped: without a name, a version and
-    requirements nothing about it can be checked. Losing copies of the
-    *relevant* distributions (and of any with entry points) are reported,
+    empty or unreadable copy never wins over a good one. A distribution whose
+    only copies are unusable is kept (its first copy) when it declares entry
+    points in a *relevant* group, so that they are listed as ``invalid``;
+    otherwise it is dropped. Losing copies of the *relevant* distributions (and
+    of any with entry points) are reported,
     except the egg-info an editable setuptools install leaves in its source.
     """
     relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
     for record in records:
-        copies[record.key].append(record)
+        if record.key != UNREADABLE_KEY:
+            copies[record.key].append(record)
     chosen: dict[str, DistributionRecord] = {}
     findings: list[Finding] = []
     for key, group in copies.items():
-        winner = next((r for r in group if r.problem is None), None)
+        winner = next((r for r in group if r.metadata_problem is None), None)
         if winner is not None:
             chosen[key] = winner
+        elif key in relevant and any(r.entry_points for r in group):
+            chosen[key] = next(r for r in group if r.entry_points)
+            continue  # its entry points are listed as invalid, with the reason
         if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in group):
             continue
         # realpath() only for a name found twice: it costs a system call per folder.
@@ -189,23 +268,21 @@ def deduplicate(
         for other in group:
             if other is winner:
                 continue
-            problem = other.problem
+            problem = other.metadata_problem
             if problem is not None:
                 if winner is None:
                     message = (
-                        f"{other.name}: the metadata copy at {other.location} is empty or "
-                        f"unreadable ({problem}); attn does not use it"
-                    )
-                    fix = (
-                        f"delete {other.location} (left behind by an interrupted install), "
-                        f"or reinstall {other.name}"
+                        f"{other.name}: the metadata copy at {other.location} cannot be used "
+                        f"({problem}); attn does not use it"
                     )
                 else:
                     message = (
-                        f"{winner.name}: the metadata copy at {other.location} is empty or "
-                        f"unreadable ({problem}); attn uses {winner.location}"
+                        f"{winner.name}: the metadata copy at {other.location} cannot be used "
+                        f"({problem}); attn uses {winner.location}"
                     )
-                    fix = f"delete {other.location} (left behind by an interrupted install)"
+                fix = _unusable_fix(other, problem)
+                if winner is not None:
+                    fix = fix.split(", or reinstall")[0].split(" and reinstall")[0]
                 findings.append(Finding("empty-metadata", (winner or other).name, message, fix))
                 continue
             assert winner is not None  # noqa: S101 - a usable copy wins before any other
@@ -224,7 +301,8 @@ def deduplicate(
                         f"{winner.location} (used) and {other.version} at {other.location} "
                         "(ignored)"
                     ),
-                    fix=f"uninstall one copy (pip uninstall {winner.name}) and reinstall",
+                    fix=f"delete {other.location}, or uninstall both copies "
+                    f"(pip uninstall {winner.name}, twice) and reinstall",
                 )
             )
     order = {id(r): i for i, r in enumerate(records)}
@@ -251,6 +329,33 @@ def _one_edit_apart(a: str, b: str) -> bool:
         i += 1
     swapped = a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :]
     return swapped or a[i + 1 :] in {b[i + 1 :], b[i:]} or a[i:] == b[i + 1 :]
+
+
+def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
+    """Entry points that Python cannot read, and ``sys.path`` parts attn cannot see into."""
+    findings = []
+    for record in records:
+        problem = record.entry_points_problem
+        if problem is None:
+            continue
+        if record.key == UNREADABLE_KEY:
+            fix = (
+                f"make {record.location} readable, or take it off sys.path"
+                if "sys.path entry" in problem
+                else "fix, update or uninstall the package that adds that finder to sys.meta_path"
+            )
+            findings.append(Finding("unreadable-metadata", record.location, problem, fix))
+            continue
+        findings.append(
+            Finding(
+                "unreadable-metadata",
+                record.name,
+                f"{record.name}: {problem} (at {record.location}); any backend it declares "
+                "is not in effect",
+                _unusable_fix(record, problem),
+            )
+        )
+    return findings
 
 
 @functools.lru_cache(maxsize=1024)
@@ -293,14 +398,27 @@ def _rank(record: PluginRecord) -> tuple[int, str]:
     return (record.path_index, record.distribution_key)
 
 
+def _why(winner: PluginRecord, loser: PluginRecord, controls: Controls | None) -> str:
+    if controls is not None and controls.preference(winner.distribution) < controls.preference(
+        loser.distribution
+    ):
+        return f"listed first in {controls.prefer_variable}"
+    if winner.distribution_key == loser.distribution_key:
+        return "declared first"
+    if winner.path_index < loser.path_index:
+        return "earlier on sys.path"
+    return "same sys.path entry, name sorts first"
+
+
 def resolve_conflicts(
-    plugins: Sequence[PluginRecord],
+    plugins: Sequence[PluginRecord], controls: Controls | None = None
 ) -> tuple[tuple[PluginRecord, ...], tuple[Conflict, ...]]:
     """Pick one winner per name among the still-eligible entry points.
 
-    The winner is the earlier on ``sys.path``, then the smaller canonical
-    distribution name (then declaration order, for one distribution that
-    declares a name twice); the others become ``shadowed``.
+    The winner is the first in ``<PREFIX>_PREFER`` (of *controls*), then the
+    earlier on ``sys.path``, then the smaller canonical distribution name
+    (then declaration order, for one distribution that declares a name
+    twice); the others become ``shadowed``.
     """
     by_name: dict[str, list[PluginRecord]] = defaultdict(list)
     for plugin in plugins:
@@ -308,26 +426,26 @@ def resolve_conflicts(
             by_name[plugin.name].append(plugin)
     replaced: dict[int, PluginRecord] = {}
     conflicts = []
+
+    def rank(record: PluginRecord) -> tuple[int, int, str]:
+        preference = 0 if controls is None else controls.preference(record.distribution)
+        return (preference, *_rank(record))
+
     for name, claimants in by_name.items():
         if len(claimants) < 2:  # noqa: PLR2004
             continue
-        ordered = sorted(claimants, key=_rank)  # stable: declaration order last
+        ordered = sorted(claimants, key=rank)  # stable: declaration order last
         winner = ordered[0]
+        reasons = []
         for loser in ordered[1:]:
-            why = (
-                "earlier on sys.path"
-                if winner.path_index < loser.path_index
-                else (
-                    "declared first"
-                    if winner.distribution_key == loser.distribution_key
-                    else "same sys.path entry, name sorts first"
-                )
-            )
+            why = _why(winner, loser, controls)
+            reasons.append(why)
             replaced[id(loser)] = replace(
                 loser,
                 status="shadowed",
                 reason=f"{name!r} is also provided by {winner.origin_label}, which wins ({why})",
             )
+        replaced[id(winner)] = replace(winner, won_because=", ".join(dict.fromkeys(reasons)))
         conflicts.append(Conflict(name, tuple(ordered)))
     resolved = tuple(replaced.get(id(p), p) for p in plugins)
     final_conflicts = tuple(
@@ -365,7 +483,16 @@ def _findings(
 ) -> list[Finding]:
     findings: list[Finding] = []
     for p in plugins:
-        if p.status == "invalid":
+        if p.status == "invalid" and p.reason and p.reason.startswith(_UNREADABLE_REASON):
+            findings.append(
+                Finding(
+                    "unreadable-metadata",
+                    p.name,
+                    f"{p.origin_label} declares {p.name!r}, but {p.reason}",
+                    _unusable_fix_for(p.location, p.distribution, p.reason),
+                )
+            )
+        elif p.status == "invalid":
             findings.append(
                 Finding(
                     "invalid",
@@ -387,20 +514,7 @@ def _findings(
                     f"{p.distribution} supports",
                 )
             )
-    for conflict in conflicts:
-        names = ", ".join(c.origin_label for c in conflict.claimants)
-        findings.append(
-            Finding(
-                "shadowed",
-                conflict.name,
-                f"{conflict.name!r} is provided by {len(conflict.claimants)} distributions "
-                f"({names}); {conflict.claimants[0].origin_label} wins",
-                f"uninstall all but one, or choose with {controls.plugins_variable}, which "
-                "lists the plugin distributions to keep (the others are disabled): "
-                f"{controls.plugins_variable}={conflict.selection_for(conflict.claimants[1])} "
-                f"makes {conflict.claimants[1].distribution} win",
-            )
-        )
+    findings.extend(conflict_finding(conflict, group, controls) for conflict in conflicts)
     seen: set[str] = set()
     for p in undeclared:
         if p.distribution_key in seen:
@@ -492,6 +606,9 @@ def discover(  # noqa: C901 - the pipeline, step by step
                     f"not selected by {controls.plugins_variable}="
                     f"{','.join(controls.only_as_written)}"
                 )
+            elif dist.metadata_problem is not None:
+                status = "invalid"
+                reason = f"{_UNREADABLE_REASON}: {dist.metadata_problem}"
             elif requirement.problem is not None:
                 status, reason = "incompatible", requirement.problem
             elif invalid is not None:
@@ -513,7 +630,7 @@ def discover(  # noqa: C901 - the pipeline, step by step
             if status == "used" and not requirement.declared:
                 undeclared.append(record)
 
-    resolved, conflicts = resolve_conflicts(plugins)
+    resolved, conflicts = resolve_conflicts(plugins, controls)
     # The host's plugin distributions: entry points in any of its groups.
     host_plugins = [
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
@@ -529,8 +646,10 @@ def discover(  # noqa: C901 - the pipeline, step by step
         }
         keep = tuple(sorted(here | elsewhere, key=canonical_name))
         conflicts = tuple(replace(c, keep=keep) for c in conflicts)
+    unreadable = unreadable_findings(records)
     found = [
         *findings,
+        *unreadable,
         *typo_findings,
         *_findings(
             resolved,
@@ -566,4 +685,5 @@ def discover(  # noqa: C901 - the pipeline, step by step
         tuple(found),
         plugins_disabled=False,
         misgrouped=misgrouped,
+        unreadable=tuple(unreadable),
     )

@@ -21,7 +21,7 @@ import sys
 
 from ._records import final
 from .backend import Backend
-from .errors import BackendNotRegisteredError, UnknownBackendError
+from .errors import BackendNotRegisteredError, PluginWarning, UnknownBackendError
 from .paths import ClassPath, parse_path, path_of_class
 from .table import Entry, RegistryConfig, RegistryState
 
@@ -433,6 +433,32 @@ def state_of(registry: type) -> RegistryState:
     return state
 
 
+def _registered_by_plugin(
+    state: RegistryState, name: str, module: str | None, during: LoadContext
+) -> str:
+    """Who made a registration while a plugin's module was being imported; warn if undeclared."""
+    label = str(during.distribution)
+    if during.version is not None:
+        label += f" {during.version}"
+    by = f"{module or 'unknown code'} (plugin code of {label})"
+    declared = any(
+        p.name == name and p.distribution == during.distribution for p in state.ensure().plugins
+    )
+    if not declared:
+        import warnings  # noqa: PLC0415 - only when plugin code misbehaves
+
+        config = state.config
+        warnings.warn(
+            f"plugin code of {label} registered {config.noun} {name!r} while attn imported it "
+            f"for {during.backend!r}, but {during.distribution} does not declare {name!r}: "
+            "this replaces it past conflict checks and controls. Report it to the plugin's "
+            f"authors; '{config.host} doctor --load' lists such registrations",
+            PluginWarning,
+            stacklevel=4,
+        )
+    return by
+
+
 def _caller_module(depth: int) -> str | None:
     try:
         frame = sys._getframe(depth + 1)
@@ -474,6 +500,12 @@ def register(
     name = backend.name
 
     def put(path: ClassPath, by: str | None) -> None:
+        # Only while attn imports a plugin can plugin code be registering; the
+        # loading module is not imported before (it is off the warm path).
+        loading = sys.modules.get(f"{__package__}.loading")
+        during = None if loading is None else loading.loading_now()
+        if during is not None and during.distribution is not None:
+            by = _registered_by_plugin(state, name, by, during)
         state.register(Entry(name=name, path=path, origin="runtime", registered_by=by))
 
     if class_path is not None:

@@ -21,6 +21,7 @@ __all__ = [
     "InvalidPathError",
     "PluginProblemError",
     "PluginWarning",
+    "RejectedPluginWarning",
     "StateMismatchError",
     "UnknownBackendError",
 ]
@@ -48,6 +49,16 @@ class ConflictWarning(AttnWarning):
 @final
 class PluginWarning(AttnWarning):
     """A plugin or a plugin control needs the user's attention."""
+
+    __module__ = "attn"
+
+
+@final
+class RejectedPluginWarning(AttnWarning):
+    """A plugin entry point was rejected (incompatible, invalid, unreadable metadata).
+
+    The backend it claims keeps its built-in default, or stays unknown.
+    """
 
     __module__ = "attn"
 

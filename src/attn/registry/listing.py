@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
@@ -12,7 +13,7 @@ from .loading import describe, passes_through
 from .report import BackendRow, BackendStatus, Finding, RegistryReport
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection, Mapping
 
     from .enum import BackendEnumMeta
     from .table import Entry
@@ -58,6 +59,11 @@ def _availability(cls: type | None) -> _Availability:
     return _Availability(not missing, requires, missing)
 
 
+def availability_problem(cls: type) -> str | None:
+    """Why a loaded backend class cannot say whether its kernel is available, if it cannot."""
+    return _availability(cls).problem
+
+
 def one_line(text: str) -> str:
     """*text* on one line: its lines joined with spaces, blank ones dropped."""
     return " ".join(line.strip() for line in text.splitlines() if line.strip())
@@ -77,7 +83,14 @@ def _class_without_plugin_code(
         return None
 
 
-def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRow, Finding | None]:
+def _row(
+    registry: BackendEnumMeta,
+    name: str,
+    *,
+    load: bool,
+    loads: Mapping[str, Callable[[], type]],
+    before: Mapping[str, _Availability],
+) -> tuple[BackendRow, Finding | None]:
     state = registry._attn_state
     entry = state.lookup(name)
     default = registry._attn_defaults.get(name)
@@ -93,13 +106,12 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
         status, reason = "unregistered", str(exc)
     # Availability first: importing the class below must not change it, since
     # --load changes only status and reason.
-    cls = None if path is None else _class_without_plugin_code(registry, name, entry)
-    known = _availability(cls)
+    known = before.get(name, _UNKNOWN)
     loaded = _UNKNOWN
     finding = None
     if load and path is not None:
         try:
-            loaded = _availability(_get_class(registry, name))
+            loaded = _availability(loads[name]() if name in loads else _get_class(registry, name))
         except BackendLoadError as exc:
             status, reason = "broken", one_line(exc.detail)
             finding = Finding("load-failure", name, str(exc), "see the message for the fix")
@@ -135,6 +147,47 @@ def _row(registry: BackendEnumMeta, name: str, *, load: bool) -> tuple[BackendRo
     )
 
 
+def _known_availability(registry: BackendEnumMeta, name: str) -> _Availability:
+    entry = registry._attn_state.lookup(name)
+    try:
+        _entry_or_default(registry, name)
+    except AttnError:
+        return _UNKNOWN
+    return _availability(_class_without_plugin_code(registry, name, entry))
+
+
+def _load_all(
+    registry: BackendEnumMeta, load: bool | Collection[str]
+) -> dict[str, Callable[[], type]]:
+    """Import every backend once, before any row is made.
+
+    Plugin code may register other names while it is imported; the rows then
+    show the table as it is after every import. Each value returns the class
+    or raises the load failure again, without importing a second time.
+    """
+    outcomes: dict[str, Callable[[], type]] = {}
+    for name in valid_names(registry):
+        if not isinstance(load, bool) and name not in load:
+            continue
+        try:
+            cls = _get_class(registry, name)
+        except BackendLoadError as exc:
+            outcomes[name] = functools.partial(_reraise, exc)
+        except AttnError:
+            continue  # unregistered: the row says so
+        else:
+            outcomes[name] = functools.partial(_same, cls)
+    return outcomes
+
+
+def _same(cls: type) -> type:
+    return cls
+
+
+def _reraise(exc: BackendLoadError) -> type:
+    raise exc
+
+
 def build_report(
     registry: BackendEnumMeta, *, load: bool | Collection[str] = False
 ) -> RegistryReport:
@@ -147,9 +200,13 @@ def build_report(
     result = state.ensure()
     rows = []
     findings = list(result.findings)
+    # Availability as it is known without importing plugin code, before --load
+    # imports anything: --load changes only status and reason.
+    before = {name: _known_availability(registry, name) for name in valid_names(registry)}
+    loads = _load_all(registry, load) if load else {}
     for name in valid_names(registry):
         wanted = load if isinstance(load, bool) else name in load
-        row, finding = _row(registry, name, load=wanted)
+        row, finding = _row(registry, name, load=wanted, loads=loads, before=before)
         rows.append(row)
         if finding is not None:
             findings.append(finding)
@@ -166,4 +223,5 @@ def build_report(
         host=config.host,
         host_version=result.host_version,
         misgrouped=result.misgrouped,
+        unreadable=result.unreadable,
     )

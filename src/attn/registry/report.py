@@ -31,17 +31,20 @@ FindingKind: TypeAlias = Literal[
     "invalid",
     "incompatible",
     "shadowed",
+    "preferred",
     "undeclared-requirement",
     "typo-group",
     "empty-metadata",
+    "unreadable-metadata",
     "duplicate-metadata",
     "unmatched-selection",
     "case-collision",
     "load-failure",
+    "registered-by-plugin",
 ]
 
 #: Kinds that are worth knowing but do not make ``doctor`` fail.
-NOTE_KINDS: frozenset[FindingKind] = frozenset({"case-collision"})
+NOTE_KINDS: frozenset[FindingKind] = frozenset({"case-collision", "preferred"})
 #: Kinds that make ``doctor`` exit 1: every other kind.
 PROBLEM_KINDS: frozenset[FindingKind] = frozenset(get_args(FindingKind)) - NOTE_KINDS
 
@@ -67,6 +70,8 @@ class PluginRecord:
     reason: str | None
     path: ClassPath | None
     """The parsed value, when it is valid."""
+    won_because: str | None = None
+    """For the winner of a conflict: why it won (not in the JSON)."""
 
     @property
     def origin_label(self) -> str:
@@ -167,6 +172,8 @@ class RegistryReport:
     """The installed host distribution's version, if its metadata was found."""
     misgrouped: tuple[tuple[str, str, str], ...] = ()
     """``(name, distribution label, group)`` declared in a group that looks like a typo."""
+    unreadable: tuple[Finding, ...] = ()
+    """Metadata that could not be read at all (also among :attr:`findings`)."""
 
     def to_json(self) -> dict[str, object]:
         """The registry object of ``attn list --json``."""
@@ -176,4 +183,8 @@ class RegistryReport:
             "plugins_disabled": self.plugins_disabled,
             "backends": [row.to_json() for row in self.backends],
             "plugins": [row.to_json() for row in self.plugins],
+            # Not in the contract's schema; consumers ignore fields they do not know.
+            "unreadable": [
+                {"subject": f.subject, "reason": f.message, "fix": f.fix} for f in self.unreadable
+            ],
         }

@@ -45,7 +45,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
 
-_STRICT_KINDS = frozenset({"invalid", "incompatible", "shadowed", "undeclared-requirement"})
+_STRICT_KINDS = frozenset(
+    {"invalid", "incompatible", "shadowed", "undeclared-requirement", "unreadable-metadata"}
+)
 
 
 class RegistryConfig(Record):
@@ -183,14 +185,20 @@ def _outside_stacklevel() -> int:
 
 def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str:
     claimants = ", ".join(f"{c.origin_label} ({c.status}, {c.value!r})" for c in conflict.claimants)
-    choices = " or ".join(
-        f"{controls.plugins_variable}={conflict.selection_for(c)}" for c in conflict.claimants
-    )
+    winner = conflict.claimants[0]
+    if conflict.within_one_distribution:
+        return (
+            f"{winner.origin_label} declares {conflict.name!r} {len(conflict.claimants)} times "
+            f"in entry-point group {group!r}: {claimants}. The first declaration is used; "
+            f"report it to {winner.distribution}'s authors."
+        )
+    variable = controls.prefer_variable
+    choices = " or ".join(f"{variable}={c.distribution}" for c in conflict.claimants)
     return (
         f"{conflict.name!r} in entry-point group {group!r} is claimed by "
         f"{len(conflict.claimants)} distributions: {claimants}. "
-        f"{conflict.claimants[0].distribution} wins; to choose, set {choices} "
-        f"({controls.plugins_variable} lists the plugin distributions to keep), "
+        f"{winner.distribution} wins ({winner.won_because}); to choose, set {choices} "
+        f"({variable} orders the claimants of every conflict; nothing else changes), "
         "or uninstall all but one."
     )
 
@@ -262,6 +270,9 @@ _INVALIDATE_LOCK = _thread.allocate_lock()
 _STATES: WeakSet[RegistryState] = WeakSet()
 
 
+_INVALIDATE_LOCK = _thread.allocate_lock()
+
+
 def _after_fork_in_child() -> None:
     global _INVALIDATE_LOCK  # noqa: PLW0603 - a lock held at the fork stays held in the child
     _INVALIDATE_LOCK = _thread.allocate_lock()
@@ -271,6 +282,20 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):  # not on Windows
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _rejected_message(plugin: PluginRecord, config: RegistryConfig, *, builtin: bool) -> str:
+    """The warning for a rejected entry point: backend, distribution, reason, consequence."""
+    then = (
+        f"the built-in {plugin.name} stays in effect"
+        if builtin
+        else f"{plugin.name!r} is not available"
+    )
+    return (
+        f"{config.noun} {plugin.name!r} from {plugin.origin_label} (entry point "
+        f"{plugin.value!r}) is {plugin.status}: {plugin.reason}; {then}. "
+        f"Run '{config.host} doctor' for the fix."
+    )
 
 
 class RegistryState:
@@ -405,11 +430,28 @@ class RegistryState:
         warned = [
             ("ConflictWarning", _conflict_message(conflict, self.config.group, controls))
             for conflict in result.conflicts
+            if not conflict.preferred(controls)  # the user chose the winner
         ]
         warned.extend(
             ("PluginWarning", f"{finding.message}; {finding.fix}")
             for finding in result.findings
             if finding.kind == "unmatched-selection"
+        )
+        # Never silent: a rejected claimant, or metadata nobody can read.
+        warned.extend(
+            (
+                "RejectedPluginWarning",
+                _rejected_message(plugin, self.config, builtin=plugin.name in self._builtin_names),
+            )
+            for plugin in result.plugins
+            if plugin.status in {"incompatible", "invalid"}
+        )
+        warned.extend(
+            (
+                "RejectedPluginWarning",
+                f"{finding.message}. Run '{self.config.host} doctor' for the fix.",
+            )
+            for finding in result.unreadable
         )
         entries = tuple(
             (
