@@ -56,24 +56,32 @@ def _join(root: str, child: str) -> str:
     return prefix + "/".join(parts)
 
 
-def _read(path: str) -> str | None:
-    """The file's text as ``Path.read_text(encoding="utf-8")`` gives it, or ``None``."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except _QUIET:
-        return None
+def _bytes(path: str) -> bytes:
+    """The file's bytes; raises what :func:`os.open` and :func:`os.read` raise."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         chunks = []
         while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)
-    except IsADirectoryError:
-        return None
     finally:
         os.close(fd)
-    text = b"".join(chunks).decode("utf-8")
-    if "\r" in text:  # universal newlines, as text mode reads them
+    return b"".join(chunks)
+
+
+def _universal(text: str) -> str:
+    """*text* with universal newlines, as text mode reads it."""
+    if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
+
+
+def _read(path: str) -> str | None:
+    """The file's text as ``Path.read_text(encoding="utf-8")`` gives it, or ``None``."""
+    try:
+        data = _bytes(path)
+    except _QUIET:
+        return None
+    return _universal(data.decode("utf-8"))
 
 
 def parse_headers(text: str) -> list[tuple[str, str]]:  # noqa: C901 - email's rules, one by one
@@ -171,28 +179,12 @@ def _entry_points_text(location: str) -> str | object | None:
     not UTF-8, a byte-order mark.
     """
     try:
-        fd = os.open(_join(location, "entry_points.txt"), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        text = _bytes(_join(location, "entry_points.txt")).decode("utf-8")
     except FileNotFoundError:
         return None
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return _REFER
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-    except OSError:
-        return _REFER
-    finally:
-        os.close(fd)
-    try:
-        text = b"".join(chunks).decode("utf-8")
-    except UnicodeDecodeError:
-        return _REFER
-    if text.startswith("\ufeff"):
-        return _REFER
-    if "\r" in text:  # universal newlines, as text mode reads them
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+    return _REFER if text.startswith("\ufeff") else _universal(text)
 
 
 def _entry_points(location: str) -> tuple[tuple[EntryPointRecord, ...], str | None] | None:
