@@ -164,6 +164,8 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if args.json:
         payload = {
             "attn_version": version_label(),
+            # Not in the contract's schema; consumers ignore fields they do not know.
+            "controls": registries[0]._attn_state.controls().to_json(),
             "registries": [r.to_json() for r in reports],
         }
         json.dump(payload, out, indent=2)

@@ -84,7 +84,7 @@ def _origin(row: BackendRow, report: RegistryReport) -> str:
     return f"builtin, from {host_label(report)}"
 
 
-def _claimant(p: PluginRecord, style: Style) -> list[str]:
+def _claimant(p: PluginRecord, style: Style, prefer: str) -> list[str]:
     requirement = (
         ", ".join(p.requirements)
         if p.requirements
@@ -98,6 +98,8 @@ def _claimant(p: PluginRecord, style: Style) -> list[str]:
     ]
     if p.reason:
         lines.append(_field("reason", p.reason, 6))
+    if p.won_because:
+        lines.append(_field("wins", f"{p.won_because}; {prefer} chooses another", 6))
     return lines
 
 
@@ -130,7 +132,9 @@ def _render(
         count = f"{len(claimants)} entry point{'s' if len(claimants) > 1 else ''}"
         lines.append(_field("claimants", f"{count} named {name!r} in {report.group}"))
         for p in claimants:
-            lines += _claimant(p, style)
+            lines += _claimant(
+                p, style, report.disable_variable.replace("_DISABLE_PLUGINS", "_PREFER")
+            )
     else:
         lines.append(_field("claimants", f"none: no plugin declares {name!r}"))
     return lines

@@ -1,0 +1,178 @@
+"""Every fix that ``attn doctor`` prints, applied as printed, leaves doctor with nothing to fix.
+
+Each test builds the broken environment, runs doctor, takes the first
+``fix:`` it prints, carries it out (:func:`apply`: delete a path, set a
+variable, uninstall a distribution, rewrite the metadata the way the fix says
+its pyproject.toml should be changed) and runs doctor again, which must exit 0.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from harness import cli
+
+GROUP = "attn.backends"
+BACKEND = "from attn import AttentionBackend\n\n\nclass B(AttentionBackend):\n    pass\n"
+
+
+def first_fix(*args: str) -> tuple[str, str]:
+    """Doctor's first finding kind and its fix, on one line; doctor must have exited 1."""
+    doctor = cli("doctor", *args)
+    assert doctor.code == 1, doctor.out
+    flat = " ".join(doctor.out.split())
+    kind = re.search(r"problem \(([\w-]+)", flat)
+    fix = re.search(r"fix: (.*?)(?= problem \(| note \(| attn doctor: | Not imported)", flat)
+    assert kind is not None
+    assert fix is not None, flat
+    return kind.group(1), fix.group(1)
+
+
+def dist_infos(name: str) -> list[Path]:
+    stem = name.replace("-", "_")
+    return [
+        info
+        for entry in sys.path
+        if Path(entry).is_dir()
+        for pattern in (f"{stem}-*.dist-info", f"{stem}-*.egg-info", f"{stem}.egg-info")
+        for info in Path(entry).glob(pattern)
+    ]
+
+
+def rewrite(info: Path, old: str, new: str, file: str = "METADATA") -> None:
+    text = (info / file).read_text(encoding="utf-8")
+    (info / file).write_text(text.replace(old, new), encoding="utf-8")
+
+
+def apply(fix: str, monkeypatch: pytest.MonkeyPatch, reinstall=None) -> None:  # noqa: C901, PLR0912 - one branch per verb
+    """Carry out *fix* as a user reads it (the first alternative it offers).
+
+    *reinstall* writes a good copy of the distribution, as pip would.
+    """
+    if match := re.match(r"delete (/\S+?)[,;]? ", fix + " "):
+        target = Path(match.group(1))
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+        if re.search(r"\band reinstall \S+ \(pip install --force-reinstall", fix):
+            assert reinstall is not None, fix
+            reinstall()
+    elif match := re.search(r"((?:ATTN)_[A-Z_]+)=(\S+?)(?: keeps|[,;)]| |$)", fix):
+        monkeypatch.setenv(match.group(1), match.group(2))
+    elif match := re.match(r"use one of: (\S+)", fix):
+        monkeypatch.setenv("ATTN_PLUGINS", match.group(1).rstrip(","))
+    elif match := re.match(r"rename the group to '([\w.]+)' in (\S+)'s pyproject.toml", fix):
+        for info in dist_infos(match.group(2)):
+            text = (info / "entry_points.txt").read_text(encoding="utf-8")
+            fixed = re.sub(r"^\[[^\]]+\]", f"[{match.group(1)}]", text, flags=re.MULTILINE)
+            (info / "entry_points.txt").write_text(fixed, encoding="utf-8")
+    elif match := re.match(r"add 'attn' with a version range to (\S+)'s dependencies", fix):
+        for info in dist_infos(match.group(1)):
+            with (info / "METADATA").open("a", encoding="utf-8") as handle:
+                handle.write("Requires-Dist: attn>=0.1\n")
+    elif match := re.match(r"install a release of (\S+) that supports attn (\S+),", fix):
+        for info in dist_infos(match.group(1)):
+            text = (info / "METADATA").read_text(encoding="utf-8")
+            text = re.sub(r"Requires-Dist: attn\S*", f"Requires-Dist: attn>={match.group(2)}", text)
+            (info / "METADATA").write_text(text, encoding="utf-8")
+    elif match := re.match(r"fix or uninstall (\S+?),", fix):
+        for info in dist_infos(match.group(1)):
+            shutil.rmtree(info)
+    elif match := re.match(r"fix the entry point in (\S+)'s pyproject.toml", fix):
+        for info in dist_infos(match.group(1)):
+            text = (info / "entry_points.txt").read_text(encoding="utf-8")
+            fixed = re.sub(r"^[^\[=\n]+=.*$", "FIXED = plug_mod:B", text, flags=re.MULTILINE)
+            (info / "entry_points.txt").write_text(fixed, encoding="utf-8")
+    else:
+        pytest.fail(f"no rule applies this fix: {fix}")
+
+
+def check(kind: str, monkeypatch: pytest.MonkeyPatch, *args: str, reinstall=None) -> None:
+    found, fix = first_fix(*args)
+    assert found == kind
+    apply(fix, monkeypatch, reinstall)
+    after = cli("doctor", *args)
+    assert after.code == 0, f"after applying {fix!r}:\n{after.out}"
+
+
+def test_invalid(site, monkeypatch):
+    site.module("plug_mod", BACKEND)
+    site.dist("plug", entry_points={GROUP: {"bad-name": "plug_mod:B"}})
+    check("invalid", monkeypatch)
+
+
+def test_incompatible(site, monkeypatch):
+    site.module("plug_mod", BACKEND)
+    site.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}}, requires=["attn>=99"])
+    check("incompatible", monkeypatch)
+
+
+def test_shadowed(site, monkeypatch):
+    site.module("plug_mod", BACKEND)
+    site.dist("plug-a", entry_points={GROUP: {"X": "plug_mod:B"}})
+    site.dist("plug-b", entry_points={GROUP: {"X": "plug_mod:B"}})
+    check("shadowed", monkeypatch)
+
+
+def test_undeclared_requirement(site, monkeypatch):
+    site.module("plug_mod", BACKEND)
+    site.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}}, requires=())
+    check("undeclared-requirement", monkeypatch)
+
+
+def test_typo_group(site, monkeypatch):
+    site.module("plug_mod", BACKEND)
+    site.dist("plug", entry_points={"attn.backend": {"PLUG": "plug_mod:B"}})
+    check("typo-group", monkeypatch)
+
+
+def test_empty_metadata(sites, monkeypatch):
+    first, second = sites.new("a"), sites.new("b")
+    first.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}}, metadata=False)
+    second.module("plug_mod", BACKEND)
+    second.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    check("empty-metadata", monkeypatch)
+
+
+def test_duplicate_metadata(sites, monkeypatch):
+    first, second = sites.new("a"), sites.new("b")
+    first.module("plug_mod", BACKEND)
+    first.dist("plug", "2.0", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    second.dist("plug", "1.0", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    check("duplicate-metadata", monkeypatch)
+
+
+def test_unmatched_selection(site, monkeypatch):
+    site.module("plug_mod", BACKEND)
+    site.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    monkeypatch.setenv("ATTN_PLUGINS", "plug,nope")
+    check("unmatched-selection", monkeypatch)
+
+
+def test_unreadable_metadata(site, monkeypatch):
+    site.module("plug_mod", BACKEND)
+    info = site.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    (info / "entry_points.txt").write_bytes(b"\xff\xfe not text")
+
+    def reinstall() -> None:
+        site.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+
+    check("unreadable-metadata", monkeypatch, reinstall=reinstall)
+
+
+def test_load_failure(site, monkeypatch):
+    site.module("plug_mod", "raise RuntimeError('no GPU')\n")
+    site.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    check("load-failure", monkeypatch, "--load")
+
+
+def test_registered_by_plugin(site, monkeypatch):
+    site.module(
+        "plug_mod",
+        BACKEND + "import attn\n"
+        "attn.register_backend(attn.AttentionBackendEnum.TORCH_SDPA, 'plug_mod:B')\n",
+    )
+    site.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    check("registered-by-plugin", monkeypatch, "--load")

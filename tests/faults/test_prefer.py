@@ -1,0 +1,83 @@
+"""ATTN_PREFER: an ordered choice among claimants that changes nothing else.
+
+Real ``*.dist-info`` folders on ``sys.path``, the ``attn`` command in-process.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from harness import cli, fresh, validate
+
+import attn
+
+GROUP = "attn.backends"
+BACKEND = "from attn import AttentionBackend\n\n\nclass B(AttentionBackend):\n    pass\n"
+
+
+@pytest.fixture
+def claimants(site):
+    """alpha and zed both claim SHARED; zed also adds ZED_ONLY."""
+    for name in ("alpha", "zed"):
+        site.module(f"{name}_mod", BACKEND)
+    site.dist("alpha", entry_points={GROUP: {"SHARED": "alpha_mod:B"}})
+    site.dist("zed", entry_points={GROUP: {"SHARED": "zed_mod:B", "ZED_ONLY": "zed_mod:B"}})
+    return site
+
+
+def test_prefer_makes_the_listed_claimant_win_and_keeps_the_rest(claimants, monkeypatch):
+    """The first listed claimant wins; the loser's other backends stay; no conflict warning."""
+    monkeypatch.setenv("ATTN_PREFER", "Zed")
+    fresh()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert attn.AttentionBackendEnum["SHARED"].get_path() == "zed_mod.B"
+        assert attn.AttentionBackendEnum["ZED_ONLY"].get_path() == "zed_mod.B"
+
+
+def test_without_prefer_the_conflict_warning_suggests_it(claimants):
+    """The conflict warning offers ATTN_PREFER for each claimant, not ATTN_PLUGINS."""
+    fresh()
+    with pytest.warns(attn.ConflictWarning) as caught:
+        assert attn.AttentionBackendEnum["SHARED"].get_path() == "alpha_mod.B"
+    (message,) = [str(w.message) for w in caught]
+    assert "to choose, set ATTN_PREFER=alpha or ATTN_PREFER=zed" in message
+    assert "ATTN_PLUGINS" not in message
+
+
+def test_show_says_why_the_winner_won(claimants, monkeypatch):
+    """attn show names the reason the winner won, and the variable that chooses another."""
+    shown = cli("show", "SHARED")
+    assert shown.code == 0
+    flat = " ".join(shown.out.split())
+    assert "wins: same sys.path entry, name sorts first; ATTN_PREFER chooses another" in flat
+    monkeypatch.setenv("ATTN_PREFER", "zed")
+    shown = cli("show", "SHARED")
+    flat = " ".join(shown.out.split())
+    assert "wins: listed first in ATTN_PREFER; ATTN_PREFER chooses another" in flat
+
+
+def test_doctor_fix_for_a_conflict_applied_literally_exits_0(claimants, monkeypatch):
+    """The printed ATTN_PREFER fix, applied as written, leaves doctor with a note only."""
+    doctor = cli("doctor")
+    assert doctor.code == 1
+    flat = " ".join(doctor.out.split())
+    assert "ATTN_PREFER=alpha keeps alpha, ATTN_PREFER=zed makes zed win" in flat
+    monkeypatch.setenv("ATTN_PREFER", "zed")
+    doctor = cli("doctor")
+    assert doctor.code == 0, doctor.out
+    assert "note (preferred, attn.backends)" in doctor.out
+
+
+def test_listing_json_carries_the_controls(claimants, monkeypatch):
+    """attn list --json names every control in effect, beside the contract's fields."""
+    monkeypatch.setenv("ATTN_PREFER", "zed, alpha")
+    monkeypatch.setenv("ATTN_PLUGINS", "alpha,zed")
+    payload = validate(cli("list", "--json").out)
+    assert payload["controls"] == {
+        "ATTN_DISABLE_PLUGINS": False,
+        "ATTN_PLUGINS": ["alpha", "zed"],
+        "ATTN_PREFER": ["zed", "alpha"],
+        "ATTN_STRICT": False,
+    }
