@@ -10,9 +10,11 @@ look up, register and refresh within a time limit.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -283,3 +285,40 @@ def test_forks_while_threads_discover_refresh_and_register(plugin):
         codes = [fork_run(check) for _ in range(8)]
     assert errors == []
     assert codes == [0] * 8
+
+
+CACHE_SCRIPT = """
+import json
+import attn
+from attn.registry import _cache
+
+path = attn.AttentionBackendEnum["PLUG_X"].get_path()
+flash = attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
+scan = _cache._SHARED["attn"][1]
+print(json.dumps({"path": path, "flash": flash, "from_file": scan.records_data is not None}))
+"""
+
+
+def test_processes_writing_the_cache_at_once_leave_one_whole_file(plugin, python, tmp_path):
+    """Four processes that scan and write the cache at once leave a file the next one trusts."""
+    cache = tmp_path / "xdg"
+    when = time.time() - 3600  # older than the cache's racy-tick rule
+    for item in [plugin.root, *plugin.root.rglob("*"), python.runtime.site]:
+        os.utime(item, (when, when), follow_symlinks=False)
+    env = {**python.env(), "XDG_CACHE_HOME": str(cache)}
+    env.pop("ATTN_NO_CACHE", None)
+    command = [str(python.runtime.python), "-c", CACHE_SCRIPT]
+    writers = [
+        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) for _ in range(4)
+    ]
+    outputs = [writer.communicate(timeout=CHILD_TIMEOUT)[0] for writer in writers]
+    assert [writer.returncode for writer in writers] == [0] * 4
+    expected = {"path": "plug.mod.Other", "flash": "plug.mod.Backend"}
+    for output in outputs:
+        assert {k: v for k, v in json.loads(output).items() if k != "from_file"} == expected
+    files = [f for f in (cache / "attn").iterdir() if not f.name.startswith(".")]
+    assert len(files) == 1, files
+    reader = subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT, check=True
+    )
+    assert json.loads(reader.stdout) == {**expected, "from_file": True}
