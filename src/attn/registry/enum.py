@@ -251,10 +251,17 @@ def _entry_or_default(cls: BackendEnumMeta, name: str) -> tuple[Entry | None, Cl
             f"named {name!r} in the {config.group!r} group of a plugin distribution"
         )
         raise BackendNotRegisteredError(msg, name=name, registry=config.registry)
-    msg = (
-        f"{config.noun} {name!r} was removed with clear_override(); "
-        f"{config.registry}.refresh() discovers it again"
-    )
+    if state.was_cleared(name):
+        msg = (
+            f"{config.noun} {name!r} was removed with clear_override(); "
+            f"{config.registry}.refresh() discovers it again"
+        )
+    else:
+        msg = (
+            f"{config.noun} {name!r} is no longer provided: since the last discovery no "
+            "plugin in effect declares it (was its distribution uninstalled, or left out "
+            f"by {config.env_prefix}_PLUGINS?); '{config.host} list' shows what is in effect"
+        )
     raise UnknownBackendError(msg, name=name, registry=config.registry)
 
 
