@@ -18,13 +18,14 @@ test's temporary folder, and the terminal is 80 columns wide.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import subprocess
 import sys
 import sysconfig
 import venv
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import Distribution, distribution
 from pathlib import Path
@@ -125,6 +126,7 @@ def _with_requirements(names: Sequence[str]) -> list[Distribution]:
 
 #: The environment's own sys.path, before any test touched it.
 _ORIGINAL_PATH = tuple(sys.path)
+_ORIGINAL_EXECUTABLE = sys.executable
 _STDLIB = tuple(_stdlib_entries(_ORIGINAL_PATH))
 #: The suite's own module folders (pytest puts them on sys.path); they hold no metadata.
 _SUITE = tuple(e for e in _ORIGINAL_PATH if e and _is_under(Path(e).resolve(), TESTS))
@@ -217,25 +219,41 @@ def python(tmp_path_factory: pytest.TempPathFactory, runtime: Runtime) -> Isolat
     return IsolatedPython(tmp_path_factory.mktemp("cwd"), runtime)
 
 
-@pytest.fixture
-def installed() -> Callable[[str], object]:
-    """Import a library installed in the environment (torch, say), or skip the test.
+class Environment:
+    """The environment the suite runs in, whole: for a test that needs a real library (torch).
 
-    The import sees the environment's own sys.path; the test then runs
-    isolated again, with the library already imported.
+    Its code runs in a subprocess of the environment's own interpreter, so
+    nothing it imports reaches the isolated tests that follow.
     """
 
-    def installed(module: str) -> object:
-        isolated_path = sys.path[:]
-        sys.path[:] = list(_ORIGINAL_PATH)
-        importlib.invalidate_caches()
-        try:
-            return pytest.importorskip(module)
-        finally:
-            sys.path[:] = isolated_path
-            importlib.invalidate_caches()
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
 
-    return installed
+    def require(self, module: str) -> None:
+        """Skip the test unless *module* is installed in the environment (it is not imported)."""
+        if importlib.machinery.PathFinder.find_spec(module, list(_ORIGINAL_PATH)) is None:
+            pytest.skip(f"{module} is not installed")
+
+    def run(
+        self, *args: str, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the environment's interpreter with *args*; it must exit 0."""
+        environ = {k: v for k, v in os.environ.items() if k not in _PYTHON_VARIABLES}
+        return subprocess.run(
+            [_ORIGINAL_EXECUTABLE, *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=SUBPROCESS_TIMEOUT,
+            env={**environ, **(env or {})},
+            cwd=self.cwd,
+        )
+
+
+@pytest.fixture
+def environment(tmp_path_factory: pytest.TempPathFactory) -> Environment:
+    """The whole environment, to run code that needs an installed library in a subprocess."""
+    return Environment(tmp_path_factory.mktemp("cwd"))
 
 
 #: The module ``plug.mod`` that the ``plugin_module`` fixture writes.

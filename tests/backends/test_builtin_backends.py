@@ -143,11 +143,20 @@ def test_torch_sdpa_implementation_imports_torch_only_when_run(python):
     assert done.stdout.strip() == "TorchSDPAImpl needs torch: True"
 
 
-def test_torch_sdpa_computes_attention(installed):
-    """With torch installed, TorchSDPAImpl matches softmax(QK^T/sqrt(d))V."""
-    torch = installed("torch")
-    generator = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(1, 2, 5, 8, generator=generator) for _ in range(3))
-    impl = AttentionBackendEnum.TORCH_SDPA.get_class().get_impl_cls()()
-    expected = torch.softmax(q @ k.transpose(-1, -2) / 8**0.5, dim=-1) @ v
-    assert torch.allclose(impl.forward(q, k, v), expected, atol=1e-5)
+def test_torch_sdpa_computes_attention(environment):
+    """With torch installed, TorchSDPAImpl matches softmax(QK^T/sqrt(d))V (seeded inputs)."""
+    environment.require("torch")
+    script = textwrap.dedent(
+        """
+        import torch
+        import attn
+        generator = torch.Generator().manual_seed(0)
+        q, k, v = (torch.randn(1, 2, 5, 8, generator=generator) for _ in range(3))
+        impl = attn.AttentionBackendEnum.TORCH_SDPA.get_class().get_impl_cls()()
+        expected = torch.softmax(q @ k.transpose(-1, -2) / 8**0.5, dim=-1) @ v
+        print(torch.allclose(impl.forward(q, k, v), expected, atol=1e-5))
+        """
+    )
+    # The built-in TORCH_SDPA, whatever plugins the environment holds.
+    done = environment.run("-c", script, env={"ATTN_DISABLE_PLUGINS": "1"})
+    assert done.stdout == "True\n"
