@@ -36,7 +36,6 @@ same in a terminal, a pipe and a log. docs/cli.md records these choices.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 import sys
@@ -47,6 +46,7 @@ from ._common import (
     EXIT_OK,
     EXIT_PROBLEM,
     EXIT_USAGE,
+    SUMMARIES,
     Parser,
     ParserExit,
     UsageError,
@@ -69,9 +69,13 @@ _MODULES = {"list": "listing", "show": "show", "doctor": "doctor", "state": "sta
 _COMMANDS = tuple(_MODULES)
 
 
-def _parser() -> argparse.ArgumentParser:
-    from . import doctor, listing, show, state  # noqa: PLC0415
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with *command*, only that command's module is imported.
 
+    The other commands are declared by name and summary only, which is all
+    that parsing *command*'s arguments and ``attn --help`` read, so ``attn
+    list`` does not pay for importing ``doctor`` or ``state``.
+    """
     parser = Parser(
         prog="attn",
         description="List and diagnose attn's backends and the plugins that provide them.",
@@ -81,16 +85,26 @@ def _parser() -> argparse.ArgumentParser:
         "--version", action="store_true", help="print attn's version and the Python in use"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for command in (listing, show, doctor, state):
-        command.add_parser(sub)
+    for name in _COMMANDS:
+        if command is None or name == command:
+            importlib.import_module(f"{__name__}.{_MODULES[name]}").add_parser(sub)
+        else:
+            sub.add_parser(name, help=SUMMARIES[name])
     return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The command *argv* names: its first argument that is not an option."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def _check_command(argv: Sequence[str]) -> None:
     """Refuse an unknown command with attn's own message (argparse's varies by Python)."""
-    command = next((a for a in argv if not a.startswith("-")), None)
+    command = _command(argv)
     if command is None or command in _COMMANDS:
         return
+    import difflib  # noqa: PLC0415 - only for a mistyped command
+
     msg = f"unknown command {command!r}; the commands are: {', '.join(_COMMANDS)}"
     close = difflib.get_close_matches(command, _COMMANDS, n=1, cutoff=0.6)
     if close:
@@ -101,7 +115,7 @@ def _check_command(argv: Sequence[str]) -> None:
 def _run(argv: Sequence[str] | None, out: IO[str], err: IO[str]) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     _check_command(argv)
-    parser = _parser()
+    parser = _parser(_command(argv))
     args, extra = parser.parse_known_args(argv)
     if extra:
         # argparse blames the top-level parser; the arguments belong to the command.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import os
 import sys
 import textwrap
@@ -18,6 +17,14 @@ if TYPE_CHECKING:
 
 #: The width the human output is laid out for.
 WIDTH = 100
+
+#: Each command's one-line help, as ``attn --help`` lists it.
+SUMMARIES = {
+    "list": "the backends in effect and every plugin not in effect",
+    "show": "one backend in detail, with every claimant",
+    "doctor": "check installed plugins and print a fix for each problem",
+    "state": "save what every backend resolves to here, for 'attn doctor --against'",
+}
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1
@@ -107,6 +114,8 @@ def select(names: Sequence[str], prog: str) -> list[BackendEnumMeta]:
         if registry is None:
             valid = ", ".join(f"{r.__name__} ({group(r)})" for r in every)
             msg = f"unknown registry {name!r}; valid registries are: {valid}"
+            import difflib  # noqa: PLC0415 - only for a mistyped name
+
             close = difflib.get_close_matches(name, list(spellings), n=1, cutoff=0.6)
             if close:
                 msg += f". Did you mean {close[0]!r}?"

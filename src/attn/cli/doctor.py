@@ -7,12 +7,14 @@ saved by ``attn state save FILE`` (or ``attn.capture_state()``) elsewhere.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
+
+from attn.registry._records import Record, set_field
 
 from ._common import (
     EXIT_OK,
     EXIT_PROBLEM,
+    SUMMARIES,
     Style,
     UsageError,
     group,
@@ -41,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """Declare ``attn doctor`` and its arguments."""
     parser = sub.add_parser(
         "doctor",
-        help="check installed plugins and print a fix for each problem",
+        help=SUMMARIES["doctor"],
         description="Check the installed plugins and attn's environment variables; print "
         "one finding per problem with its fix. Exit 1 when a problem is found.",
     )
@@ -59,13 +61,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Checked:
+class _Checked(Record):
     """What doctor found in one registry."""
+
+    __slots__ = ("findings", "registry", "result")
 
     registry: BackendEnumMeta
     result: DiscoveryResult
     findings: tuple[Finding, ...]
+
+    def __init__(
+        self, registry: BackendEnumMeta, result: DiscoveryResult, findings: tuple[Finding, ...]
+    ) -> None:
+        """Hold what doctor found in *registry*."""
+        set_field(self, "registry", registry)
+        set_field(self, "result", result)
+        set_field(self, "findings", findings)
 
 
 def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterator[Finding]:

@@ -8,6 +8,7 @@ from typing import IO, TYPE_CHECKING
 from ._common import (
     EXIT_OK,
     EXIT_PROBLEM,
+    SUMMARIES,
     WIDTH,
     Style,
     available,
@@ -38,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """Declare ``attn list`` and its arguments."""
     parser = sub.add_parser(
         "list",
-        help="the backends in effect and every plugin not in effect",
+        help=SUMMARIES["list"],
         description="One table per registry: every backend in effect, then every "
         "discovered plugin that is not in effect, with its status and reason.",
     )

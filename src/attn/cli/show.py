@@ -7,6 +7,7 @@ from typing import IO, TYPE_CHECKING
 from ._common import (
     EXIT_OK,
     EXIT_PROBLEM,
+    SUMMARIES,
     Style,
     either,
     host_label,
@@ -30,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """Declare ``attn show`` and its arguments."""
     parser = sub.add_parser(
         "show",
-        help="one backend in detail, with every claimant",
+        help=SUMMARIES["show"],
         description="One backend in every registry that has it: its path, origin, built-in "
         "default, kernel availability and every plugin that claims its name.",
     )

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import IO, TYPE_CHECKING
 
-from ._common import EXIT_OK, UsageError, plugin_output_to, plural, version_label
+from ._common import EXIT_OK, SUMMARIES, UsageError, plugin_output_to, plural, version_label
 
 if TYPE_CHECKING:
     import argparse
@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """Declare ``attn state save FILE``."""
     parser = sub.add_parser(
         "state",
-        help="save what every backend resolves to here, for 'attn doctor --against'",
+        help=SUMMARIES["state"],
         description="Save the resolved backends of this environment (every name: origin, "
         "path, distribution and version) as JSON, to compare another node with it using "
         "'attn doctor --against FILE'.",
