@@ -154,19 +154,17 @@ def _suggestions(name: str, reports: Sequence[RegistryReport]) -> list[str]:
 
 def _with_kernel(registry: BackendEnumMeta, report: RegistryReport, name: str) -> RegistryReport:
     """*report* with the kernel of plugin backend *name* read from its class (loaded already)."""
-    from dataclasses import replace  # noqa: PLC0415
-
     from attn.registry.listing import _availability  # noqa: PLC0415
 
     rows = []
     for row in report.backends:
         if row.name == name and row.origin == "plugin" and row.status == "ok":
             found = _availability(registry.lookup(name).get_class())  # type: ignore[attr-defined]
-            row = replace(  # noqa: PLW2901 - the row, with its kernel filled in
-                row, available=found.available, requires=found.requires, missing=found.missing
+            row = row.replace(  # noqa: PLW2901 - the row, with its kernel filled in
+                available=found.available, requires=found.requires, missing=found.missing
             )
         rows.append(row)
-    return replace(report, backends=tuple(rows))
+    return report.replace(backends=tuple(rows))
 
 
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:

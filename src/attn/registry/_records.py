@@ -55,6 +55,10 @@ class Record:
         msg = f"{type(self).__name__} is immutable"
         raise AttributeError(msg)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Pickle by fields: the default protocol would set them with setattr.
+        return (_rebuild, (type(self), self._fields()))
+
     def replace(self, **changes: object) -> Self:
         """A copy with *changes* applied to the named fields."""
         new = object.__new__(type(self))
@@ -64,6 +68,14 @@ class Record:
             msg = f"{type(self).__name__} has no field {', '.join(changes)}"
             raise TypeError(msg)
         return new
+
+
+def _rebuild(cls: type[Record], fields: tuple[object, ...]) -> Record:
+    """The record of type *cls* with *fields*, in ``__slots__`` order (for pickle)."""
+    new = object.__new__(cls)
+    for name, value in zip(cls.__slots__, fields, strict=True):
+        object.__setattr__(new, name, value)
+    return new
 
 
 #: Sets a field of a :class:`Record` in its ``__init__``.

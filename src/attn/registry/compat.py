@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
 from ._metadata import canonical_name
+from ._records import Record, set_field
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -18,9 +18,10 @@ __all__ = ["HostRequirement", "check_host_requirement"]
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class HostRequirement:
+class HostRequirement(Record):
     """What one distribution says about the host, and the verdict on it."""
+
+    __slots__ = ("declared", "problem", "requirements")
 
     declared: bool
     """Some ``Requires-Dist`` names the host, whatever its marker."""
@@ -28,6 +29,17 @@ class HostRequirement:
     """The ``Requires-Dist`` strings that name the host, as written."""
     problem: str | None
     """Why the installed host does not satisfy them, or ``None``."""
+
+    def __init__(
+        self,
+        declared: bool,
+        requirements: tuple[str, ...],
+        problem: str | None,
+    ) -> None:
+        """Hold the verdict on one distribution's host requirement."""
+        set_field(self, "declared", declared)
+        set_field(self, "requirements", requirements)
+        set_field(self, "problem", problem)
 
 
 # The name at the head of a PEP 508 requirement; whatever follows it (extras,

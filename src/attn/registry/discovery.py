@@ -15,7 +15,6 @@ import functools
 import os
 import re
 from collections import defaultdict
-from dataclasses import dataclass, replace
 from os.path import realpath
 from typing import TYPE_CHECKING, final
 
@@ -26,6 +25,7 @@ from ._metadata import (
     canonical_name,
     scan,
 )
+from ._records import Record, set_field
 from .compat import check_host_requirement
 from .errors import InvalidPathError
 from .paths import ClassPath, parse_path
@@ -53,14 +53,23 @@ _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class Conflict:
+class Conflict(Record):
     """Several distributions claim one backend name; the first one is used."""
+
+    __slots__ = ("claimants", "keep", "name")
 
     name: str
     claimants: tuple[PluginRecord, ...]
-    keep: tuple[str, ...] = ()
+    keep: tuple[str, ...]
     """Every plugin distribution of the host that is in effect now (all groups)."""
+
+    def __init__(
+        self, name: str, claimants: tuple[PluginRecord, ...], keep: tuple[str, ...] = ()
+    ) -> None:
+        """Hold one conflict over *name*."""
+        set_field(self, "name", name)
+        set_field(self, "claimants", claimants)
+        set_field(self, "keep", keep)
 
     @property
     def within_one_distribution(self) -> bool:
@@ -123,9 +132,19 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class DiscoveryResult:
+class DiscoveryResult(Record):
     """What one discovery found for one group."""
+
+    __slots__ = (
+        "conflicts",
+        "findings",
+        "group",
+        "host_version",
+        "misgrouped",
+        "plugins",
+        "plugins_disabled",
+        "unreadable",
+    )
 
     group: str
     host_version: str | None
@@ -133,11 +152,32 @@ class DiscoveryResult:
     conflicts: tuple[Conflict, ...]
     findings: tuple[Finding, ...]
     plugins_disabled: bool
-    misgrouped: tuple[tuple[str, str, str], ...] = ()
+    misgrouped: tuple[tuple[str, str, str], ...]
     """``(name, distribution label, group)`` of entry points declared in a group that
     looks like a typo of this one (not read; messages about an unknown name cite them)."""
-    unreadable: tuple[Finding, ...] = ()
+    unreadable: tuple[Finding, ...]
     """What could not be read at all (the listing's note); also in :attr:`findings`."""
+
+    def __init__(  # noqa: PLR0917 - one argument per field
+        self,
+        group: str,
+        host_version: str | None,
+        plugins: tuple[PluginRecord, ...],
+        conflicts: tuple[Conflict, ...],
+        findings: tuple[Finding, ...],
+        plugins_disabled: bool,
+        misgrouped: tuple[tuple[str, str, str], ...] = (),
+        unreadable: tuple[Finding, ...] = (),
+    ) -> None:
+        """Hold what one discovery found."""
+        set_field(self, "group", group)
+        set_field(self, "host_version", host_version)
+        set_field(self, "plugins", plugins)
+        set_field(self, "conflicts", conflicts)
+        set_field(self, "findings", findings)
+        set_field(self, "plugins_disabled", plugins_disabled)
+        set_field(self, "misgrouped", misgrouped)
+        set_field(self, "unreadable", unreadable)
 
     @property
     def used(self) -> tuple[PluginRecord, ...]:
@@ -440,12 +480,11 @@ def resolve_conflicts(
         for loser in ordered[1:]:
             why = _why(winner, loser, controls)
             reasons.append(why)
-            replaced[id(loser)] = replace(
-                loser,
+            replaced[id(loser)] = loser.replace(
                 status="shadowed",
                 reason=f"{name!r} is also provided by {winner.origin_label}, which wins ({why})",
             )
-        replaced[id(winner)] = replace(winner, won_because=", ".join(dict.fromkeys(reasons)))
+        replaced[id(winner)] = winner.replace(won_because=", ".join(dict.fromkeys(reasons)))
         conflicts.append(Conflict(name, tuple(ordered)))
     resolved = tuple(replaced.get(id(p), p) for p in plugins)
     final_conflicts = tuple(
@@ -645,7 +684,7 @@ def discover(  # noqa: C901 - the pipeline, step by step
             if controls.allows(d.name) and not any(ep.group == group for ep in d.entry_points)
         }
         keep = tuple(sorted(here | elsewhere, key=canonical_name))
-        conflicts = tuple(replace(c, keep=keep) for c in conflicts)
+        conflicts = tuple(c.replace(keep=keep) for c in conflicts)
     unreadable = unreadable_findings(records)
     found = [
         *findings,

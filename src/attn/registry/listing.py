@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import sys
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
+from ._records import Record, set_field
 from .enum import _entry_or_default, _get_class, valid_names
 from .errors import AttnError, BackendLoadError
 from .loading import describe, passes_through
@@ -22,14 +22,27 @@ __all__ = ["build_report", "one_line"]
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class _Availability:
+class _Availability(Record):
+    __slots__ = ("available", "missing", "problem", "requires")
+
     available: bool | None
     """``None``: cannot tell."""
-    requires: tuple[str, ...] = ()
-    missing: tuple[str, ...] = ()
-    problem: str | None = None
+    requires: tuple[str, ...]
+    missing: tuple[str, ...]
+    problem: str | None
     """Why the class's ``requires`` or ``missing_requirements()`` failed."""
+
+    def __init__(
+        self,
+        available: bool | None,
+        requires: tuple[str, ...] = (),
+        missing: tuple[str, ...] = (),
+        problem: str | None = None,
+    ) -> None:
+        set_field(self, "available", available)
+        set_field(self, "requires", requires)
+        set_field(self, "missing", missing)
+        set_field(self, "problem", problem)
 
 
 _UNKNOWN = _Availability(None)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import importlib
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
+from ._records import Record, set_field
 from .errors import BackendInterfaceError, BackendLoadError
 
 if TYPE_CHECKING:
@@ -57,9 +57,10 @@ def _shown(value: object, width: int = 60) -> str:
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class LoadContext:
+class LoadContext(Record):
     """Who a path belongs to, so a failure can say so."""
+
+    __slots__ = ("backend", "distribution", "fix", "noun", "registry", "source", "version")
 
     backend: str
     registry: str
@@ -67,8 +68,27 @@ class LoadContext:
     source: str
     """How messages name where the path came from, e.g. ``acc-foo 1.0``."""
     fix: str
-    distribution: str | None = None
-    version: str | None = None
+    distribution: str | None
+    version: str | None
+
+    def __init__(  # noqa: PLR0917 - one argument per field
+        self,
+        backend: str,
+        registry: str,
+        noun: str,
+        source: str,
+        fix: str,
+        distribution: str | None = None,
+        version: str | None = None,
+    ) -> None:
+        """Hold who a path belongs to."""
+        set_field(self, "backend", backend)
+        set_field(self, "registry", registry)
+        set_field(self, "noun", noun)
+        set_field(self, "source", source)
+        set_field(self, "fix", fix)
+        set_field(self, "distribution", distribution)
+        set_field(self, "version", version)
 
 
 def _fail(

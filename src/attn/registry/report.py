@@ -1,14 +1,16 @@
 """The records that discovery produces and listing, JSON and doctor render.
 
-They are frozen and hold plain values only, so one discovery can be rendered
+They are immutable (plain classes with ``__slots__``, not dataclasses, which
+``attn list`` would pay for importing) and hold plain values only, so one discovery can be rendered
 as a table, as JSON (:meth:`RegistryReport.to_json`) or as doctor findings
 without anything being recomputed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias, final, get_args
+
+from ._records import Record, set_field
 
 if TYPE_CHECKING:
     from .paths import ClassPath
@@ -50,9 +52,23 @@ PROBLEM_KINDS: frozenset[FindingKind] = frozenset(get_args(FindingKind)) - NOTE_
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class PluginRecord:
+class PluginRecord(Record):
     """One discovered entry point of a registry's group, with its verdict."""
+
+    __slots__ = (
+        "distribution",
+        "distribution_key",
+        "distribution_version",
+        "location",
+        "name",
+        "path",
+        "path_index",
+        "reason",
+        "requirements",
+        "status",
+        "value",
+        "won_because",
+    )
 
     name: str
     value: str
@@ -70,8 +86,37 @@ class PluginRecord:
     reason: str | None
     path: ClassPath | None
     """The parsed value, when it is valid."""
-    won_because: str | None = None
+    won_because: str | None
     """For the winner of a conflict: why it won (not in the JSON)."""
+
+    def __init__(  # noqa: PLR0917 - one argument per field
+        self,
+        name: str,
+        value: str,
+        distribution: str,
+        distribution_key: str,
+        distribution_version: str | None,
+        location: str,
+        path_index: int,
+        requirements: tuple[str, ...],
+        status: PluginStatus,
+        reason: str | None,
+        path: ClassPath | None,
+        won_because: str | None = None,
+    ) -> None:
+        """Hold one entry point and its verdict."""
+        set_field(self, "name", name)
+        set_field(self, "value", value)
+        set_field(self, "distribution", distribution)
+        set_field(self, "distribution_key", distribution_key)
+        set_field(self, "distribution_version", distribution_version)
+        set_field(self, "location", location)
+        set_field(self, "path_index", path_index)
+        set_field(self, "requirements", requirements)
+        set_field(self, "status", status)
+        set_field(self, "reason", reason)
+        set_field(self, "path", path)
+        set_field(self, "won_because", won_because)
 
     @property
     def origin_label(self) -> str:
@@ -93,15 +138,23 @@ class PluginRecord:
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(Record):
     """Something about the environment that a user should know, with its fix."""
+
+    __slots__ = ("fix", "kind", "message", "subject")
 
     kind: FindingKind
     subject: str
     """The backend or distribution the finding is about."""
     message: str
     fix: str
+
+    def __init__(self, kind: FindingKind, subject: str, message: str, fix: str) -> None:
+        """Hold one finding and its fix."""
+        set_field(self, "kind", kind)
+        set_field(self, "subject", subject)
+        set_field(self, "message", message)
+        set_field(self, "fix", fix)
 
     @property
     def is_problem(self) -> bool:
@@ -110,9 +163,25 @@ class Finding:
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class BackendRow:
+class BackendRow(Record):
     """One backend in effect in a registry."""
+
+    __slots__ = (
+        "available",
+        "default_path",
+        "distribution",
+        "distribution_version",
+        "loaded_available",
+        "missing",
+        "name",
+        "origin",
+        "overridden",
+        "path",
+        "reason",
+        "registered_by",
+        "requires",
+        "status",
+    )
 
     name: str
     path: str | None
@@ -125,15 +194,48 @@ class BackendRow:
     reason: str | None
     available: bool | None
     requires: tuple[str, ...]
-    registered_by: str | None = None
+    registered_by: str | None
     """For a runtime registration, the module that made it."""
-    missing: tuple[str, ...] = ()
+    missing: tuple[str, ...]
     """The entries of :attr:`requires` that are not installed."""
-    loaded_available: bool | None = None
+    loaded_available: bool | None
     """With ``--load``: availability as the imported class reports it (plugins too).
 
     Not in the JSON, where ``--load`` changes only ``status`` and ``reason``.
     """
+
+    def __init__(  # noqa: PLR0917 - one argument per field
+        self,
+        name: str,
+        path: str | None,
+        default_path: str | None,
+        origin: Origin,
+        overridden: bool,
+        distribution: str | None,
+        distribution_version: str | None,
+        status: BackendStatus,
+        reason: str | None,
+        available: bool | None,
+        requires: tuple[str, ...],
+        registered_by: str | None = None,
+        missing: tuple[str, ...] = (),
+        loaded_available: bool | None = None,
+    ) -> None:
+        """Hold one backend's row."""
+        set_field(self, "name", name)
+        set_field(self, "path", path)
+        set_field(self, "default_path", default_path)
+        set_field(self, "origin", origin)
+        set_field(self, "overridden", overridden)
+        set_field(self, "distribution", distribution)
+        set_field(self, "distribution_version", distribution_version)
+        set_field(self, "status", status)
+        set_field(self, "reason", reason)
+        set_field(self, "available", available)
+        set_field(self, "requires", requires)
+        set_field(self, "registered_by", registered_by)
+        set_field(self, "missing", missing)
+        set_field(self, "loaded_available", loaded_available)
 
     def to_json(self) -> dict[str, object]:
         """The row of ``backends`` in ``attn list --json``."""
@@ -153,9 +255,23 @@ class BackendRow:
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class RegistryReport:
+class RegistryReport(Record):
     """Everything known about one registry: backends in effect, plugins, findings."""
+
+    __slots__ = (
+        "backends",
+        "disable_variable",
+        "findings",
+        "group",
+        "host",
+        "host_version",
+        "misgrouped",
+        "noun",
+        "plugins",
+        "plugins_disabled",
+        "registry",
+        "unreadable",
+    )
 
     registry: str
     group: str
@@ -166,14 +282,43 @@ class RegistryReport:
     plugins_disabled: bool
     """Discovery was turned off (``<PREFIX>_DISABLE_PLUGINS``)."""
     disable_variable: str
-    host: str | None = None
+    host: str | None
     """The host distribution's name (``attn``), which provides the built-ins."""
-    host_version: str | None = None
+    host_version: str | None
     """The installed host distribution's version, if its metadata was found."""
-    misgrouped: tuple[tuple[str, str, str], ...] = ()
+    misgrouped: tuple[tuple[str, str, str], ...]
     """``(name, distribution label, group)`` declared in a group that looks like a typo."""
-    unreadable: tuple[Finding, ...] = ()
+    unreadable: tuple[Finding, ...]
     """Metadata that could not be read at all (also among :attr:`findings`)."""
+
+    def __init__(  # noqa: PLR0917 - one argument per field
+        self,
+        registry: str,
+        group: str,
+        noun: str,
+        backends: tuple[BackendRow, ...],
+        plugins: tuple[PluginRecord, ...],
+        findings: tuple[Finding, ...],
+        plugins_disabled: bool,
+        disable_variable: str,
+        host: str | None = None,
+        host_version: str | None = None,
+        misgrouped: tuple[tuple[str, str, str], ...] = (),
+        unreadable: tuple[Finding, ...] = (),
+    ) -> None:
+        """Hold everything known about one registry."""
+        set_field(self, "registry", registry)
+        set_field(self, "group", group)
+        set_field(self, "noun", noun)
+        set_field(self, "backends", backends)
+        set_field(self, "plugins", plugins)
+        set_field(self, "findings", findings)
+        set_field(self, "plugins_disabled", plugins_disabled)
+        set_field(self, "disable_variable", disable_variable)
+        set_field(self, "host", host)
+        set_field(self, "host_version", host_version)
+        set_field(self, "misgrouped", misgrouped)
+        set_field(self, "unreadable", unreadable)
 
     def to_json(self) -> dict[str, object]:
         """The registry object of ``attn list --json``."""

@@ -1,0 +1,63 @@
+"""``attn list``: what the command costs a process once the discovery cache is warm."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+#: Modules a warm ``attn list --json`` does without: the other commands, the
+#: cold pipeline's record and matching machinery, and the metadata readers.
+LIST_FORBIDDEN = (
+    "attn.cli.doctor",
+    "attn.cli.show",
+    "attn.cli.state",
+    "dataclasses",
+    "inspect",
+    "difflib",
+    "packaging",
+    "importlib.metadata",
+    "email",
+    "zipfile",
+    "pathlib",
+)
+
+LIST_SCRIPT = """
+import os, sys
+sys.path.insert(0, {site!r})
+from attn.cli import main
+out, sys.stdout = sys.stdout, open(os.devnull, "w", encoding="utf-8")
+status = main(["list", "--json"])
+sys.stdout = out
+print(status, " ".join(m for m in {forbidden!r} if m in sys.modules))
+"""
+
+
+def test_warm_list_json_imports_only_what_listing_needs(site, runtime, tmp_path):
+    """With the cache warm, ``attn list --json`` imports no other command and no dataclasses."""
+    site.dist("attn-acme", entry_points={"attn.backends": {"FLASH_ATTN": "acme.m:B"}})
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    when = time.time() - 3600  # installed a while ago: the cache may trust the folders
+    for path in (site.root, *site.root.rglob("*"), cwd, runtime.site):
+        os.utime(path, (when, when))
+    code = LIST_SCRIPT.format(site=str(site.root), forbidden=LIST_FORBIDDEN)
+
+    def imported() -> list[str]:
+        # -I: no PYTHON* variables, no user site, no script folder: only what attn imports.
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", code],
+            cwd=cwd,
+            env={"XDG_CACHE_HOME": str(tmp_path / "xdg"), "PATH": os.environ.get("PATH", "")},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        return done.stdout.split()
+
+    cold = imported()  # the first process scans: the pipeline and packaging load
+    assert cold[0] == "0"
+    assert "packaging" in cold
+    assert imported() == ["0"]
