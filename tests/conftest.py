@@ -128,8 +128,6 @@ def _with_requirements(names: Sequence[str]) -> list[Distribution]:
 _ORIGINAL_PATH = tuple(sys.path)
 _ORIGINAL_EXECUTABLE = sys.executable
 _STDLIB = tuple(_stdlib_entries(_ORIGINAL_PATH))
-#: The suite's own module folders (pytest puts them on sys.path); they hold no metadata.
-_SUITE = tuple(e for e in _ORIGINAL_PATH if e and _is_under(Path(e).resolve(), TESTS))
 
 
 @dataclass(frozen=True)
@@ -169,7 +167,9 @@ def _isolated(request: pytest.FixtureRequest, tmp_path: Path, runtime: Runtime) 
     and run everything else in a throwaway virtualenv of their own.
     """
     saved_path = sys.path[:]
-    sys.path[:] = [*_SUITE, str(runtime.site), *_STDLIB]
+    # The suite's own module folders (pytest adds them as it collects): no metadata there.
+    suite = [e for e in saved_path if e and _is_under(Path(e).resolve(), TESTS)]
+    sys.path[:] = [*suite, str(runtime.site), *_STDLIB]
     importlib.invalidate_caches()
     with pytest.MonkeyPatch.context() as patch:
         if request.node.get_closest_marker("integration") is None:

@@ -113,6 +113,13 @@ class Run:
 
 
 _TEMP = tempfile.gettempdir()
+#: Code that stays imported: attn itself and the suite's own modules (a checkout
+#: may sit under the temporary folder) and the suite's runtime site-packages.
+_KEEP = (
+    str(Path(attn.__file__).resolve().parent),
+    str(Path(__file__).resolve().parents[1]),
+    "site-packages",
+)
 
 
 def fresh() -> None:
@@ -121,7 +128,8 @@ def fresh() -> None:
     for registry in REGISTRIES:
         state_of(registry).reset()
     for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(_TEMP):
+        file = getattr(module, "__file__", None) or ""
+        if file.startswith(_TEMP) and not any(keep in file for keep in _KEEP):
             del sys.modules[name]
 
 
