@@ -5,18 +5,21 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import json
+import random
+import re
 import sys
 
 import pytest
 
 import attn
+from attn.registry import discovery
 from attn.registry.discovery import (
     looks_like_typo,
     parse_entry_point_value,
     resolve_conflicts,
 )
 from attn.registry.errors import InvalidPathError
-from attn.registry.paths import ClassPath
+from attn.registry.paths import ClassPath, parse_path
 from attn.registry.report import Finding, PluginRecord
 
 #: attn's installed version, as messages quote it.
@@ -738,3 +741,56 @@ def test_testing_sites_limit_plugins_to_their_folders(sites, run_discovery, monk
     assert run_discovery().plugins == ()
     monkeypatch.delenv("_ATTN_TESTING_SITES")
     assert [p.name for p in run_discovery().plugins] == ["FLASH_ATTN", "VENDOR"]
+
+
+# -- the hand-written matchers agree with the patterns they stand for ----------
+
+_VALUE_RE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+_SEPARATORS_RE = re.compile(r"[-_.\s]+")
+_ALPHABET = "aZ_.:9 [],-\t\u00e9\u0663x"
+
+
+def _corpus(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)  # noqa: S311 - reproducible, not secret
+    texts = ["", ":", "a:", ":b", "a:b", "a.b:c.d", " a : b ", "a:b [x]", "a:b:c", "\u00e9:x"]
+    texts += [
+        "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(1, 9))) for _ in range(count)
+    ]
+    return texts
+
+
+def _by_pattern(value: str) -> str | None:
+    match = _VALUE_RE.match(value.strip())
+    if match is None or match.group("attr") is None:
+        return None
+    return f"{match.group('module')}:{match.group('attr')}"
+
+
+def _by_parser(value: str) -> str | None:
+    try:
+        path = discovery.parse_entry_point_value(value)
+    except InvalidPathError:
+        return None
+    return f"{path.module}:{path.qualname}"
+
+
+def test_entry_point_values_are_read_as_the_standard_library_pattern_reads_them():
+    """Plain ``module:attr`` values skip the pattern and give what it gives."""
+    for value in _corpus(4000, seed=7):
+        expected = _by_pattern(value)
+        if expected is not None:
+            try:
+                path = parse_path(expected)
+            except InvalidPathError:
+                expected = None
+            else:
+                expected = f"{path.module}:{path.qualname}"
+        assert _by_parser(value) == expected, repr(value)
+
+
+def test_group_separators_are_squashed_as_the_pattern_squashes_them():
+    """Typo detection's hand-written separator rules equal ``[-_.\\s]+``."""
+    for group in _corpus(4000, seed=11):
+        assert discovery._squashed(group) == _SEPARATORS_RE.sub("", group.lower()), repr(group)
+        head = group.split(".", 1)[0] if "." in group else _SEPARATORS_RE.split(group, 1)[0]
+        assert discovery._project(group) == head.lower(), repr(group)

@@ -40,7 +40,6 @@ import importlib
 import os
 import sys
 import warnings
-from typing import IO, TYPE_CHECKING
 
 from ._common import (
     EXIT_OK,
@@ -53,9 +52,13 @@ from ._common import (
     version_label,
 )
 
+# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from typing import IO
 
 __all__ = ["main"]
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-import textwrap
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+
+# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    import contextlib
     from collections.abc import Sequence
+    from typing import IO, Any, NoReturn
 
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import BackendRow, RegistryReport
@@ -172,6 +174,8 @@ class Style:
 
 def wrap(text: str, indent: str, *, first: str | None = None) -> str:
     """*text* wrapped to :data:`WIDTH`, indented; words are never broken."""
+    import textwrap  # noqa: PLC0415 - attn list --json wraps nothing
+
     return textwrap.fill(
         " ".join(text.split()),
         width=WIDTH,
@@ -233,6 +237,8 @@ def available(row: BackendRow) -> str:
 
 def plugin_output_to(err: IO[str]) -> contextlib.AbstractContextManager[object]:
     """While plugin code may run (``--load``), its prints go to stderr, never into the output."""
+    import contextlib  # noqa: PLC0415 - only where plugin code may run
+
     return contextlib.redirect_stdout(err)
 
 

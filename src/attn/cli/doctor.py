@@ -7,7 +7,6 @@ saved by ``attn state save FILE`` (or ``attn.capture_state()``) elsewhere.
 from __future__ import annotations
 
 import json
-from typing import IO, TYPE_CHECKING
 
 from attn.registry._records import Record, set_field
 
@@ -25,9 +24,13 @@ from ._common import (
     wrap,
 )
 
+# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterator, Sequence
+    from typing import IO
 
     from attn.registry.discovery import DiscoveryResult
     from attn.registry.enum import BackendEnumMeta

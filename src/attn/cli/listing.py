@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import IO, TYPE_CHECKING
 
 from ._common import (
     EXIT_OK,
@@ -20,9 +19,13 @@ from ._common import (
     wrap,
 )
 
+# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from typing import IO
 
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import RegistryReport
@@ -155,6 +158,12 @@ def _selection_label(registry: BackendEnumMeta) -> str | None:
     return f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
 
 
+def _attn_version(reports: Sequence[RegistryReport]) -> str:
+    """The installed attn: the version the plugins were checked against, if discovery read it."""
+    scanned = (r.host_version for r in reports if r.host == "attn" and r.host_version)
+    return next(scanned, None) or version_label()
+
+
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print the listing of the registries *args* name; return the exit code."""
     from attn.registry import build_report  # noqa: PLC0415
@@ -164,7 +173,7 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         reports = [build_report(r, load=args.load) for r in registries]
     if args.json:
         payload = {
-            "attn_version": version_label(),
+            "attn_version": _attn_version(reports),
             # Not in the contract's schema; consumers ignore fields they do not know.
             "controls": registries[0]._attn_state.controls().to_json(),
             "registries": [r.to_json() for r in reports],

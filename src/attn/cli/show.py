@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import IO, TYPE_CHECKING
-
 from ._common import (
     EXIT_OK,
     EXIT_PROBLEM,
@@ -17,9 +15,13 @@ from ._common import (
     wrap,
 )
 
+# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from typing import IO
 
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import BackendRow, PluginRecord, RegistryReport

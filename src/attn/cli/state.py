@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO, TYPE_CHECKING
 
 from ._common import EXIT_OK, SUMMARIES, UsageError, plugin_output_to, plural, version_label
 
+# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
     import argparse
+    from typing import IO
 
     from attn.registry.workers import WorkerState
 

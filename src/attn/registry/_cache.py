@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     ErrorData = tuple[str, tuple[str, ...]]
     Stamp = tuple[int, int, int] | None
 
-__all__ = ["HostScan", "Outcome", "forget", "host_scan", "shared_records"]
+__all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
 FORMAT = 1
 """Bumped whenever the layout of the file changes."""
@@ -246,7 +246,7 @@ class HostScan:
             return
         from .compat import verdicts_for  # noqa: PLC0415 - the cold path only
 
-        kept = _kept(self.records())
+        kept = self.records()
         self._verdicts = verdicts_for(r.metadata.requires for r in kept if r.metadata)
         data = (
             FORMAT,
@@ -411,7 +411,7 @@ def _scan_stamps(
     """Stamps of everything the cache depends on, and whether all of them may be trusted."""
     paths = list(dict.fromkeys(_resolved_path()))
     paths += [os.path.join(_HERE, f"{name}.py") for name in _SOURCES]
-    for record in _kept(records):
+    for record in records:
         paths.extend(_metadata_files(record))
     stamps = tuple((path, _stamp(path)) for path in dict.fromkeys(paths))
     # A file modified in the same clock tick as the scan may change again
@@ -464,25 +464,14 @@ def host_scan(
             found = None
     if found is None:
         started = time.time_ns()
-        records = scan()
+        # Only what the pipeline uses, as a cache hit gives it: the same input both ways.
+        records = _kept(scan())
         stamps, trusted = _scan_stamps(records, started)
         found = HostScan(
             host_key, ordered, key, stamps, records, None, (), {}, file, writable=trusted
         )
     _SHARED[host_key] = (process_key, found)
     return found
-
-
-def shared_records(
-    host: str,
-    groups: Iterable[str],
-    scan: Callable[[], tuple[DistributionRecord, ...]],
-    *,
-    prefix: str,
-    fresh: bool = False,
-) -> tuple[DistributionRecord, ...]:
-    """The records of :func:`host_scan`."""
-    return host_scan(host, groups, scan, prefix=prefix, fresh=fresh).records()
 
 
 def forget(host: str | None = None) -> None:

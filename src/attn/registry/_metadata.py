@@ -203,7 +203,8 @@ def _key_from_folder(folder: str) -> str:
     return canonical_name(stem.split("-", 1)[0])
 
 
-def _key_of(location: str) -> str:
+def key_of(location: str) -> str:
+    """The canonical name of the copy whose metadata folder is *location*."""
     # A folder inside a zip file is named with a trailing slash; an egg's
     # EGG-INFO folder is named after the egg around it.
     folder = location.rstrip("/")
@@ -404,8 +405,11 @@ def assemble(
     wants_metadata: Callable[[EntryPointRecord], bool],
     also: Iterable[str],
     unreadable: Sequence[DistributionRecord] = (),
+    keys: list[str] | None = None,
 ) -> tuple[DistributionRecord, ...]:
     """Turn what a reader found into records, reading metadata only where it matters.
+
+    *keys*, when the reader has them, are the canonical names of *found*, in order.
 
     Metadata (name, version, requirements) is read for distributions that
     declare an entry point for which *wants_metadata* is true, for the
@@ -414,7 +418,8 @@ def assemble(
     an empty copy can be told from a good one.
     """
     # os.path, not pathlib: pathlib is a noticeable part of the import cost.
-    keys = [_key_of(copy[2]) for copy in found]
+    if keys is None:
+        keys = [key_of(copy[2]) for copy in found]
     wanted = set(also)
     seen: set[str] = set()
     for key in keys:

@@ -15,13 +15,14 @@ every entry on a platform whose paths are not POSIX paths.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from ._metadata import (
     EntryPointRecord,
     MetadataRecord,
     assemble,
+    canonical_name,
+    key_of,
     metadata_file_record,
     reference_entry,
     reference_scan,
@@ -38,22 +39,27 @@ if TYPE_CHECKING:
 __all__ = ["distribution_version", "fast_scan", "parse_headers", "standard_finders"]
 
 _SUFFIXES = (".dist-info", ".egg-info")
-_NORMALIZE = re.compile(r"[-_.]+")
-# email.feedparser.headerRE: a header line, an envelope line or a continuation.
-_HEADER_LINE = re.compile(r"(From |[\041-\071\073-\176]*:|[\t ])")
 _QUIET = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 """What ``Distribution.read_text`` treats as "no such file"."""
 
 
-def _join(root: str, child: str) -> str:
-    """``str(pathlib.Path(root, child))`` for a folder name *child*, without pathlib."""
+def _root(root: str) -> str:
+    """What ``str(pathlib.Path(root, child))`` puts before a folder name *child*, without pathlib.
+
+    ``_root(root) + child`` is that path: the parts of *root* without empty
+    and ``.`` parts, joined by ``/``, with pathlib's leading ``/`` or ``//``.
+    """
     if root.startswith("/"):
         prefix = "//" if root.startswith("//") and not root.startswith("///") else "/"
     else:
         prefix = ""
     parts = [part for part in root.split("/") if part and part != "."]
-    parts.append(child)
-    return prefix + "/".join(parts)
+    return prefix + "".join(part + "/" for part in parts)
+
+
+def _join(root: str, child: str) -> str:
+    """``str(pathlib.Path(root, child))`` for a folder name *child*, without pathlib."""
+    return _root(root) + child
 
 
 def _bytes(path: str) -> bytes:
@@ -66,6 +72,21 @@ def _bytes(path: str) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def _header_line(line: str) -> bool:
+    r"""Whether *line* is a header, an envelope (``From ``) line or a continuation.
+
+    email.feedparser's ``headerRE``, ``(From |[\041-\071\073-\176]*:|[\t ])``,
+    without :mod:`re`: before the first colon, printable ASCII other than space.
+    """
+    if line.startswith(("From ", "\t", " ")):
+        return True
+    colon = line.find(":")
+    if colon < 0:
+        return False
+    head = line[:colon]
+    return head.isascii() and head.isprintable() and " " not in head
 
 
 def _universal(text: str) -> str:
@@ -96,7 +117,7 @@ def parse_headers(text: str) -> list[tuple[str, str]]:  # noqa: C901 - email's r
         lines.append(parts[-1])
     block = []
     for line in lines:
-        if not _HEADER_LINE.match(line):
+        if not _header_line(line):
             break
         block.append(line)
     fields: list[tuple[str, str]] = []
@@ -179,7 +200,8 @@ def _entry_points_text(location: str) -> str | object | None:
     not UTF-8, a byte-order mark.
     """
     try:
-        text = _bytes(_join(location, "entry_points.txt")).decode("utf-8")
+        # location is a normalized path (_join's): appending is joining.
+        text = _bytes(location + "/entry_points.txt").decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError):
@@ -240,8 +262,11 @@ def _metadata_reader(location: str) -> Callable[[], MetadataRecord]:
     return lambda: _metadata(location)
 
 
-def _entry(index: int, entry: str) -> list[Found] | None:
-    """Every copy under one ``sys.path`` folder, or ``None`` to use the reference."""
+def _entry(index: int, entry: str, keys: list[str]) -> list[Found] | None:
+    """Every copy under one ``sys.path`` folder, or ``None`` to use the reference.
+
+    The canonical name of each copy is appended to *keys*, in the same order.
+    """
     if not isinstance(entry, str) or os.path.basename(entry).lower().endswith(".egg"):
         return None
     try:
@@ -257,15 +282,17 @@ def _entry(index: int, entry: str) -> list[Found] | None:
     for child in children:
         low = child.lower()
         if low.endswith(_SUFFIXES):
-            name = _NORMALIZE.sub("-", low.rpartition(".")[0].partition("-")[0])
-            by_name.setdefault(name, []).append(child)
+            key = canonical_name(low.rpartition(".")[0].partition("-")[0])
+            by_name.setdefault(key, []).append(child)
+    root = _root(entry)
     found: list[Found] = []
-    for group in by_name.values():
+    for key, group in by_name.items():
         for child in group:
-            location = _join(entry, child)
+            location = root + child
             read = _entry_points(location)
             eps, problem = _reference_entry_points(location) if read is None else read
             found.append((index, entry, location, eps, problem, _metadata_reader(location)))
+            keys.append(key)
     return found
 
 
@@ -279,14 +306,31 @@ def fast_scan(
     if os.sep != "/" or not standard_finders():
         return reference_scan(wants_metadata, also, entries)
     found: list[Found] = []
+    keys: list[str] = []
     unreadable: list[DistributionRecord] = []
     for index, entry in enumerate(entries):
-        copies = _entry(index, entry)
+        copies = _entry(index, entry, keys)
         if copies is None:
             copies, problems = reference_entry(index, entry)
             unreadable.extend(problems)
+            keys.extend(key_of(copy[2]) for copy in copies)
         found.extend(copies)
-    return assemble(found, wants_metadata, also, unreadable)
+    return assemble(found, wants_metadata, also, unreadable, keys)
+
+
+def _first_folder(children: Iterable[str], wanted: str) -> str | None:
+    """The first metadata folder among *children* of the distribution named *wanted*."""
+    # A folder of that name starts with its first letter, whatever the spelling.
+    starts = ("-", "_", ".") if wanted.startswith("-") else (wanted[:1],)
+    for child in children:
+        low = child.lower()
+        if (
+            low.startswith(starts)
+            and low.endswith(_SUFFIXES)
+            and canonical_name(low.rpartition(".")[0].partition("-")[0]) == wanted
+        ):
+            return child
+    return None
 
 
 def distribution_version(name: str) -> str | None:
@@ -297,7 +341,7 @@ def distribution_version(name: str) -> str | None:
     finder, a folder without a readable ``Version``), the standard library answers.
     """
     if os.sep == "/" and standard_finders():
-        wanted = _NORMALIZE.sub("-", name.lower())
+        wanted = canonical_name(name)
         for entry in sys.path:
             if not isinstance(entry, str) or os.path.basename(entry).lower().endswith(".egg"):
                 break
@@ -307,16 +351,7 @@ def distribution_version(name: str) -> str | None:
                 continue
             except OSError:
                 break
-            match = next(
-                (
-                    child
-                    for child in children
-                    if child.lower().endswith(_SUFFIXES)
-                    and _NORMALIZE.sub("-", child.lower().rpartition(".")[0].partition("-")[0])
-                    == wanted
-                ),
-                None,
-            )
+            match = _first_folder(children, wanted)
             if match is not None:
                 record = _metadata(_join(entry, match))
                 if record.problem is None and record.version:

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections import defaultdict
 from os.path import realpath
-from typing import TYPE_CHECKING, final
 
 from ._metadata import (
     UNREADABLE_KEY,
@@ -25,16 +23,22 @@ from ._metadata import (
     canonical_name,
     scan,
 )
-from ._records import Record, set_field
+from ._records import Record, final, set_field
 from .compat import check_host_requirement
 from .errors import InvalidPathError
 from .paths import ClassPath, parse_path
-from .report import Finding, PluginRecord, PluginStatus
+from .report import Finding, PluginRecord
+
+# Not typing.TYPE_CHECKING: neither a cold discovery nor a listing from the
+# cache imports typing (or re, which the patterns below load only when needed).
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterable, Sequence
 
     from .controls import Controls
+    from .report import PluginStatus
 
 __all__ = [
     "Conflict",
@@ -49,7 +53,16 @@ __all__ = [
 
 # importlib.metadata.EntryPoint.pattern, so values are read exactly as the
 # standard library reads them (extras allowed and ignored).
-_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+_VALUE_PATTERN = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
+#: What a plain ``module:attr`` value holds: it matches the pattern as it stands.
+_PLAIN_VALUE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+
+
+@functools.lru_cache(maxsize=1)
+def _value_pattern() -> re.Pattern[str]:
+    import re  # noqa: PLC0415 - only for a value that is not plain module:attr
+
+    return re.compile(_VALUE_PATTERN)
 
 
 @final
@@ -209,12 +222,15 @@ def parse_entry_point_value(value: str) -> ClassPath:
     Raises:
         InvalidPathError: the value has no ``module:attr`` form.
     """
-    match = _VALUE.match(value.strip())
-    if match is None:
-        raise InvalidPathError(value, "expected 'module:attr'")
-    if match.group("attr") is None:
-        raise InvalidPathError(value, "no attribute part; expected 'module:attr'")
-    return parse_path(f"{match.group('module')}:{match.group('attr')}")
+    module, colon, attr = value.strip().partition(":")
+    if not (colon and module and attr and _PLAIN_VALUE.issuperset(module + attr)):
+        match = _value_pattern().match(value.strip())
+        if match is None:
+            raise InvalidPathError(value, "expected 'module:attr'")
+        if match.group("attr") is None:
+            raise InvalidPathError(value, "no attribute part; expected 'module:attr'")
+        module, attr = match.group("module"), match.group("attr")
+    return parse_path(f"{module}:{attr}")
 
 
 def _editable_source(dist_info: str) -> str | None:
@@ -349,13 +365,21 @@ def deduplicate(  # noqa: C901, PLR0912 - one branch per kind of copy
     return tuple(sorted(chosen.values(), key=lambda r: order[id(r)])), tuple(findings)
 
 
-_SEPARATORS = re.compile(r"[-_.\s]+")
+def _separator(char: str) -> bool:
+    return char in "-_." or char.isspace()
+
+
+def _squashed(group: str) -> str:
+    """*group* without separators (``-``, ``_``, ``.``, white space), lower case."""
+    return "".join(char for char in group.lower() if not _separator(char))
 
 
 def _project(group: str) -> str:
     """The project a group belongs to: its part before the first dot (else the first separator)."""
-    head = group.split(".", 1)[0] if "." in group else _SEPARATORS.split(group, 1)[0]
-    return head.lower()
+    if "." in group:
+        return group.split(".", 1)[0].lower()
+    end = next((i for i, char in enumerate(group) if _separator(char)), len(group))
+    return group[:end].lower()
 
 
 def _one_edit_apart(a: str, b: str) -> bool:
@@ -411,7 +435,7 @@ def looks_like_typo(candidate: str, group: str) -> bool:
     """
     if candidate == group:
         return False
-    if _SEPARATORS.sub("", candidate.lower()) == _SEPARATORS.sub("", group.lower()):
+    if _squashed(candidate) == _squashed(group):
         return True
     if not _one_edit_apart(_project(candidate), _project(group)):
         return False

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING, final
 
-from ._records import Record, set_field
+from ._records import Record, final, set_field
 from .enum import _entry_or_default, _get_class, valid_names
 from .errors import AttnError, BackendLoadError
 from .loading import describe, passes_through
-from .report import BackendRow, BackendStatus, Finding, RegistryReport
+from .report import BackendRow, Finding, RegistryReport
+
+# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping
 
     from .enum import BackendEnumMeta
+    from .report import BackendStatus
     from .table import Entry
 
 __all__ = ["build_report", "one_line"]

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import TYPE_CHECKING, final
 
-from ._records import Record, set_field
+from ._records import Record, final, set_field
 from .errors import BackendInterfaceError, BackendLoadError
+
+# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from .paths import ClassPath

@@ -8,12 +8,36 @@ without anything being recomputed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, TypeAlias, final, get_args
+from ._records import Record, final, set_field
 
-from ._records import Record, set_field
+# Not typing.TYPE_CHECKING: listing from the discovery cache must not import
+# typing. The Literal aliases below exist for the type checker, and at run time
+# on first use (module __getattr__), built from the tuples that follow.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import Literal, TypeAlias
+
     from .paths import ClassPath
+
+    Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
+    BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
+    PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]
+    FindingKind: TypeAlias = Literal[
+        "invalid",
+        "incompatible",
+        "shadowed",
+        "preferred",
+        "undeclared-requirement",
+        "typo-group",
+        "empty-metadata",
+        "unreadable-metadata",
+        "duplicate-metadata",
+        "unmatched-selection",
+        "case-collision",
+        "load-failure",
+        "registered-by-plugin",
+    ]
 
 __all__ = [
     "BackendRow",
@@ -26,10 +50,7 @@ __all__ = [
     "RegistryReport",
 ]
 
-Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
-BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
-PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]
-FindingKind: TypeAlias = Literal[
+_FINDING_KINDS: tuple[FindingKind, ...] = (
     "invalid",
     "incompatible",
     "shadowed",
@@ -43,12 +64,35 @@ FindingKind: TypeAlias = Literal[
     "case-collision",
     "load-failure",
     "registered-by-plugin",
-]
+)
+
+#: The values of each Literal alias, in the order the aliases list them.
+_VALUES: dict[str, tuple[str, ...]] = {
+    "Origin": ("builtin", "plugin", "runtime"),
+    "BackendStatus": ("ok", "unregistered", "broken"),
+    "PluginStatus": ("used", "incompatible", "shadowed", "invalid", "disabled"),
+    "FindingKind": _FINDING_KINDS,
+}
 
 #: Kinds that are worth knowing but do not make ``doctor`` fail.
 NOTE_KINDS: frozenset[FindingKind] = frozenset({"case-collision", "preferred"})
 #: Kinds that make ``doctor`` exit 1: every other kind.
-PROBLEM_KINDS: frozenset[FindingKind] = frozenset(get_args(FindingKind)) - NOTE_KINDS
+PROBLEM_KINDS: frozenset[FindingKind] = frozenset(_FINDING_KINDS) - NOTE_KINDS
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """``Origin``, ``BackendStatus``, ``PluginStatus``, ``FindingKind`` as Literal types."""
+        values = _VALUES.get(name)
+        if values is None:
+            msg = f"module {__name__!r} has no attribute {name!r}"
+            raise AttributeError(msg)
+        from typing import Literal  # noqa: PLC0415 - only when an alias is asked for
+
+        alias = Literal[values]
+        globals()[name] = alias
+        return alias
 
 
 @final
