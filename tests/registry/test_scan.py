@@ -19,12 +19,19 @@ import pytest
 from attn.registry import _scan
 from attn.registry._metadata import reference_scan
 from attn.registry._scan import fast_scan, parse_headers
+from attn.registry.controls import read_controls
+from attn.registry.discovery import discover, looks_like_typo, scan_host
 
 GROUPS = ("attn.backends", "attn.mla_prefill_backends")
 
 
 def wants_groups(ep):
     return ep.group in GROUPS
+
+
+def wants_host(ep):
+    """What a host scan reads the metadata for: its groups and look-alikes of them."""
+    return ep.group in GROUPS or any(looks_like_typo(ep.group, g) for g in GROUPS)
 
 
 def wants_everything(ep):
@@ -240,6 +247,27 @@ def test_fast_reader_yields_the_reference_records(sites, tmp_path, monkeypatch, 
     fast, reference = both(wants=wants)
     assert [r.location for r in fast] == [r.location for r in reference]
     assert fast == reference
+
+
+@pytest.mark.parametrize("build", ENVIRONMENTS, ids=lambda f: f.__name__[4:])
+def test_a_host_scan_keeps_exactly_the_records_the_pipeline_uses(
+    sites, tmp_path, monkeypatch, build
+):
+    """``kept_only`` leaves out just the copies the cache leaves out, and discovery is unchanged."""
+    monkeypatch.chdir(tmp_path)
+    build(sites, tmp_path)
+    importlib.invalidate_caches()
+    full = reference_scan(wants_host, ("attn",))
+    kept = tuple(r for r in full if r.metadata is not None or r.entry_points_problem)
+    assert len(kept) < len(full)  # the interpreter's own distributions are left out
+    assert fast_scan(wants_host, ("attn",), kept_only=True) == kept
+    assert reference_scan(wants_host, ("attn",), kept_only=True) == kept
+    assert scan_host("attn", GROUPS) == kept
+    for group in GROUPS:
+        arguments = {"group": group, "host": "attn", "controls": read_controls("ATTN")}
+        arguments["builtin_names"] = ("FLASH_ATTN",)
+        arguments["sibling_groups"] = tuple(g for g in GROUPS if g != group)
+        assert discover(records=kept, **arguments) == discover(records=full, **arguments)
 
 
 @pytest.mark.parametrize("build", ENVIRONMENTS, ids=lambda f: f.__name__[4:])

@@ -406,10 +406,14 @@ def assemble(
     also: Iterable[str],
     unreadable: Sequence[DistributionRecord] = (),
     keys: list[str] | None = None,
+    *,
+    kept_only: bool = False,
 ) -> tuple[DistributionRecord, ...]:
     """Turn what a reader found into records, reading metadata only where it matters.
 
     *keys*, when the reader has them, are the canonical names of *found*, in order.
+    With *kept_only*, the copies whose metadata is not read are left out: the
+    pipeline never looks at them (a single copy with no entry point that matters).
 
     Metadata (name, version, requirements) is read for distributions that
     declare an entry point for which *wants_metadata* is true, for the
@@ -428,7 +432,13 @@ def assemble(
         seen.add(key)
     records = []
     for key, (index, entry, location, eps, problem, read_metadata) in zip(keys, found, strict=True):
-        read = key in wanted or problem is not None or any(wants_metadata(ep) for ep in eps)
+        read = (
+            key in wanted
+            or problem is not None
+            or (bool(eps) and any(wants_metadata(ep) for ep in eps))
+        )
+        if kept_only and not read:
+            continue
         records.append(
             DistributionRecord(
                 key,
@@ -453,6 +463,8 @@ def reference_scan(
     wants_metadata: Callable[[EntryPointRecord], bool],
     also: Iterable[str] = (),
     path: Sequence[str] | None = None,
+    *,
+    kept_only: bool = False,
 ) -> tuple[DistributionRecord, ...]:
     """:func:`scan` through :mod:`importlib.metadata`, one ``sys.path`` entry at a time."""
     entries = list(sys.path if path is None else path)
@@ -462,7 +474,7 @@ def reference_scan(
         copies, problems = reference_entry(index, entry)
         found.extend(copies)
         unreadable.extend(problems)
-    return assemble(found, wants_metadata, also, unreadable)
+    return assemble(found, wants_metadata, also, unreadable, kept_only=kept_only)
 
 
 def reader() -> str:
@@ -483,16 +495,19 @@ def scan(
     wants_metadata: Callable[[EntryPointRecord], bool],
     also: Iterable[str] = (),
     path: Sequence[str] | None = None,
+    *,
+    kept_only: bool = False,
 ) -> tuple[DistributionRecord, ...]:
     """Read every distribution on *path* (default ``sys.path``), in order.
 
     Every copy of a distribution gives one record; see :func:`assemble` for
-    which copies have their metadata read. The fast reader
+    which copies have their metadata read (with *kept_only*, the only ones
+    returned). The fast reader
     (:mod:`attn.registry._scan`) reads folders directly and yields exactly
     what the reference, :mod:`importlib.metadata`, yields.
     """
     if reader() == "reference":
-        return reference_scan(wants_metadata, also, path)
+        return reference_scan(wants_metadata, also, path, kept_only=kept_only)
     from ._scan import fast_scan  # noqa: PLC0415
 
-    return fast_scan(wants_metadata, also, path)
+    return fast_scan(wants_metadata, also, path, kept_only=kept_only)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["distribution_version", "fast_scan", "parse_headers", "standard_finders"]
 
 _SUFFIXES = (".dist-info", ".egg-info")
+_CHUNK = 1 << 16
 _QUIET = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 """What ``Distribution.read_text`` treats as "no such file"."""
 
@@ -67,8 +68,10 @@ def _bytes(path: str) -> bytes:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         chunks = []
-        while chunk := os.read(fd, 1 << 16):
+        while chunk := os.read(fd, _CHUNK):
             chunks.append(chunk)
+            if len(chunk) < _CHUNK:
+                break  # a regular file reads short only at its end: no second call
     finally:
         os.close(fd)
     return b"".join(chunks)
@@ -286,11 +289,15 @@ def _entry(index: int, entry: str, keys: list[str]) -> list[Found] | None:
             by_name.setdefault(key, []).append(child)
     root = _root(entry)
     found: list[Found] = []
+    none: tuple[EntryPointRecord, ...] = ()
     for key, group in by_name.items():
         for child in group:
             location = root + child
-            read = _entry_points(location)
-            eps, problem = _reference_entry_points(location) if read is None else read
+            eps, problem = none, None
+            # Most folders have no entry_points.txt: ask without raising for them.
+            if os.access(location + "/entry_points.txt", os.F_OK):
+                read = _entry_points(location)
+                eps, problem = _reference_entry_points(location) if read is None else read
             found.append((index, entry, location, eps, problem, _metadata_reader(location)))
             keys.append(key)
     return found
@@ -300,11 +307,13 @@ def fast_scan(
     wants_metadata: Callable[[EntryPointRecord], bool],
     also: Iterable[str] = (),
     path: Sequence[str] | None = None,
+    *,
+    kept_only: bool = False,
 ) -> tuple[DistributionRecord, ...]:
     """What :func:`attn.registry._metadata.reference_scan` returns, read directly."""
     entries = list(sys.path if path is None else path)
     if os.sep != "/" or not standard_finders():
-        return reference_scan(wants_metadata, also, entries)
+        return reference_scan(wants_metadata, also, entries, kept_only=kept_only)
     found: list[Found] = []
     keys: list[str] = []
     unreadable: list[DistributionRecord] = []
@@ -315,7 +324,7 @@ def fast_scan(
             unreadable.extend(problems)
             keys.extend(key_of(copy[2]) for copy in copies)
         found.extend(copies)
-    return assemble(found, wants_metadata, also, unreadable, keys)
+    return assemble(found, wants_metadata, also, unreadable, keys, kept_only=kept_only)
 
 
 def _first_folder(children: Iterable[str], wanted: str) -> str | None:

@@ -448,14 +448,15 @@ def scan_host(host: str, groups: Iterable[str]) -> tuple[DistributionRecord, ...
     """Scan ``sys.path`` once for every registry of *host* (its entry-point *groups*).
 
     Metadata is read for the host and for distributions with entry points in
-    any of the groups or in a group that looks like a typo of one.
+    any of the groups or in a group that looks like a typo of one (and copies
+    found twice or unreadable); only those copies are returned, as the cache keeps them.
     """
     groups = frozenset(groups)
 
     def wanted(ep: EntryPointRecord) -> bool:
         return ep.group in groups or any(looks_like_typo(ep.group, g) for g in groups)
 
-    return scan(wanted, also=(canonical_name(host),))
+    return scan(wanted, also=(canonical_name(host),), kept_only=True)
 
 
 def _rank(record: PluginRecord) -> tuple[int, str]:
