@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+import re
 import subprocess
 import sys
 
 import pytest
 
 from attn.registry import compat
+from attn.registry._metadata import canonical_name
 from attn.registry.compat import HostRequirement, check_host_requirement
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -170,6 +173,54 @@ def test_plain_requirements_get_packaging_s_verdict(monkeypatch, line, installed
     monkeypatch.setattr(compat, "_VERDICTS", {})
     monkeypatch.setattr(compat, "_plain_specifier", lambda _line: None)
     assert quick == check_host_requirement([line], "attn", installed)
+
+
+# The host-name pre-filter as it was written with re; the hand-written one must agree.
+_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+
+
+def _names_host_with_re(requirement, host):
+    match = _NAME.match(requirement)
+    return match is not None and canonical_name(match.group(1)) == host
+
+
+def test_whitespace_is_what_re_takes_for_whitespace():
+    """str.isspace, which the simple path skips, is exactly re's \\s, which packaging skips."""
+    space = re.compile(r"\s")
+    differ = [
+        hex(code)
+        for code in range(sys.maxunicode + 1)
+        if chr(code).isspace() != bool(space.fullmatch(chr(code)))
+    ]
+    assert differ == []
+
+
+def test_names_host_agrees_with_the_regex():
+    """The hand-written pre-filter takes exactly the lines the regex did."""
+    rng = random.Random(20261201)  # noqa: S311 - reproducible, not secret
+    alphabet = "aAtTnNmMyYhHoOsS019._-  \t\u00a0\u200b[(>=;@é"
+    lines = [
+        "",
+        " ",
+        "attn",
+        " attn",
+        "attn_",
+        "_attn",
+        "attn-x",
+        "a",
+        "A.",
+        "my_host",
+        "My..Host>",
+    ]
+    lines += ["".join(rng.choices(alphabet, k=rng.randint(1, 9))) for _ in range(20000)]
+    lines += [rng.choice(["attn", "my-host", " My.Host", "ATTN"]) + line for line in lines[:5000]]
+    taken = 0
+    for line in lines:
+        for host in ("attn", "my-host", "a"):
+            expected = _names_host_with_re(line, host)
+            assert compat._names_host(line, host) == expected, (line, host)
+            taken += expected
+    assert taken > 2000
 
 
 def _modules_after_check(requires):

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, final
-
 from ._metadata import canonical_name
-from ._records import Record, set_field
+from ._records import Record, final, set_field
+
+# Not typing.TYPE_CHECKING: the check must not import typing (nor re) where
+# packaging is not needed.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from re import Pattern
     from typing import Any
 
     from packaging.specifiers import SpecifierSet
@@ -42,30 +44,60 @@ class HostRequirement(Record):
         set_field(self, "problem", problem)
 
 
-# The name at the head of a PEP 508 requirement; whatever follows it (extras,
-# a specifier, a URL, a marker) starts with a character a name cannot hold.
-_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+_DIGITS = frozenset("0123456789")
+_ALNUM = _DIGITS | frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_NAME_CHARS = _ALNUM | frozenset("._-")
+
+
+def _skip_space(line: str, at: int) -> int:
+    """The first index from *at* on that is not whitespace (``str.isspace``, as ``re`` sees it)."""
+    while at < len(line) and line[at].isspace():
+        at += 1
+    return at
+
+
+def _host_name_end(line: str, host: str) -> int | None:
+    """Where the name at the head of *line* ends if it is *host*'s, else ``None``.
+
+    A name (PEP 508) is ASCII letters and digits, with ``.``, ``_`` and ``-``
+    inside but not at either end; whatever follows it (extras, a specifier, a
+    URL, a marker) starts with a character a name cannot hold.
+    """
+    start = end = _skip_space(line, 0)
+    if start == len(line) or line[start] not in _ALNUM:
+        return None
+    while end < len(line) and line[end] in _NAME_CHARS:
+        end += 1
+    while line[end - 1] not in _ALNUM:
+        end -= 1
+    return end if canonical_name(line[start:end]) == host else None
 
 
 def _names_host(requirement: str, host: str) -> bool:
-    # A cheap pre-filter so packaging parses only the lines that matter.
-    match = _NAME.match(requirement)
-    return match is not None and canonical_name(match.group(1)) == host
+    # A cheap pre-filter so only the lines that matter are checked.
+    return _host_name_end(requirement, host) is not None
 
 
 # A requirement with neither a marker nor a URL: name, extras, version specifiers
 # (optionally in parentheses). Only these skip packaging.requirements, which
 # imports packaging.markers and, through it, platform and subprocess.
 _OP = r"(?:===|~=|==|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+"
-_PLAIN = re.compile(
+_PLAIN = (
     rf"\s*[A-Za-z0-9._-]+\s*(?:\[[A-Za-z0-9._,\s-]*\])?\s*"
     rf"(?P<spec>\(\s*{_OP}(?:\s*,\s*{_OP})*\s*\)|{_OP}(?:\s*,\s*{_OP})*)?\s*"
 )
+#: _PLAIN, compiled on the first requirement that packaging checks.
+_COMPILED: dict[str, Pattern[str]] = {}
 
 
 def _plain_specifier(line: str) -> str | None:
     """The specifier text of a plain requirement, or ``None`` when packaging must parse it."""
-    match = _PLAIN.fullmatch(line)
+    pattern = _COMPILED.get(_PLAIN)
+    if pattern is None:
+        import re  # noqa: PLC0415 - only requirements packaging checks need it
+
+        pattern = _COMPILED[_PLAIN] = re.compile(_PLAIN)
+    match = pattern.fullmatch(line)
     if match is None:
         return None
     return (match.group("spec") or "").strip().strip("()")
