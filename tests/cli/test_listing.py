@@ -36,7 +36,12 @@ print(status, " ".join(m for m in {forbidden!r} if m in sys.modules))
 
 def test_warm_list_json_imports_only_what_listing_needs(site, runtime, tmp_path):
     """With the cache warm, ``attn list --json`` imports no other command and no dataclasses."""
-    site.dist("attn-acme", entry_points={"attn.backends": {"FLASH_ATTN": "acme.m:B"}})
+    # A requirement only packaging checks (a dev release), so the cold process imports it.
+    site.dist(
+        "attn-acme",
+        entry_points={"attn.backends": {"FLASH_ATTN": "acme.m:B"}},
+        requires=("attn>=0.1.dev0",),
+    )
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     when = time.time() - 3600  # installed a while ago: the cache may trust the folders

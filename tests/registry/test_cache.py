@@ -518,7 +518,12 @@ print(" ".join(sorted(m for m in {forbidden!r} + ("attn.registry.discovery",) if
 
 def test_warm_path_imports_none_of_the_heavy_modules(env):
     """After a cache hit, resolving backends imports no packaging, metadata, typing, dataclasses."""
-    env.dist("plug", entry_points={GROUP: {"FLASH_ATTN": "plug.m:B", "ADDED": "plug.m:A"}})
+    # A requirement only packaging checks (a dev release), so the cold process imports it.
+    env.dist(
+        "plug",
+        entry_points={GROUP: {"FLASH_ATTN": "plug.m:B", "ADDED": "plug.m:A"}},
+        requires=("attn>=0.1.dev0",),
+    )
     env.age()
     code = WARM_SCRIPT.format(site=str(env.site), forbidden=WARM_FORBIDDEN)
 
