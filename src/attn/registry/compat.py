@@ -1,12 +1,17 @@
-"""Checking a plugin's declared requirement on its host with :mod:`packaging`."""
+"""Checking a plugin's declared requirement on its host.
+
+Simple requirements (the host's name and release-only version clauses, the
+usual case) are checked here, with exactly :mod:`packaging`'s verdict and
+wording; anything else goes to :mod:`packaging`, imported only then.
+"""
 
 from __future__ import annotations
 
 from ._metadata import canonical_name
 from ._records import Record, final, set_field
 
-# Not typing.TYPE_CHECKING: the check must not import typing (nor re) where
-# packaging is not needed.
+# Not typing.TYPE_CHECKING: a cold discovery of simple requirements must not
+# import typing (nor re, nor packaging).
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
@@ -15,6 +20,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from packaging.specifiers import SpecifierSet
+
+    #: One simple clause: operator, version as written, its release numbers.
+    Clause = tuple[str, str, tuple[int, ...]]
 
 __all__ = ["HostRequirement", "check_host_requirement"]
 
@@ -168,7 +176,8 @@ def check_host_requirement(
     pip does for a plain install). Every applicable specifier must contain
     *host_version*; pre-releases and dev builds of the host satisfy as
     PEP 440 orders them. A verdict is reached once per process (or read from
-    the discovery cache): packaging is imported only to reach a new one.
+    the discovery cache), and :mod:`packaging` is imported only to reach a
+    new one on a requirement that is not simple (see :func:`_simple_clauses`).
     """
     requires = tuple(requires)
     key = (requires, canonical_name(host), host_version)
@@ -178,13 +187,134 @@ def check_host_requirement(
     return verdict
 
 
-def _check(  # noqa: C901 - one branch per way a requirement fails
-    requires: Iterable[str], host: str, host_version: str | None
-) -> HostRequirement:
+def _check(requires: Iterable[str], host: str, host_version: str | None) -> HostRequirement:
     host = canonical_name(host)
     naming = tuple(line for line in requires if _names_host(line, host))
     if not naming:
         return HostRequirement(declared=False, requirements=(), problem=None)
+    verdict = _simple_verdict(naming, host, host_version)
+    if verdict is None:
+        verdict = _packaging_verdict(naming, host, host_version)
+    return verdict
+
+
+# Two-character operators first: "<=" is not "<" then "=...".
+_OPERATORS = ("~=", "==", "!=", "<=", ">=", "<", ">")
+
+
+def _release(text: str) -> tuple[int, ...] | None:
+    """The numbers of a release-only version (``1``, ``0.10.2``), or ``None``."""
+    parts = text.split(".")
+    if not all(part.isascii() and part.isdigit() for part in parts):
+        return None
+    try:
+        return tuple(int(part) for part in parts)
+    except ValueError:  # more digits than int() reads
+        return None
+
+
+def _trimmed(release: tuple[int, ...]) -> tuple[int, ...]:
+    """*release* without its trailing zeros: ``1.0`` and ``1.0.0`` compare as ``1``."""
+    end = len(release)
+    while end and not release[end - 1]:
+        end -= 1
+    return release[:end]
+
+
+def _simple_clauses(line: str, host: str) -> tuple[Clause, ...] | None:  # noqa: C901, PLR0911
+    """The clauses of a simple requirement on *host*, or ``None`` when it is not one.
+
+    Simple: the host's name, then nothing or comma-separated ``OP VERSION``
+    clauses (optionally in one pair of parentheses), whitespace around each
+    part, where OP is one of ``~= == != <= >= < >``, VERSION is release-only
+    (digits and dots), ``~=`` has at least two numbers and no two clauses are
+    the same once trailing zeros are dropped.
+    """
+    end = _host_name_end(line, host)
+    if end is None:
+        return None
+    at = _skip_space(line, end)
+    if at == len(line):
+        return ()
+    parenthesized = line[at] == "("
+    if parenthesized:
+        at = _skip_space(line, at + 1)
+    clauses: list[Clause] = []
+    while True:
+        operator = next((op for op in _OPERATORS if line.startswith(op, at)), None)
+        if operator is None:
+            return None
+        at = start = _skip_space(line, at + len(operator))
+        while at < len(line) and (line[at] in _DIGITS or line[at] == "."):
+            at += 1
+        release = _release(line[start:at])
+        if release is None or (operator == "~=" and len(release) == 1):
+            return None
+        clauses.append((operator, line[start:at], release))
+        at = _skip_space(line, at)
+        if at == len(line) or line[at] != ",":
+            break
+        at = _skip_space(line, at + 1)
+    if parenthesized:
+        if at == len(line) or line[at] != ")":
+            return None
+        at = _skip_space(line, at + 1)
+    if at != len(line):
+        return None
+    if len({(op, _trimmed(release)) for op, _, release in clauses}) != len(clauses):
+        return None  # packaging keeps one of equal clauses; leave which to it
+    return tuple(clauses)
+
+
+#: How the installed release may order against the clause's release, per operator.
+_ORDERS = {">=": (0, 1), "<=": (-1, 0), "<": (-1,), ">": (1,), "==": (0,), "!=": (-1, 1)}
+
+
+def _satisfies(installed: tuple[int, ...], operator: str, release: tuple[int, ...]) -> bool:
+    """Whether release-only *installed* satisfies ``operator release``, as PEP 440 says."""
+    have, want = _trimmed(installed), _trimmed(release)
+    if operator != "~=":
+        return (have > want) - (have < want) in _ORDERS[operator]
+    # At least the release, and the same release but for its last number.
+    prefix = release[:-1]
+    padded = installed + (0,) * (len(prefix) - len(installed))
+    return have >= want and padded[: len(prefix)] == prefix
+
+
+def _simple_verdict(
+    naming: tuple[str, ...], host: str, host_version: str | None
+) -> HostRequirement | None:
+    """The verdict on *naming* without packaging, or ``None`` unless every line is simple.
+
+    Words every problem as :func:`_packaging_verdict` does: the clauses sorted
+    by their text and joined by commas, as ``str(SpecifierSet)`` renders them.
+    """
+    installed = None if host_version is None else _release(host_version)
+    problems: list[str] = []
+    for line in naming:
+        clauses = _simple_clauses(line, host)
+        if clauses is None:
+            return None
+        if not clauses:
+            continue
+        specifier = ",".join(sorted(op + version for op, version, _ in clauses))
+        if host_version is None:
+            problems.append(f"requires {host}{specifier}, but {host} is not installed")
+        elif installed is None:
+            return None  # not a plain release: packaging's to compare, or to reject
+        elif not all(_satisfies(installed, op, release) for op, _, release in clauses):
+            problems.append(f"requires {host}{specifier}, installed {host_version}")
+    return HostRequirement(
+        declared=True,
+        requirements=naming,
+        problem="; ".join(problems) if problems else None,
+    )
+
+
+def _packaging_verdict(  # noqa: C901 - one branch per way a requirement fails
+    naming: tuple[str, ...], host: str, host_version: str | None
+) -> HostRequirement:
+    """The verdict on *naming*, the lines that name *host*, from packaging."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - off import attn
     from packaging.version import InvalidVersion, Version  # noqa: PLC0415
 
