@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
 import sys
 import time
+
+import pytest
+
+import attn
+from attn.cli import main
 
 #: Modules a warm ``attn list --json`` does without: the other commands, the
 #: cold pipeline's record and matching machinery, and the metadata readers.
@@ -66,3 +73,26 @@ def test_warm_list_json_imports_only_what_listing_needs(site, runtime, tmp_path)
     assert cold[0] == "0"
     assert "packaging" in cold
     assert imported() == ["0"]
+
+
+class _CountingStream(io.StringIO):
+    """A stdout that counts write() calls: each is a system call when unbuffered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+@pytest.mark.parametrize("command", [["list", "--json"], ["doctor", "--json"]])
+def test_json_output_is_written_at_once(site, monkeypatch, command):
+    """``--json`` writes its document in one call: unbuffered stdout makes one system call."""
+    site.dist("attn-acme", entry_points={"attn.backends": {"FLASH_ATTN": "acme.m:B"}})
+    stream = _CountingStream()
+    monkeypatch.setattr(sys, "stdout", stream)
+    assert main(command) == 0
+    assert stream.writes == 1
+    assert json.loads(stream.getvalue())["attn_version"] == attn.__version__

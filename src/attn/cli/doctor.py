@@ -259,8 +259,9 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     notes = [(f, s) for f, s in collected if not f.is_problem]
     status = EXIT_PROBLEM if problems else EXIT_OK
     if args.json:
-        json.dump(_to_json(checked, collected, load=args.load), out, indent=2)
-        out.write("\n")
+        # One write: json.dump writes each token, one system call apiece when
+        # stdout is unbuffered (PYTHONUNBUFFERED=1, as many container images set).
+        out.write(json.dumps(_to_json(checked, collected, load=args.load), indent=2) + "\n")
         return status
     style = Style(out)
     for verdict, items in (("problem", problems), ("note", notes)):

@@ -178,8 +178,9 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             "controls": registries[0]._attn_state.controls().to_json(),
             "registries": [r.to_json() for r in reports],
         }
-        json.dump(payload, out, indent=2)
-        out.write("\n")
+        # One write: json.dump writes each token, one system call apiece when
+        # stdout is unbuffered (PYTHONUNBUFFERED=1, as many container images set).
+        out.write(json.dumps(payload, indent=2) + "\n")
     else:
         style = Style(out)
         selection = _selection_label(registries[0])
