@@ -10,8 +10,6 @@ nothing is scanned until a registry is used.
 
 from __future__ import annotations
 
-import importlib
-
 # Not typing.TYPE_CHECKING: importing typing would double the cost of import attn.
 TYPE_CHECKING = False
 
@@ -92,15 +90,14 @@ def __getattr__(name: str) -> object:
     if name == "__version__":
         value: object = _version()
     elif name == "_Backend":
-        backends = importlib.import_module(".backends", __name__)
+        from . import backends  # noqa: PLC0415 - lazily: import attn imports neither
+
         return backends._deprecated_alias(__name__)  # noqa: SLF001 - the package's own helper
     elif name in __all__:
         # attn.backends imports attn.registry: one import serves every public name.
-        backends = importlib.import_module(".backends", __name__)
-        source = (
-            backends if name in backends.__all__ else importlib.import_module(".registry", __name__)
-        )
-        value = getattr(source, name)
+        from . import backends, registry  # noqa: PLC0415 - lazily: import attn imports neither
+
+        value = getattr(backends if name in backends.__all__ else registry, name)
     else:
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 from ._base import AttentionBackend, MLAPrefillBackend
 from .registry import (
     AttentionBackendEnum,
@@ -24,6 +22,8 @@ __all__ = [
 
 def _deprecated_alias(owner: str) -> type[AttentionBackendEnum]:
     """``_Backend``, the seeds' name for the attention registry, with its warning."""
+    import warnings  # noqa: PLC0415 - off the warm path
+
     warnings.warn(
         f"{owner}._Backend is deprecated; use attn.AttentionBackendEnum",
         DeprecationWarning,

@@ -2,12 +2,57 @@
 
 from __future__ import annotations
 
+from _thread import _local  # threading.local, without importing threading
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
 
 if TYPE_CHECKING:
+    from types import TracebackType
     from typing import ClassVar
 
 __all__ = ["Backend"]
+
+#: Per thread: whether each top-level module is installed, while
+#: :class:`same_modules` is in effect in that thread.
+_MEMO = _local()
+
+
+def _installed(top: str) -> bool:
+    """Whether the top-level module *top* can be found (nothing is imported)."""
+    memo: dict[str, bool] | None = getattr(_MEMO, "installed", None)
+    if memo is not None and top in memo:
+        return memo[top]
+    from importlib.util import find_spec  # noqa: PLC0415 - only listing needs it
+
+    try:
+        found = find_spec(top) is not None
+    except (ImportError, ValueError):
+        found = False
+    if memo is not None:
+        memo[top] = found
+    return found
+
+
+class same_modules:  # noqa: N801 - used as a function: with same_modules(): ...
+    """Within this block, each top-level module is looked for once (one listing's rows).
+
+    Backends share kernel packages (``flash-attn``, ``triton``, ``torch``):
+    a listing asks about each package once instead of once per backend. The
+    answers are this thread's, and forgotten when the outermost block ends.
+    """
+
+    def __enter__(self) -> None:
+        self._outer = getattr(_MEMO, "installed", None)
+        if self._outer is None:
+            _MEMO.installed = {}
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        _MEMO.installed = self._outer
 
 
 class Backend:
@@ -38,19 +83,12 @@ class Backend:
     @classmethod
     def missing_requirements(cls) -> tuple[str, ...]:
         """The entries of :attr:`requires` that are not installed."""
-        from importlib.util import find_spec  # noqa: PLC0415 - only listing needs it
-
         modules = cls.requires_modules
         if modules is None:
             modules = tuple(name.replace("-", "_").replace(".", "_") for name in cls.requires)
         missing = []
         for dist, module in zip(cls.requires, modules, strict=True):
-            top = module.split(".", 1)[0]
-            try:
-                found = find_spec(top) is not None
-            except (ImportError, ValueError):
-                found = False
-            if not found:
+            if not _installed(module.split(".", 1)[0]):
                 missing.append(dist)
         return tuple(missing)
 

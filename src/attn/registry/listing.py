@@ -6,6 +6,7 @@ import functools
 import sys
 
 from ._records import Record, final, set_field
+from .backend import same_modules
 from .enum import _entry_or_default, _get_class, valid_names
 from .errors import AttnError, BackendLoadError
 from .loading import describe, passes_through
@@ -218,7 +219,8 @@ def build_report(
     findings = list(result.findings)
     # Availability as it is known without importing plugin code, before --load
     # imports anything: --load changes only status and reason.
-    before = {name: _known_availability(registry, name) for name in valid_names(registry)}
+    with same_modules():
+        before = {name: _known_availability(registry, name) for name in valid_names(registry)}
     loads = _load_all(registry, load) if load else {}
     for name in valid_names(registry):
         wanted = load if isinstance(load, bool) else name in load

@@ -12,7 +12,7 @@ that raises) are load failures too.
 from __future__ import annotations
 
 import importlib
-import threading
+from _thread import _local  # threading.local, without importing threading
 
 from ._records import Record, final, set_field
 from .errors import BackendInterfaceError, BackendLoadError
@@ -109,7 +109,7 @@ def _fail(
     )
 
 
-_LOADING = threading.local()
+_LOADING = _local()
 
 
 def loading_now() -> LoadContext | None:

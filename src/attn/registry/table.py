@@ -19,8 +19,7 @@ from __future__ import annotations
 import _thread  # threading.RLock is _thread.RLock; threading is off the warm path
 import os
 import sys
-import warnings
-from _weakrefset import WeakSet  # weakref.WeakSet, without importing weakref
+from _weakref import ref  # weakref.ref, without importing weakref (the warm path)
 from types import MappingProxyType
 
 from . import errors
@@ -183,6 +182,18 @@ def _outside_stacklevel() -> int:
     return level
 
 
+def _warn(warned: Sequence[tuple[str, str]]) -> None:
+    """Issue a merge's warnings, each as its attn warning class, at the caller outside attn."""
+    import warnings  # noqa: PLC0415 - most merges warn about nothing: off the warm path
+
+    level = _outside_stacklevel()
+    for category, message in warned:
+        kind = getattr(errors, category, None)
+        if not (isinstance(kind, type) and issubclass(kind, errors.AttnWarning)):
+            kind = errors.PluginWarning
+        warnings.warn(message, kind, stacklevel=level)
+
+
 def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str:
     claimants = ", ".join(f"{c.origin_label} ({c.status}, {c.value!r})" for c in conflict.claimants)
     winner = conflict.claimants[0]
@@ -266,18 +277,23 @@ _EMPTY = _Layers()
 
 _INVALIDATE_LOCK = _thread.allocate_lock()
 
-#: Every registry's state, so a forked child can give each a fresh lock.
-_STATES: WeakSet[RegistryState] = WeakSet()
+#: Every registry's state, so a forked child can give each a fresh lock:
+#: weak references by id, each removed when its state is collected.
+_STATES: dict[int, ref[RegistryState]] = {}
 
 
-_INVALIDATE_LOCK = _thread.allocate_lock()
+def _track(state: RegistryState) -> None:
+    key = id(state)
+    _STATES[key] = ref(state, lambda _gone: _STATES.pop(key, None))
 
 
 def _after_fork_in_child() -> None:
     global _INVALIDATE_LOCK  # noqa: PLW0603 - a lock held at the fork stays held in the child
     _INVALIDATE_LOCK = _thread.allocate_lock()
-    for state in list(_STATES):
-        state._lock = _thread.RLock()
+    for held in list(_STATES.values()):
+        state = held()
+        if state is not None:
+            state._lock = _thread.RLock()
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows
@@ -315,7 +331,7 @@ class RegistryState:
         self._sibling_groups = sibling_groups
         self._lock = _thread.RLock()
         self._layers = _EMPTY
-        _STATES.add(self)
+        _track(self)
 
     # -- discovery ------------------------------------------------------------
 
@@ -488,12 +504,8 @@ class RegistryState:
         if outcome.error is not None:
             message, problems = outcome.error
             raise PluginProblemError(message, problems=problems)
-        level = _outside_stacklevel()
-        for category, message in outcome.warnings:
-            kind = getattr(errors, category, None)
-            if not (isinstance(kind, type) and issubclass(kind, errors.AttnWarning)):
-                kind = errors.PluginWarning
-            warnings.warn(message, kind, stacklevel=level)
+        if outcome.warnings:
+            _warn(outcome.warnings)
         discovered = {
             name: Entry(name, ClassPath(module, qualname), "plugin", dist, version, value)
             for name, module, qualname, dist, version, value in outcome.entries

@@ -1,0 +1,84 @@
+"""Backend availability: which kernel packages are installed, found without importing them."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+
+import attn
+from attn.registry import build_report
+from attn.registry.backend import Backend, same_modules
+
+
+class _Recorder:
+    """A meta-path finder that records every top-level name looked for, and finds none."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def find_spec(self, name: str, *_args: object) -> None:
+        self.names.append(name)
+
+
+@pytest.fixture
+def recorder(monkeypatch):
+    finder = _Recorder()
+    monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])
+    return finder
+
+
+class _NeedsKernel(Backend):
+    requires = ("attn-test-kernel",)
+
+
+def test_each_call_looks_again_outside_a_listing(recorder):
+    """A package installed between two calls is seen: nothing is remembered."""
+    assert _NeedsKernel.missing_requirements() == ("attn-test-kernel",)
+    assert _NeedsKernel.missing_requirements() == ("attn-test-kernel",)
+    assert recorder.names.count("attn_test_kernel") == 2
+
+
+def test_within_one_block_each_module_is_looked_for_once(recorder):
+    """Backends sharing a kernel package cost one lookup in a listing."""
+    with same_modules():
+        assert _NeedsKernel.missing_requirements() == ("attn-test-kernel",)
+        assert not _NeedsKernel.is_available()
+        with same_modules():  # nested: the outer block's answers stay
+            assert not _NeedsKernel.is_available()
+    assert recorder.names.count("attn_test_kernel") == 1
+    assert _NeedsKernel.missing_requirements() == ("attn-test-kernel",)
+    assert recorder.names.count("attn_test_kernel") == 2
+
+
+def test_a_listing_looks_for_each_kernel_package_once(recorder):
+    """Several built-in backends need flash-attn; the listing asks once and says it for each."""
+    report = build_report(attn.AttentionBackendEnum)
+    needing = [row for row in report.backends if row.requires == ("flash-attn",)]
+    assert len(needing) > 1
+    assert all(row.available is False and row.missing == ("flash-attn",) for row in needing)
+    assert recorder.names.count("flash_attn") == 1
+
+
+def test_blocks_in_other_threads_leave_no_memo_behind(recorder):
+    """Listings in several threads at once, ending in any order, remember nothing after."""
+    entered, release = threading.Barrier(4, timeout=30), threading.Event()
+
+    def listing() -> None:
+        with same_modules():
+            _NeedsKernel.is_available()
+            entered.wait()
+            release.wait(timeout=30)
+
+    threads = [threading.Thread(target=listing) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    entered.wait()
+    release.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    before = recorder.names.count("attn_test_kernel")
+    _NeedsKernel.is_available()
+    _NeedsKernel.is_available()
+    assert recorder.names.count("attn_test_kernel") == before + 2
