@@ -466,18 +466,33 @@ def test_refresh_never_reads_the_cache(env, monkeypatch):
     assert flash(json.loads(done.stdout)) == ["plug.x:B", "plug", "1.0"]
 
 
+def _cached_environment(sites, tmp_path, xdg, monkeypatch, build, *aged):
+    """*build*'s environment, aged, with a cache folder: its two registries, undiscovered."""
+    monkeypatch.chdir(tmp_path)
+    build(sites, tmp_path)
+    age(tmp_path, *aged)
+    monkeypatch.delenv("ATTN_NO_CACHE", raising=False)
+    # Not under tmp_path, which is a sys.path entry in some of the environments.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+    return [state_of(attn.AttentionBackendEnum), state_of(attn.MLAPrefillBackendEnum)]
+
+
+def _reference_discovery(monkeypatch, registries):
+    """What the reference reader discovers, with no cache at all."""
+    monkeypatch.setenv("ATTN_NO_CACHE", "1")
+    monkeypatch.setenv("ATTN_READER", "reference")
+    _cache.forget()
+    importlib.invalidate_caches()
+    return [state.diagnose() for state in registries]
+
+
 @pytest.mark.parametrize("build", ENVIRONMENTS, ids=lambda f: f.__name__[4:])
 def test_cached_scan_gives_the_reference_discovery(
     sites, tmp_path, tmp_path_factory, monkeypatch, build
 ):
     """Read back from the file, every environment discovers what importlib.metadata finds."""
-    monkeypatch.chdir(tmp_path)
-    build(sites, tmp_path)
-    age(tmp_path)
-    monkeypatch.delenv("ATTN_NO_CACHE", raising=False)
-    # Not under tmp_path, which is a sys.path entry in some of the environments.
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg")))
-    registries = [state_of(attn.AttentionBackendEnum), state_of(attn.MLAPrefillBackendEnum)]
+    xdg = tmp_path_factory.mktemp("xdg")
+    registries = _cached_environment(sites, tmp_path, xdg, monkeypatch, build)
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         for state in registries:
@@ -485,11 +500,45 @@ def test_cached_scan_gives_the_reference_discovery(
     _cache.forget()
     cached = [state.diagnose() for state in registries]
     assert _cache._SHARED["attn"][1].records_data is not None  # read from the file
-    monkeypatch.setenv("ATTN_NO_CACHE", "1")
-    monkeypatch.setenv("ATTN_READER", "reference")
-    _cache.forget()
-    importlib.invalidate_caches()
-    assert cached == [state.diagnose() for state in registries]
+    assert cached == _reference_discovery(monkeypatch, registries)
+
+
+@pytest.mark.parametrize("build", ENVIRONMENTS, ids=lambda f: f.__name__[4:])
+def test_a_merge_from_the_file_gives_the_reference_result_without_the_pipeline(  # noqa: PLR0917
+    sites, runtime, tmp_path, tmp_path_factory, monkeypatch, build
+):
+    """A warm listing's result comes from the file, and equals the reference discovery."""
+    xdg = tmp_path_factory.mktemp("xdg")
+    registries = _cached_environment(sites, tmp_path, xdg, monkeypatch, build, runtime.site)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        for state in registries:
+            state.ready()  # the cold merge: writes the file, result included
+        _cache.forget()
+        for state in registries:
+            state.reset()
+            state.ready()  # a merge from the file
+    assert all(state._layers.warm is not None for state in registries)
+
+    def no_pipeline(*args: object) -> None:
+        raise AssertionError("the pipeline ran for a merge from the file")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(type(registries[0]), "_pipeline", no_pipeline)
+        cached = [state.ensure() for state in registries]
+    assert cached == _reference_discovery(monkeypatch, registries)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [("not", "a", "result"), (1,) * 8, ("g", None, ((1,),), (), (), False, (), ())],
+    ids=["short", "wrong-types", "bad-plugin"],
+)
+def test_a_damaged_result_in_the_file_is_worked_out_again(data):
+    """Result data that attn did not write is not used: the pipeline runs instead."""
+    outcome = _cache.Outcome((), (), None, data)
+    assert outcome.discovery() is None
+    assert outcome.result is None
 
 
 WARM_FORBIDDEN = (
@@ -503,6 +552,11 @@ WARM_FORBIDDEN = (
     "dataclasses",
     "typing",
     "inspect",
+    "re",
+    "warnings",
+    "threading",
+    "weakref",
+    "contextlib",
 )
 
 WARM_SCRIPT = """
@@ -516,6 +570,22 @@ print(" ".join(sorted(m for m in {forbidden!r} + ("attn.registry.discovery",) if
 """
 
 
+def _imported(env: Env, **extra: str) -> list[str]:
+    """Which of :data:`WARM_FORBIDDEN` (and the pipeline) a fresh process resolving imports."""
+    code = WARM_SCRIPT.format(site=str(env.site), forbidden=WARM_FORBIDDEN)
+    # -I: no PYTHON* variables, no user site, no script folder: only what attn imports.
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code],
+        cwd=env.cwd,
+        env={"XDG_CACHE_HOME": str(env.cache), "PATH": os.environ.get("PATH", ""), **extra},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return done.stdout.split()
+
+
 def test_warm_path_imports_none_of_the_heavy_modules(env):
     """After a cache hit, resolving backends imports no packaging, metadata, typing, dataclasses."""
     # A requirement only packaging checks (a dev release), so the cold process imports it.
@@ -525,21 +595,14 @@ def test_warm_path_imports_none_of_the_heavy_modules(env):
         requires=("attn>=0.1.dev0",),
     )
     env.age()
-    code = WARM_SCRIPT.format(site=str(env.site), forbidden=WARM_FORBIDDEN)
-
-    def imported():
-        # -I: no PYTHON* variables, no user site, no script folder: only what attn imports.
-        done = subprocess.run(
-            [sys.executable, "-I", "-c", code],
-            cwd=env.cwd,
-            env={"XDG_CACHE_HOME": str(env.cache), "PATH": os.environ.get("PATH", "")},
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        )
-        return done.stdout.split()
-
-    cold = imported()  # the first process scans: the pipeline and packaging load
+    cold = _imported(env)  # the first process scans: the pipeline and packaging load
     assert {"attn.registry.discovery", "packaging"} <= set(cold)
-    assert imported() == []
+    assert _imported(env) == []
+
+
+def test_a_cold_scan_of_plain_requirements_imports_only_the_pipeline(env):
+    """Without a cache, plugins requiring ``attn>=X.Y`` cost no packaging, typing or re."""
+    env.dist("plug", entry_points={GROUP: {"FLASH_ATTN": "plug.m:B", "ADDED": "plug.m:A"}})
+    env.dist("other", entry_points={GROUP: {"OTHER": "other.m:B"}}, requires=("attn (>=0.1,<9)",))
+    env.age()
+    assert _imported(env, ATTN_NO_CACHE="1") == ["attn.registry.discovery"]

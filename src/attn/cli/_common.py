@@ -10,7 +10,6 @@ import sys
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    import contextlib
     from collections.abc import Sequence
     from typing import IO, Any, NoReturn
 
@@ -235,11 +234,24 @@ def available(row: BackendRow) -> str:
     return "yes" if answer else "no"
 
 
-def plugin_output_to(err: IO[str]) -> contextlib.AbstractContextManager[object]:
-    """While plugin code may run (``--load``), its prints go to stderr, never into the output."""
-    import contextlib  # noqa: PLC0415 - only where plugin code may run
+class plugin_output_to:  # noqa: N801 - used as a function: with plugin_output_to(err): ...
+    """While plugin code may run (``--load``), its prints go to stderr, never into the output.
 
-    return contextlib.redirect_stdout(err)
+    :func:`contextlib.redirect_stdout`, without importing :mod:`contextlib` for every listing.
+    """
+
+    def __init__(self, err: IO[str]) -> None:
+        """Send what is printed to *err* while the block runs."""
+        self._err = err
+        self._saved: list[IO[str]] = []
+
+    def __enter__(self) -> IO[str]:
+        self._saved.append(sys.stdout)
+        sys.stdout = self._err
+        return self._err
+
+    def __exit__(self, *exc_info: object) -> None:
+        sys.stdout = self._saved.pop()
 
 
 def plural(count: int, noun: str) -> str:

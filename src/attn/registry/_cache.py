@@ -45,10 +45,15 @@ if TYPE_CHECKING:
     #: (message, problems) of the strict-mode error
     ErrorData = tuple[str, tuple[str, ...]]
     Stamp = tuple[int, int, int] | None
+    #: What a merge depends on besides the scan: the host's variables as set
+    #: (``environment_key``) and the registry's built-in names.
+    MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
+
+    from .report import DiscoveryResult
 
 __all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
-FORMAT = 1
+FORMAT = 2
 """Bumped whenever the layout of the file changes."""
 
 RACY_NS = 2_000_000_000
@@ -61,24 +66,42 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Outcome:
-    """What merging one registry's plugins gave: its table entries, warnings, strict error."""
+    """What merging one registry's plugins gave: its table entries, warnings, strict error.
 
-    __slots__ = ("entries", "error", "warnings")
+    Also the discovery result it came from, as plain data (``report.result_data``),
+    so that listing from the cache need not run the pipeline again.
+    """
+
+    __slots__ = ("_decoded", "entries", "error", "result", "warnings")
 
     def __init__(
         self,
         entries: tuple[EntryData, ...],
         warnings: tuple[WarningData, ...],
         error: ErrorData | None,
+        result: object = None,
     ) -> None:
-        """Hold the merge's results as plain values."""
+        """Hold the merge's results as plain values (*result*: ``report.result_data``)."""
         self.entries = entries
         self.warnings = warnings
         self.error = error
+        self.result = result
+        self._decoded: DiscoveryResult | None = None
 
     def data(self) -> tuple[object, ...]:
         """The outcome as plain tuples (what the file stores)."""
-        return (self.entries, self.warnings, self.error)
+        return (self.entries, self.warnings, self.error, self.result)
+
+    def discovery(self) -> DiscoveryResult | None:
+        """The discovery result, decoded on first use; ``None`` if it cannot be."""
+        if self._decoded is None and self.result is not None:
+            from .report import result_from  # noqa: PLC0415 - listing only
+
+            try:
+                self._decoded = result_from(self.result)
+            except (ValueError, TypeError):
+                self.result = None  # not what attn writes: the pipeline works it out again
+        return self._decoded
 
 
 def _stamp(path: str) -> Stamp:
@@ -171,7 +194,7 @@ def _record_from(data: object) -> DistributionRecord:
 
 
 def _outcome_from(data: object) -> Outcome:
-    entries, warned, error = _tuple(data, 3)
+    entries, warned, error, result = _tuple(data, 4)
     for entry in _tuple(entries):
         fields = _tuple(entry, 6)
         _check(all(type(p) is str for p in fields[:3]) and all(map(_str_or_none, fields[3:])))
@@ -180,7 +203,7 @@ def _outcome_from(data: object) -> Outcome:
     if error is not None:
         message, problems = _tuple(error, 2)
         _check(type(message) is str and _strings(problems))
-    return Outcome(entries, warned, error)
+    return Outcome(entries, warned, error, result)
 
 
 class HostScan:
@@ -235,13 +258,13 @@ class HostScan:
             seed_verdicts(self._verdicts)
         return self._records
 
-    def outcome(self, group: str, env: tuple[tuple[str, str], ...]) -> Outcome | None:
-        """The cached outcome of merging *group* with the host's variables set as *env*."""
-        return self.outcomes.get((group, env))
+    def outcome(self, group: str, context: MergeContext) -> Outcome | None:
+        """The cached outcome of merging *group* in *context* (variables, built-in names)."""
+        return self.outcomes.get((group, context[0], context[1]))
 
-    def remember(self, group: str, env: tuple[tuple[str, str], ...], outcome: Outcome) -> None:
-        """Keep *outcome* for *group* and *env*, and write the cache file if it may be trusted."""
-        self.outcomes[(group, env)] = outcome
+    def remember(self, group: str, context: MergeContext, outcome: Outcome) -> None:
+        """Keep *outcome* for *group* and *context*; write the file if it may be trusted."""
+        self.outcomes[(group, context[0], context[1])] = outcome
         if self.file is None or not self.writable:
             return
         from .compat import verdicts_for  # noqa: PLC0415 - the cold path only
@@ -398,7 +421,7 @@ def _load(file: str, key: tuple[object, ...], host: str, groups: tuple[str, ...]
     _check(type(outcomes) is dict)
     parsed = {}
     for outcome_key, outcome in outcomes.items():
-        _tuple(outcome_key, 2)
+        _tuple(outcome_key, 3)
         parsed[outcome_key] = _outcome_from(outcome)
     return HostScan(
         host, groups, key, stamps, None, records, _tuple(verdicts), parsed, file, writable=True

@@ -23,11 +23,10 @@ from ._metadata import (
     canonical_name,
     scan,
 )
-from ._records import Record, final, set_field
 from .compat import check_host_requirement
 from .errors import InvalidPathError
 from .paths import ClassPath, parse_path
-from .report import Finding, PluginRecord
+from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
 # Not typing.TYPE_CHECKING: neither a cold discovery nor a listing from the
 # cache imports typing (or re, which the patterns below load only when needed).
@@ -65,50 +64,6 @@ def _value_pattern() -> re.Pattern[str]:
     return re.compile(_VALUE_PATTERN)
 
 
-@final
-class Conflict(Record):
-    """Several distributions claim one backend name; the first one is used."""
-
-    __slots__ = ("claimants", "keep", "name")
-
-    name: str
-    claimants: tuple[PluginRecord, ...]
-    keep: tuple[str, ...]
-    """Every plugin distribution of the host that is in effect now (all groups)."""
-
-    def __init__(
-        self, name: str, claimants: tuple[PluginRecord, ...], keep: tuple[str, ...] = ()
-    ) -> None:
-        """Hold one conflict over *name*."""
-        set_field(self, "name", name)
-        set_field(self, "claimants", claimants)
-        set_field(self, "keep", keep)
-
-    @property
-    def within_one_distribution(self) -> bool:
-        """Whether one distribution declares the name several times (no one to choose)."""
-        return len({c.distribution_key for c in self.claimants}) == 1
-
-    def preferred(self, controls: Controls) -> bool:
-        """Whether ``<PREFIX>_PREFER`` decided this conflict."""
-        winner, runner_up = self.claimants[0], self.claimants[1]
-        return controls.preference(winner.distribution) < controls.preference(
-            runner_up.distribution
-        )
-
-    def selection_for(self, claimant: PluginRecord) -> str:
-        """The ``<PREFIX>_PLUGINS`` value that makes *claimant* win and keeps the rest.
-
-        The variable is an allow-list for every group of the host, so the
-        value names every plugin distribution to keep, less the other claimants.
-        """
-        losers = {c.distribution_key for c in self.claimants if c is not claimant}
-        others = [
-            d for d in self.keep if canonical_name(d) not in losers | {claimant.distribution_key}
-        ]
-        return ",".join([claimant.distribution, *others])
-
-
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
     """What doctor (and strict mode) says about one conflict."""
     winner, runner_up = conflict.claimants[0], conflict.claimants[1]
@@ -142,60 +97,6 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
         f"{controls.prefer_variable}={others} makes {runner_up.distribution} win; "
         "or uninstall all but one",
     )
-
-
-@final
-class DiscoveryResult(Record):
-    """What one discovery found for one group."""
-
-    __slots__ = (
-        "conflicts",
-        "findings",
-        "group",
-        "host_version",
-        "misgrouped",
-        "plugins",
-        "plugins_disabled",
-        "unreadable",
-    )
-
-    group: str
-    host_version: str | None
-    plugins: tuple[PluginRecord, ...]
-    conflicts: tuple[Conflict, ...]
-    findings: tuple[Finding, ...]
-    plugins_disabled: bool
-    misgrouped: tuple[tuple[str, str, str], ...]
-    """``(name, distribution label, group)`` of entry points declared in a group that
-    looks like a typo of this one (not read; messages about an unknown name cite them)."""
-    unreadable: tuple[Finding, ...]
-    """What could not be read at all (the listing's note); also in :attr:`findings`."""
-
-    def __init__(  # noqa: PLR0917 - one argument per field
-        self,
-        group: str,
-        host_version: str | None,
-        plugins: tuple[PluginRecord, ...],
-        conflicts: tuple[Conflict, ...],
-        findings: tuple[Finding, ...],
-        plugins_disabled: bool,
-        misgrouped: tuple[tuple[str, str, str], ...] = (),
-        unreadable: tuple[Finding, ...] = (),
-    ) -> None:
-        """Hold what one discovery found."""
-        set_field(self, "group", group)
-        set_field(self, "host_version", host_version)
-        set_field(self, "plugins", plugins)
-        set_field(self, "conflicts", conflicts)
-        set_field(self, "findings", findings)
-        set_field(self, "plugins_disabled", plugins_disabled)
-        set_field(self, "misgrouped", misgrouped)
-        set_field(self, "unreadable", unreadable)
-
-    @property
-    def used(self) -> tuple[PluginRecord, ...]:
-        """The entry points merged into the table."""
-        return tuple(p for p in self.plugins if p.status == "used")
 
 
 #: Private: set by :mod:`attn.testing` while its fixture is active. A list of

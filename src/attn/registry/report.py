@@ -8,6 +8,7 @@ without anything being recomputed.
 
 from __future__ import annotations
 
+from ._metadata import canonical_name
 from ._records import Record, final, set_field
 
 # Not typing.TYPE_CHECKING: listing from the discovery cache must not import
@@ -18,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal, TypeAlias
 
+    from .controls import Controls
     from .paths import ClassPath
 
     Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = [
     "BackendRow",
     "BackendStatus",
+    "Conflict",
+    "DiscoveryResult",
     "Finding",
     "FindingKind",
     "Origin",
@@ -377,3 +381,225 @@ class RegistryReport(Record):
                 {"subject": f.subject, "reason": f.message, "fix": f.fix} for f in self.unreadable
             ],
         }
+
+
+@final
+class Conflict(Record):
+    """Several distributions claim one backend name; the first one is used."""
+
+    __slots__ = ("claimants", "keep", "name")
+
+    name: str
+    claimants: tuple[PluginRecord, ...]
+    keep: tuple[str, ...]
+    """Every plugin distribution of the host that is in effect now (all groups)."""
+
+    def __init__(
+        self, name: str, claimants: tuple[PluginRecord, ...], keep: tuple[str, ...] = ()
+    ) -> None:
+        """Hold one conflict over *name*."""
+        set_field(self, "name", name)
+        set_field(self, "claimants", claimants)
+        set_field(self, "keep", keep)
+
+    @property
+    def within_one_distribution(self) -> bool:
+        """Whether one distribution declares the name several times (no one to choose)."""
+        return len({c.distribution_key for c in self.claimants}) == 1
+
+    def preferred(self, controls: Controls) -> bool:
+        """Whether ``<PREFIX>_PREFER`` decided this conflict."""
+        winner, runner_up = self.claimants[0], self.claimants[1]
+        return controls.preference(winner.distribution) < controls.preference(
+            runner_up.distribution
+        )
+
+    def selection_for(self, claimant: PluginRecord) -> str:
+        """The ``<PREFIX>_PLUGINS`` value that makes *claimant* win and keeps the rest.
+
+        The variable is an allow-list for every group of the host, so the
+        value names every plugin distribution to keep, less the other claimants.
+        """
+        losers = {c.distribution_key for c in self.claimants if c is not claimant}
+        others = [
+            d for d in self.keep if canonical_name(d) not in losers | {claimant.distribution_key}
+        ]
+        return ",".join([claimant.distribution, *others])
+
+
+@final
+class DiscoveryResult(Record):
+    """What one discovery found for one group."""
+
+    __slots__ = (
+        "conflicts",
+        "findings",
+        "group",
+        "host_version",
+        "misgrouped",
+        "plugins",
+        "plugins_disabled",
+        "unreadable",
+    )
+
+    group: str
+    host_version: str | None
+    plugins: tuple[PluginRecord, ...]
+    conflicts: tuple[Conflict, ...]
+    findings: tuple[Finding, ...]
+    plugins_disabled: bool
+    misgrouped: tuple[tuple[str, str, str], ...]
+    """``(name, distribution label, group)`` of entry points declared in a group that
+    looks like a typo of this one (not read; messages about an unknown name cite them)."""
+    unreadable: tuple[Finding, ...]
+    """What could not be read at all (the listing's note); also in :attr:`findings`."""
+
+    def __init__(  # noqa: PLR0917 - one argument per field
+        self,
+        group: str,
+        host_version: str | None,
+        plugins: tuple[PluginRecord, ...],
+        conflicts: tuple[Conflict, ...],
+        findings: tuple[Finding, ...],
+        plugins_disabled: bool,
+        misgrouped: tuple[tuple[str, str, str], ...] = (),
+        unreadable: tuple[Finding, ...] = (),
+    ) -> None:
+        """Hold what one discovery found."""
+        set_field(self, "group", group)
+        set_field(self, "host_version", host_version)
+        set_field(self, "plugins", plugins)
+        set_field(self, "conflicts", conflicts)
+        set_field(self, "findings", findings)
+        set_field(self, "plugins_disabled", plugins_disabled)
+        set_field(self, "misgrouped", misgrouped)
+        set_field(self, "unreadable", unreadable)
+
+    @property
+    def used(self) -> tuple[PluginRecord, ...]:
+        """The entry points merged into the table."""
+        return tuple(p for p in self.plugins if p.status == "used")
+
+
+# -- a discovery result as plain data (what the discovery cache stores) -------
+
+
+def _plugin_data(plugin: PluginRecord) -> tuple[object, ...]:
+    path = None if plugin.path is None else (plugin.path.module, plugin.path.qualname)
+    return (
+        plugin.name,
+        plugin.value,
+        plugin.distribution,
+        plugin.distribution_key,
+        plugin.distribution_version,
+        plugin.location,
+        plugin.path_index,
+        plugin.requirements,
+        plugin.status,
+        plugin.reason,
+        path,
+        plugin.won_because,
+    )
+
+
+def _finding_data(finding: Finding) -> tuple[str, str, str, str]:
+    return (finding.kind, finding.subject, finding.message, finding.fix)
+
+
+def result_data(result: DiscoveryResult) -> tuple[object, ...]:
+    """*result* as plain tuples, strings, numbers and booleans (for :mod:`marshal`)."""
+    return (
+        result.group,
+        result.host_version,
+        tuple(_plugin_data(p) for p in result.plugins),
+        tuple(
+            (c.name, tuple(_plugin_data(p) for p in c.claimants), c.keep) for c in result.conflicts
+        ),
+        tuple(_finding_data(f) for f in result.findings),
+        result.plugins_disabled,
+        result.misgrouped,
+        tuple(_finding_data(f) for f in result.unreadable),
+    )
+
+
+def _items(value: object, length: int | None = None) -> tuple[object, ...]:
+    if type(value) is not tuple or (length is not None and len(value) != length):
+        raise ValueError(value)
+    return value
+
+
+def _str(value: object) -> str:
+    if type(value) is not str:
+        raise ValueError(value)
+    return value
+
+
+def _opt(value: object) -> str | None:
+    return None if value is None else _str(value)
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    return tuple(_str(item) for item in _items(value))
+
+
+def _plugin_from(data: object) -> PluginRecord:
+    (name, value, dist, key, version, location, index, requires, status, reason, path, why) = (
+        _items(data, 12)
+    )
+    if type(index) is not int or status not in _VALUES["PluginStatus"]:
+        raise ValueError(data)
+    class_path = None
+    if path is not None:
+        module, qualname = _items(path, 2)
+        from .paths import ClassPath  # noqa: PLC0415 - paths is loaded by then; kept lazy here
+
+        class_path = ClassPath(_str(module), _str(qualname))
+    return PluginRecord(
+        _str(name),
+        _str(value),
+        _str(dist),
+        _str(key),
+        _opt(version),
+        _str(location),
+        index,
+        _texts(requires),
+        status,  # type: ignore[arg-type]
+        _opt(reason),
+        class_path,
+        _opt(why),
+    )
+
+
+def _finding_from(data: object) -> Finding:
+    kind, subject, message, fix = (_str(part) for part in _items(data, 4))
+    if kind not in _FINDING_KINDS:
+        raise ValueError(data)
+    return Finding(kind, subject, message, fix)
+
+
+def result_from(data: object) -> DiscoveryResult:
+    """The result :func:`result_data` gave *data* for.
+
+    Raises:
+        ValueError: *data* is not what :func:`result_data` returns.
+    """
+    group, version, plugins, conflicts, findings, disabled, misgrouped, unreadable = _items(data, 8)
+    if type(disabled) is not bool:
+        raise ValueError(data)
+    parsed_conflicts = []
+    for conflict in _items(conflicts):
+        name, claimants, keep = _items(conflict, 3)
+        parsed_conflicts.append(
+            Conflict(_str(name), tuple(_plugin_from(c) for c in _items(claimants)), _texts(keep))
+        )
+    parsed_misgrouped = [_texts(_items(item, 3)) for item in _items(misgrouped)]
+    return DiscoveryResult(
+        _str(group),
+        _opt(version),
+        tuple(_plugin_from(p) for p in _items(plugins)),
+        tuple(parsed_conflicts),
+        tuple(_finding_from(f) for f in _items(findings)),
+        plugins_disabled=disabled,
+        misgrouped=tuple(parsed_misgrouped),  # type: ignore[arg-type]
+        unreadable=tuple(_finding_from(f) for f in _items(unreadable)),
+    )

@@ -217,15 +217,21 @@ def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str
 class _Warm(Record):
     """A merge taken from the cache's outcome: enough to rebuild its result on demand."""
 
-    __slots__ = ("controls", "scan")
+    __slots__ = ("controls", "outcome", "scan")
 
     scan: HostScan
     controls: Controls
+    outcome: Outcome
 
-    def __init__(self, scan: HostScan, controls: Controls) -> None:
-        """Remember what the merge used."""
+    def __init__(self, scan: HostScan, controls: Controls, outcome: Outcome) -> None:
+        """Remember what the merge used, and what it gave."""
         set_field(self, "scan", scan)
         set_field(self, "controls", controls)
+        set_field(self, "outcome", outcome)
+
+    def result(self, pipeline: Callable[[Controls, HostScan], DiscoveryResult]) -> DiscoveryResult:
+        """The merge's discovery result: the cached one, else *pipeline* over the cached scan."""
+        return self.outcome.discovery() or pipeline(self.controls, self.scan)
 
 
 class _Layers(Record):
@@ -345,9 +351,10 @@ class RegistryState:
             if layers.result is not None:
                 return layers.result
             if layers.warm is not None:
-                # Merged from the cache: run the pipeline over the cached scan
-                # with the controls of that merge (no scan, no warning again).
-                result = self._pipeline(layers.warm.controls, layers.warm.scan)
+                # Merged from the cache: its result was cached with the merge (else
+                # the pipeline runs over the cached scan with that merge's controls;
+                # no scan, no warning again).
+                result = layers.warm.result(self._pipeline)
                 self._layers = layers.replace(result=result)
                 return result
             self._discover()
@@ -481,7 +488,9 @@ class RegistryState:
             for p in result.used
             if p.path is not None
         )
-        return Outcome(entries, tuple(warned), error)
+        from .report import result_data  # noqa: PLC0415 - the cold path only
+
+        return Outcome(entries, tuple(warned), error, result_data(result))
 
     def _merge(self, *, fresh: bool = False) -> DiscoveryResult | None:
         controls = self.controls()
@@ -492,15 +501,15 @@ class RegistryState:
             outcome = self._outcome(result, controls)
         else:
             scan = self._scan(fresh=fresh)
-            env = environment_key(self.config.env_prefix)
-            cached = scan.outcome(self.config.group, env)
+            context = (environment_key(self.config.env_prefix), self._builtin_names)
+            cached = scan.outcome(self.config.group, context)
             if cached is None:
                 result = self._pipeline(controls, scan)
                 outcome = self._outcome(result, controls)
                 if outcome.error is None:  # a failing merge is worked out again each time
-                    scan.remember(self.config.group, env, outcome)
+                    scan.remember(self.config.group, context, outcome)
             else:
-                outcome, warm = cached, _Warm(scan, controls)
+                outcome, warm = cached, _Warm(scan, controls, cached)
         if outcome.error is not None:
             message, problems = outcome.error
             raise PluginProblemError(message, problems=problems)
