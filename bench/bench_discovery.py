@@ -420,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         type=lambda text: [int(n) for n in text.split(",")],
         help="comma-separated numbers of distributions (default 10,100,1000,3000)",
     )
-    parser.add_argument("--repeats", type=int, help="interleaved rounds (default 11)")
+    parser.add_argument("--repeats", type=int, help="interleaved rounds (default 21)")
     parser.add_argument(
         "--plot",
         type=Path,
@@ -430,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="an interpreter with attn")
     args = parser.parse_args(argv)
     sizes: list[int] = args.sizes or ([10, 50] if args.smoke else [10, 100, 1000, 3000])
-    repeats: int = args.repeats or (1 if args.smoke else 11)
+    repeats: int = args.repeats or (1 if args.smoke else 21)
     methods = [m for m in METHODS if m.needs is None or importable(args.python, m.needs)]
     skipped = [m.label for m in METHODS if m not in methods]
     version = subprocess.run(
