@@ -103,11 +103,20 @@ print(json.dumps(out))
 
 
 def age(*paths: Path, seconds: float = 3600) -> None:
-    """Make *paths* (and everything under them) look modified *seconds* ago."""
+    """Make *paths* (and everything under them) look modified *seconds* ago.
+
+    Also wait, if attn's own modules were edited within the racy tick (right
+    after an edit or a checkout), until they are older: else no scan is trusted.
+    """
     when = time.time() - seconds
     for path in paths:
         for item in [path, *path.rglob("*")]:
             os.utime(item, (when, when), follow_symlinks=False)
+    here = Path(_cache._HERE)
+    newest = max((here / f"{name}.py").stat().st_mtime_ns for name in _cache._SOURCES)
+    wait = (newest + _cache.RACY_NS - time.time_ns()) / 1e9
+    if wait > 0:
+        time.sleep(min(wait + 0.05, 3))
 
 
 class Env:
