@@ -292,6 +292,66 @@ def test_the_next_process_sees_an_editable_reinstall(env):
     assert after["AttentionBackendEnum"] == {"EDIT": ["second_src.m:E", "edit", "0.2.dev0"]}
 
 
+def setuptools_editable(env, version, backend):
+    """``pip install -e .`` of a setuptools src layout, as it writes one, again and again.
+
+    pip replaces the dist-info in site-packages (with a PEP 610 ``direct_url.json``
+    naming the project); setuptools rewrites ``src/edit.egg-info`` in place, and
+    ``src/`` is on ``sys.path``.
+    """
+    project = env.root / "project"
+    src = project / "src"
+    for old in env.site.glob("edit-*.dist-info"):
+        shutil.rmtree(old)
+    info = env.dist("edit", version, entry_points={GROUP: {backend: "edit.m:E"}})
+    url = {"url": project.as_uri(), "dir_info": {"editable": True}}
+    (info / "direct_url.json").write_text(json.dumps(url), encoding="utf-8")
+    egg = src / "edit.egg-info"
+    egg.mkdir(parents=True, exist_ok=True)
+    for name, text in (
+        ("PKG-INFO", f"Metadata-Version: 2.1\nName: edit\nVersion: {version}\n"),
+        ("requires.txt", "attn>=0.1\n"),
+        ("entry_points.txt", f"[{GROUP}]\n{backend} = edit.m:E\n"),
+    ):
+        with (egg / name).open("w", encoding="utf-8") as handle:  # in place, as setuptools does
+            handle.write(text)
+    env.extra["PYTHONPATH"] = os.pathsep.join((str(env.site), str(src)))
+    return project
+
+
+def test_the_next_process_sees_a_setuptools_editable_reinstall(env):
+    """A new version with other entry points, its egg-info rewritten in place, is seen."""
+    project = setuptools_editable(env, "0.1", "FIRST")
+    age(project)
+    env.age()
+    env.run()
+    before = env.run()
+    assert before["from_file"] is True
+    assert before["AttentionBackendEnum"]["FIRST"] == ["edit.m:E", "edit", "0.1"]
+    assert before["warnings"] == []  # the egg-info is the same install, not a second copy
+    setuptools_editable(env, "0.2", "SECOND")
+    after = env.run()
+    assert after["from_file"] is False
+    assert "FIRST" not in after["AttentionBackendEnum"]
+    assert after["AttentionBackendEnum"]["SECOND"] == ["edit.m:E", "edit", "0.2"]
+    assert after["warnings"] == []
+
+
+def test_an_egg_info_rewritten_in_place_alone_is_seen(env):
+    """``setup.py egg_info`` in an editable project rewrites its entry points: seen."""
+    project = setuptools_editable(env, "0.1", "FIRST")
+    age(project)
+    env.age()
+    env.run()
+    assert env.run()["from_file"] is True
+    egg = project / "src" / "edit.egg-info" / "entry_points.txt"
+    with egg.open("w", encoding="utf-8") as handle:
+        handle.write(f"[{GROUP}]\nFIRST = edit.other:E\n")
+    after = env.run()
+    assert after["from_file"] is False
+    assert after["AttentionBackendEnum"]["FIRST"] == ["edit.m:E", "edit", "0.1"]
+
+
 def rewrite_in_place(path: Path, old: str, new: str) -> None:
     """Change a file without changing its size, inode or modification time."""
     before = path.stat()
