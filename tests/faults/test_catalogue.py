@@ -121,6 +121,13 @@ def prints(env):
 
 
 @case("plugin code at import")
+def writes_to_file_descriptor_1(env):
+    code_at_import(env, "import os\nos.write(1, b'{not json from the plugin')")
+    # Below sys.stdout: the real command's --json output must stay JSON.
+    return Expect(doctor=0, subprocess=True)
+
+
+@case("plugin code at import")
 def looks_up_at_import(env):
     code_at_import(env, "import attn\nattn.AttentionBackendEnum['TRITON_ATTN'].get_class()")
     return Expect(doctor=0)

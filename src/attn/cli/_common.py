@@ -235,23 +235,47 @@ def available(row: BackendRow) -> str:
 
 
 class plugin_output_to:  # noqa: N801 - used as a function: with plugin_output_to(err): ...
-    """While plugin code may run (``--load``), its prints go to stderr, never into the output.
+    """While plugin code may run (``--load``), its output goes to stderr, never into ours.
 
-    :func:`contextlib.redirect_stdout`, without importing :mod:`contextlib` for every listing.
+    Python-level prints (``sys.stdout``), as :func:`contextlib.redirect_stdout`
+    does, and writes to file descriptor 1 itself (``os.write(1, ...)``, a C
+    extension's ``printf``) when *err* is a real file: ``--json`` stays JSON.
     """
 
     def __init__(self, err: IO[str]) -> None:
         """Send what is printed to *err* while the block runs."""
         self._err = err
-        self._saved: list[IO[str]] = []
+        self._saved: list[tuple[IO[str], int | None]] = []
 
     def __enter__(self) -> IO[str]:
-        self._saved.append(sys.stdout)
+        saved_fd = None
+        try:
+            target = self._err.fileno()
+            sys.stdout.flush()  # what we wrote so far stays on stdout
+            self._err.flush()
+            saved_fd = os.dup(1)
+        except (AttributeError, OSError, ValueError):
+            pass  # err is not a file (tests), or there is no fd 1: Python level only
+        else:
+            try:
+                os.dup2(target, 1)
+            except OSError:
+                os.close(saved_fd)
+                saved_fd = None
+        self._saved.append((sys.stdout, saved_fd))
         sys.stdout = self._err
         return self._err
 
     def __exit__(self, *exc_info: object) -> None:
-        sys.stdout = self._saved.pop()
+        stdout, saved_fd = self._saved.pop()
+        sys.stdout = stdout
+        if saved_fd is not None:
+            try:  # noqa: SIM105 - contextlib is not imported for every listing
+                self._err.flush()
+            except (OSError, ValueError):
+                pass
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
 
 
 def plural(count: int, noun: str) -> str:
