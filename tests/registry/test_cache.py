@@ -599,6 +599,17 @@ def test_a_merge_from_the_file_gives_the_reference_result_without_the_pipeline( 
 
 
 @pytest.mark.parametrize(
+    "result",
+    [(compile("1", "x", "eval"),), ({"a": 1},), (1.5,), ((((((((((),),),),),),),),),)],
+    ids=["code-object", "dict", "float", "too-deep"],
+)
+def test_a_result_that_is_not_plain_data_makes_the_file_invalid(result):
+    """The cached discovery result is plain data or the file is ignored (and rebuilt)."""
+    with pytest.raises(_cache._Invalid):
+        _cache._outcome_from(((), (), None, result))
+
+
+@pytest.mark.parametrize(
     "data",
     [("not", "a", "result"), (1,) * 8, ("g", None, ((1,),), (), (), False, (), ())],
     ids=["short", "wrong-types", "bad-plugin"],

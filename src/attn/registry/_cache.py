@@ -203,7 +203,22 @@ def _outcome_from(data: object) -> Outcome:
     if error is not None:
         message, problems = _tuple(error, 2)
         _check(type(message) is str and _strings(problems))
+    # The discovery result is checked field by field when it is first decoded
+    # (report.result_from); here, that it is plain data, as report.result_data writes it.
+    _check(result is None or _plain(result))
     return Outcome(entries, warned, error, result)
+
+
+_PLAIN = (str, int, bool, type(None))
+_DEPTH = 8
+"""How deeply a discovery result nests tuples (a plugin's path in a conflict: 6)."""
+
+
+def _plain(value: object, depth: int = 0) -> bool:
+    """Whether *value* is nested tuples of strings, integers, booleans and ``None`` only."""
+    if type(value) in _PLAIN:
+        return True
+    return type(value) is tuple and depth < _DEPTH and all(_plain(v, depth + 1) for v in value)
 
 
 class HostScan:
