@@ -646,6 +646,33 @@ def test_apply_is_idempotent(plugin_module):
     assert attn.capture_state() == state
 
 
+def test_a_worker_applying_a_state_imports_no_hashlib(tmp_path):
+    """A worker checks its resolution row by row: no OpenSSL import at every start."""
+    state_file = tmp_path / "state.pickle"
+    state_file.write_bytes(pickle.dumps(attn.capture_state()))
+    code = (
+        "import pickle, sys\n"
+        f"state = pickle.loads(open({str(state_file)!r}, 'rb').read())\n"
+        "import attn\n"
+        "attn.apply_state(state)\n"
+        "print('hashlib' in sys.modules, '_hashlib' in sys.modules)\n"
+        "attn.AttentionBackendEnum.fingerprint()\n"
+        "print('hashlib' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["False", "False", "True"]
+
+
+def test_a_tampered_fingerprint_with_the_same_rows_is_no_mismatch():
+    """Equal rows are an equal resolution, whatever fingerprint the state carries."""
+    state = attn.capture_state()
+    edited = pickle.loads(pickle.dumps(state))  # noqa: S301 - our own bytes
+    object.__setattr__(edited.registries[0], "fingerprint", "0" * 64)
+    attn.apply_state(edited)  # no StateMismatchError
+
+
 def test_apply_refuses_what_is_not_a_state():
     """apply_state() of anything else is a TypeError naming what it got."""
     with pytest.raises(TypeError, match=r"expects an attn\.WorkerState, got dict"):

@@ -409,8 +409,13 @@ def _checked_path(reader: _Reader, path: str, where: str) -> None:
 # -- capturing ------------------------------------------------------------------
 
 
-def _resolve(registry: BackendEnumMeta) -> CapturedRegistry:
-    """One registry's resolution now (runs discovery unless it has run)."""
+def _resolve(registry: BackendEnumMeta, *, digest: bool = True) -> CapturedRegistry:
+    """One registry's resolution now (runs discovery unless it has run).
+
+    Without *digest* its fingerprint is left empty: a worker compares its
+    resolution with the driver's row by row, which says the same as comparing
+    the fingerprints, without importing :mod:`hashlib` (OpenSSL's, at every start).
+    """
     state = state_of(registry)
     with state._lock:  # one consistent view, even while another thread registers
         state.ensure()
@@ -438,7 +443,7 @@ def _resolve(registry: BackendEnumMeta) -> CapturedRegistry:
         group=config.group,
         host=config.host,
         env_prefix=config.env_prefix,
-        fingerprint=_digest(config.group, rows),
+        fingerprint=_digest(config.group, rows) if digest else "",
         backends=rows,
         runtime=[
             RuntimeRegistration(e.name, e.path.colon, e.registered_by)
@@ -535,8 +540,8 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
 
     The driver's runtime registrations (and ``clear_override()`` calls) are
     made again here, before or after discovery; no backend class is imported.
-    Then, with *check*, every registry's fingerprint is compared with the
-    driver's.
+    Then, with *check*, every registry's resolution is compared with the
+    driver's: what its fingerprint stands for, row by row.
 
     Raises:
         StateMismatchError: with *check*, some backend resolves differently
@@ -556,7 +561,7 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
             continue
         _apply(registry, captured)
         if check:
-            pairs.append((captured, _resolve(registry), ""))
+            pairs.append((captured, _resolve(registry, digest=False), ""))
     if check:
         error = mismatch(pairs)
         if error is not None:
@@ -598,7 +603,7 @@ class _Report:
 
     def compare(self, driver: CapturedRegistry, worker: CapturedRegistry) -> None:
         found = _differences(driver, worker)
-        if not found:  # another fingerprint algorithm, the same resolution
+        if not found:  # the same resolution
             return
         for name, theirs, mine in found:
             self.differing.append((driver.registry, name))
@@ -679,7 +684,9 @@ def mismatch(
     for driver, worker, problem in pairs:
         if worker is None:
             report.absent(driver, problem)
-        elif worker.fingerprint != driver.fingerprint:
+        else:
+            # Row by row: equal rows are equal fingerprints, whatever the
+            # algorithm that made the driver's (an older attn's, say).
             report.compare(driver, worker)
     return report.error()
 
