@@ -649,8 +649,11 @@ def test_apply_is_idempotent(plugin_module):
 def test_a_worker_applying_a_state_imports_no_hashlib(tmp_path):
     """A worker checks its resolution row by row: no OpenSSL import at every start."""
     state_file = tmp_path / "state.pickle"
-    state_file.write_bytes(pickle.dumps(attn.capture_state()))
-    code = (
+    driver = (
+        "import attn, pickle\n"
+        f"open({str(state_file)!r}, 'wb').write(pickle.dumps(attn.capture_state()))\n"
+    )
+    worker = (
         "import pickle, sys\n"
         f"state = pickle.loads(open({str(state_file)!r}, 'rb').read())\n"
         "import attn\n"
@@ -659,10 +662,14 @@ def test_a_worker_applying_a_state_imports_no_hashlib(tmp_path):
         "attn.AttentionBackendEnum.fingerprint()\n"
         "print('hashlib' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stdout.split() == ["False", "False", "True"]
+    outputs = []
+    for code in (driver, worker):  # fresh processes: only attn's own registries
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout.split())
+    assert outputs[1] == ["False", "False", "True"]
 
 
 def test_a_tampered_fingerprint_with_the_same_rows_is_no_mismatch():
