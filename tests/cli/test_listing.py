@@ -13,6 +13,7 @@ import pytest
 
 import attn
 from attn.cli import main
+from racy import settle_attn_sources
 
 #: Modules a warm ``attn list --json`` does without: the other commands, the
 #: cold pipeline's record and matching machinery, and the metadata readers.
@@ -61,6 +62,7 @@ def test_warm_list_json_imports_only_what_listing_needs(site, runtime, tmp_path)
     when = time.time() - 3600  # installed a while ago: the cache may trust the folders
     for path in (site.root, *site.root.rglob("*"), cwd, runtime.site):
         os.utime(path, (when, when))
+    settle_attn_sources()
     code = LIST_SCRIPT.format(site=str(site.root), forbidden=LIST_FORBIDDEN)
 
     def imported() -> list[str]:

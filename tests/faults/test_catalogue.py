@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from harness import MODES, Env, Expect, check_case, cli, set_mode, validate
 
+from hostile import SELF_HIDING
+
 GROUP = "attn.backends"
 INSTALLED = importlib.metadata.version("attn")
 MLA = "attn.mla_prefill_backends"
@@ -169,25 +171,9 @@ not_a_class = 3
 
 def a_function():
     pass
-
-
-class Loud:
-    def __repr__(self):
-        raise RuntimeError("repr")
-
-
-class Liar:
-    @property
-    def __class__(self):
-        raise RuntimeError("class")
-
-
-class Meta(type):
-    def __getattribute__(cls, name):
-        if name == "__qualname__":
-            raise RuntimeError("qualname")
-        return super().__getattribute__(name)
-
+"""
+    + SELF_HIDING
+    + """
 
 class NotABackend:
     pass

@@ -27,6 +27,7 @@ import pytest
 import attn
 from attn.registry import build_report, state_of
 from attn.registry import enum as registry_enum
+from racy import settle_attn_sources
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -295,7 +296,7 @@ from attn.registry import _cache
 path = attn.AttentionBackendEnum["PLUG_X"].get_path()
 flash = attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
 scan = _cache._SHARED["attn"][1]
-print(json.dumps({"path": path, "flash": flash, "from_file": scan.records_data is not None}))
+print(json.dumps({"path": path, "flash": flash, "from_file": scan.from_file}))
 """
 
 
@@ -305,6 +306,7 @@ def test_processes_writing_the_cache_at_once_leave_one_whole_file(plugin, python
     when = time.time() - 3600  # older than the cache's racy-tick rule
     for item in [plugin.root, *plugin.root.rglob("*"), python.runtime.site]:
         os.utime(item, (when, when), follow_symlinks=False)
+    settle_attn_sources()
     env = {**python.env(), "XDG_CACHE_HOME": str(cache)}
     env.pop("ATTN_NO_CACHE", None)
     command = [str(python.runtime.python), "-c", CACHE_SCRIPT]

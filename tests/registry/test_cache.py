@@ -20,6 +20,7 @@ from test_scan import ENVIRONMENTS
 
 import attn
 from attn.registry import _cache, discovery, state_of
+from racy import settle_attn_sources
 
 GROUP = "attn.backends"
 PREFILL = "attn.mla_prefill_backends"
@@ -96,7 +97,7 @@ with warnings.catch_warnings(record=True) as caught:
         out["error"] = [type(exc).__name__, str(exc)]
 out["warnings"] = [[w.category.__name__, str(w.message)] for w in caught]
 held = _cache._SHARED.get("attn")
-out["from_file"] = held is not None and held[1].records_data is not None
+out["from_file"] = held is not None and held[1].from_file
 out["discovery_imported"] = "attn.registry.discovery" in sys.modules
 print(json.dumps(out))
 """
@@ -112,11 +113,7 @@ def age(*paths: Path, seconds: float = 3600) -> None:
     for path in paths:
         for item in [path, *path.rglob("*")]:
             os.utime(item, (when, when), follow_symlinks=False)
-    here = Path(_cache._HERE)
-    newest = max((here / f"{name}.py").stat().st_mtime_ns for name in _cache._SOURCES)
-    wait = (newest + _cache.RACY_NS - time.time_ns()) / 1e9
-    if wait > 0:
-        time.sleep(min(wait + 0.05, 3))
+    settle_attn_sources()
 
 
 class Env:
@@ -568,7 +565,7 @@ def test_cached_scan_gives_the_reference_discovery(
             state.ready()
     _cache.forget()
     cached = [state.diagnose() for state in registries]
-    assert _cache._SHARED["attn"][1].records_data is not None  # read from the file
+    assert _cache._SHARED["attn"][1].from_file  # read from the file
     assert cached == _reference_discovery(monkeypatch, registries)
 
 

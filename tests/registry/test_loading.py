@@ -7,6 +7,7 @@ import pytest
 from attn import AttentionBackend, AttnError, BackendInterfaceError, BackendLoadError
 from attn.registry.loading import LoadContext, load_class
 from attn.registry.paths import ClassPath
+from hostile import SELF_HIDING
 
 CTX = LoadContext(
     backend="FLASH_ATTN",
@@ -134,32 +135,16 @@ def test_plugin_exits_and_base_exceptions_are_load_failures(site, source, detail
     assert info.value.detail == detail
 
 
-HOSTILE = """\
-from attn import AttentionBackend
-
-
-class Loud:
-    def __repr__(self):
-        raise RuntimeError("repr")
-
-
-class Liar:
-    @property
-    def __class__(self):
-        raise RuntimeError("class")
-
-
-class Meta(type):
-    def __getattribute__(cls, name):
-        if name == "__qualname__":
-            raise RuntimeError("qualname")
-        return super().__getattribute__(name)
-
+HOSTILE = (
+    "from attn import AttentionBackend\n\n"
+    + SELF_HIDING
+    + """
 
 loud = Loud()
 liar = Liar()
 Nameless = Meta("Nameless", (), {})
 """
+)
 
 
 @pytest.mark.parametrize(

@@ -127,17 +127,6 @@ def _metadata_files(record: DistributionRecord) -> tuple[str, ...]:
     )
 
 
-def _kept(records: Sequence[DistributionRecord]) -> tuple[DistributionRecord, ...]:
-    """The records the pipeline can use: those whose metadata the scan read.
-
-    The scan reads metadata exactly for the host, plugins of its groups (and
-    typo'd groups), copies of a name found twice and unreadable copies; every
-    other distribution is a single copy with no entry point in a host group,
-    which no step of the pipeline looks at.
-    """
-    return tuple(r for r in records if r.metadata is not None or r.entry_points_problem)
-
-
 def _record_data(record: DistributionRecord) -> tuple[object, ...]:
     meta = record.metadata
     return (
@@ -225,14 +214,15 @@ class HostScan:
     """One scan of a host's distributions, from ``sys.path`` or from the cache file."""
 
     __slots__ = (
-        "_records",
+        "_unseeded",
         "_verdicts",
         "file",
+        "from_file",
         "groups",
         "host",
         "key",
         "outcomes",
-        "records_data",
+        "records",
         "stamps",
         "writable",
     )
@@ -243,35 +233,39 @@ class HostScan:
         groups: tuple[str, ...],
         key: tuple[object, ...],
         stamps: tuple[tuple[str, Stamp], ...],
-        records: tuple[DistributionRecord, ...] | None,
-        records_data: tuple[object, ...] | None,
+        records: tuple[DistributionRecord, ...],
         verdicts: tuple[object, ...],
         outcomes: dict[object, Outcome],
         file: str | None,
         *,
         writable: bool,
+        from_file: bool,
     ) -> None:
-        """Hold a scan (use :func:`host_scan`, not this)."""
+        """Hold a scan (use :func:`host_scan`, not this).
+
+        *records* are those the pipeline reads: the host scan returns only
+        them, and the file stores only them.
+        """
         self.host = host
         self.groups = groups
         self.key = key
         self.stamps = stamps
-        self._records = records
-        self.records_data = records_data
+        self.records = records
         self._verdicts = verdicts
+        self._unseeded = from_file
         self.outcomes = outcomes
         self.file = file
         self.writable = writable
+        self.from_file = from_file
 
-    def records(self) -> tuple[DistributionRecord, ...]:
-        """The records the pipeline runs on (decoded from the file on first use)."""
-        if self._records is None:
+    def pipeline_records(self) -> tuple[DistributionRecord, ...]:
+        """The records, with the file's version verdicts given to the check first."""
+        if self._unseeded:
             from .compat import seed_verdicts  # noqa: PLC0415 - only when the pipeline runs
 
-            assert self.records_data is not None  # noqa: S101 - a loaded scan has its data
-            self._records = tuple(_record_from(r) for r in self.records_data)
             seed_verdicts(self._verdicts)
-        return self._records
+            self._unseeded = False
+        return self.records
 
     def outcome(self, group: str, context: MergeContext) -> Outcome | None:
         """The cached outcome of merging *group* in *context* (variables, built-in names)."""
@@ -284,13 +278,13 @@ class HostScan:
             return
         from .compat import verdicts_for  # noqa: PLC0415 - the cold path only
 
-        kept = self.records()
-        self._verdicts = verdicts_for(r.metadata.requires for r in kept if r.metadata)
+        records = self.records
+        self._verdicts = verdicts_for(r.metadata.requires for r in records if r.metadata)
         data = (
             FORMAT,
             self.key,
             self.stamps,
-            tuple(_record_data(r) for r in kept),
+            tuple(_record_data(r) for r in records),
             self._verdicts,
             {k: v.data() for k, v in self.outcomes.items()},
         )
@@ -431,15 +425,23 @@ def _load(file: str, key: tuple[object, ...], host: str, groups: tuple[str, ...]
     for item in _tuple(stamps):
         path, stamp = _tuple(item, 2)
         _check(type(path) is str and _stamp(path) == stamp)
-    for record in _tuple(records):
-        _record_from(record)
+    decoded = tuple(_record_from(record) for record in _tuple(records))
     _check(type(outcomes) is dict)
     parsed = {}
     for outcome_key, outcome in outcomes.items():
         _tuple(outcome_key, 3)
         parsed[outcome_key] = _outcome_from(outcome)
     return HostScan(
-        host, groups, key, stamps, None, records, _tuple(verdicts), parsed, file, writable=True
+        host,
+        groups,
+        key,
+        stamps,
+        decoded,
+        _tuple(verdicts),
+        parsed,
+        file,
+        writable=True,
+        from_file=True,
     )
 
 
@@ -477,6 +479,8 @@ def host_scan(
 ) -> HostScan:
     """The host's scan: this process's, else the cache file's, else a new one.
 
+    *scan* returns the records the pipeline reads (``discovery.scan_host``:
+    the copies whose metadata the scan read), which is all the file stores.
     With *fresh* (``refresh()``) the cache is not read; a new scan is made
     and written. The file is written only when every ``sys.path`` entry and
     metadata file it depends on was last modified well before the scan began.
@@ -502,11 +506,19 @@ def host_scan(
             found = None
     if found is None:
         started = time.time_ns()
-        # Only what the pipeline uses, as a cache hit gives it: the same input both ways.
-        records = _kept(scan())
+        records = scan()
         stamps, trusted = _scan_stamps(records, started)
         found = HostScan(
-            host_key, ordered, key, stamps, records, None, (), {}, file, writable=trusted
+            host_key,
+            ordered,
+            key,
+            stamps,
+            records,
+            (),
+            {},
+            file,
+            writable=trusted,
+            from_file=False,
         )
     _SHARED[host_key] = (process_key, found)
     return found

@@ -198,7 +198,8 @@ class DistributionRecord(Record):
         return self.metadata is not None and self.problem is None
 
 
-def _key_from_folder(folder: str) -> str:
+def key_from_folder(folder: str) -> str:
+    """The canonical name of the distribution a metadata folder's name names."""
     stem = folder.rsplit(".", 1)[0] if "." in folder else folder
     return canonical_name(stem.split("-", 1)[0])
 
@@ -211,7 +212,7 @@ def key_of(location: str) -> str:
     base = os.path.basename(folder)  # noqa: PTH119
     if base.lower() == "egg-info":
         base = os.path.basename(os.path.dirname(folder))  # noqa: PTH119, PTH120
-    return _key_from_folder(base)
+    return key_from_folder(base)
 
 
 def _location(dist: Distribution) -> str:

@@ -22,6 +22,7 @@ from ._metadata import (
     MetadataRecord,
     assemble,
     canonical_name,
+    key_from_folder,
     key_of,
     metadata_file_record,
     reference_entry,
@@ -285,8 +286,7 @@ def _entry(index: int, entry: str, keys: list[str]) -> list[Found] | None:
     for child in children:
         low = child.lower()
         if low.endswith(_SUFFIXES):
-            key = canonical_name(low.rpartition(".")[0].partition("-")[0])
-            by_name.setdefault(key, []).append(child)
+            by_name.setdefault(key_from_folder(child), []).append(child)
     root = _root(entry)
     found: list[Found] = []
     none: tuple[EntryPointRecord, ...] = ()
@@ -333,11 +333,7 @@ def _first_folder(children: Iterable[str], wanted: str) -> str | None:
     starts = ("-", "_", ".") if wanted.startswith("-") else (wanted[:1],)
     for child in children:
         low = child.lower()
-        if (
-            low.startswith(starts)
-            and low.endswith(_SUFFIXES)
-            and canonical_name(low.rpartition(".")[0].partition("-")[0]) == wanted
-        ):
+        if low.startswith(starts) and low.endswith(_SUFFIXES) and key_from_folder(child) == wanted:
             return child
     return None
 

@@ -16,7 +16,6 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from re import Pattern
     from typing import Any
 
     from packaging.specifiers import SpecifierSet
@@ -94,18 +93,13 @@ _PLAIN = (
     rf"\s*[A-Za-z0-9._-]+\s*(?:\[[A-Za-z0-9._,\s-]*\])?\s*"
     rf"(?P<spec>\(\s*{_OP}(?:\s*,\s*{_OP})*\s*\)|{_OP}(?:\s*,\s*{_OP})*)?\s*"
 )
-#: _PLAIN, compiled on the first requirement that packaging checks.
-_COMPILED: dict[str, Pattern[str]] = {}
 
 
 def _plain_specifier(line: str) -> str | None:
     """The specifier text of a plain requirement, or ``None`` when packaging must parse it."""
-    pattern = _COMPILED.get(_PLAIN)
-    if pattern is None:
-        import re  # noqa: PLC0415 - only requirements packaging checks need it
+    import re  # noqa: PLC0415 - only requirements packaging checks need it (re caches the pattern)
 
-        pattern = _COMPILED[_PLAIN] = re.compile(_PLAIN)
-    match = pattern.fullmatch(line)
+    match = re.fullmatch(_PLAIN, line)
     if match is None:
         return None
     return (match.group("spec") or "").strip().strip("()")

@@ -33,7 +33,6 @@ from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    import re
     from collections.abc import Iterable, Sequence
 
     from .controls import Controls
@@ -55,13 +54,6 @@ __all__ = [
 _VALUE_PATTERN = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
 #: What a plain ``module:attr`` value holds: it matches the pattern as it stands.
 _PLAIN_VALUE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
-
-
-@functools.lru_cache(maxsize=1)
-def _value_pattern() -> re.Pattern[str]:
-    import re  # noqa: PLC0415 - only for a value that is not plain module:attr
-
-    return re.compile(_VALUE_PATTERN)
 
 
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
@@ -125,7 +117,9 @@ def parse_entry_point_value(value: str) -> ClassPath:
     """
     module, colon, attr = value.strip().partition(":")
     if not (colon and module and attr and _PLAIN_VALUE.issuperset(module + attr)):
-        match = _value_pattern().match(value.strip())
+        import re  # noqa: PLC0415 - only for a value that is not plain module:attr
+
+        match = re.match(_VALUE_PATTERN, value.strip())
         if match is None:
             raise InvalidPathError(value, "expected 'module:attr'")
         if match.group("attr") is None:

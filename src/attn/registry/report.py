@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ._metadata import canonical_name
 from ._records import Record, final, set_field
+from .paths import ClassPath
 
 # Not typing.TYPE_CHECKING: listing from the discovery cache must not import
 # typing. The Literal aliases below exist for the type checker, and at run time
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from typing import Literal, TypeAlias
 
     from .controls import Controls
-    from .paths import ClassPath
 
     Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
     BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
@@ -551,8 +551,6 @@ def _plugin_from(data: object) -> PluginRecord:
     class_path = None
     if path is not None:
         module, qualname = _items(path, 2)
-        from .paths import ClassPath  # noqa: PLC0415 - paths is loaded by then; kept lazy here
-
         class_path = ClassPath(_str(module), _str(qualname))
     return PluginRecord(
         _str(name),
