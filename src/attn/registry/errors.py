@@ -8,6 +8,8 @@ against the seeds' ``ValueError`` keeps working.
 
 from __future__ import annotations
 
+import enum
+
 from ._records import final
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "BackendInterfaceError",
     "BackendLoadError",
     "BackendNotRegisteredError",
+    "Code",
     "ConflictWarning",
     "InvalidPathError",
     "PluginProblemError",
@@ -25,6 +28,57 @@ __all__ = [
     "StateMismatchError",
     "UnknownBackendError",
 ]
+
+
+class Code(str, enum.Enum):
+    """What a finding, a plugin's status reason or a metadata problem is: one code each.
+
+    Defined once; records carry a code and structured fields, and messages and
+    fixes are rendered from them where they are shown. A code compares equal
+    to its value (``Code.INVALID == "invalid"``), as written in JSON.
+    """
+
+    __module__ = "attn.registry"
+
+    # -- findings (attn doctor), one per kind of problem or note ------------------
+    INVALID = "invalid"
+    INCOMPATIBLE = "incompatible"
+    SHADOWED = "shadowed"
+    PREFERRED = "preferred"
+    UNDECLARED_REQUIREMENT = "undeclared-requirement"
+    TYPO_GROUP = "typo-group"
+    EMPTY_METADATA = "empty-metadata"
+    UNREADABLE_METADATA = "unreadable-metadata"
+    DUPLICATE_METADATA = "duplicate-metadata"
+    UNMATCHED_SELECTION = "unmatched-selection"
+    CASE_COLLISION = "case-collision"
+    LOAD_FAILURE = "load-failure"
+    REGISTERED_BY_PLUGIN = "registered-by-plugin"
+
+    # -- why a plugin row is not used (discovery) ---------------------------------
+    NOT_SELECTED = "not-selected"
+    BLOCKED = "blocked"
+    INVALID_NAME = "invalid-name"
+    INVALID_VALUE = "invalid-value"
+    INVALID_REQUIREMENT = "invalid-requirement"
+    REQUIREMENT_UNMET = "requirement-unmet"
+    HOST_NOT_INSTALLED = "host-not-installed"
+
+    # -- why a metadata file or sys.path entry cannot be read (the reader) -------
+    PERMISSION_DENIED = "permission-denied"
+    NOT_UTF8 = "not-utf8"
+    IS_A_FOLDER = "is-a-folder"
+    NO_METADATA = "no-metadata"
+    NO_NAME = "no-name"
+    READ_ERROR = "read-error"
+    BYTE_ORDER_MARK = "byte-order-mark"
+    ENTRIES_BEFORE_HEADER = "entries-before-header"
+    FINDER_FAILED = "finder-failed"
+    PATH_UNREADABLE = "path-unreadable"
+
+    def __str__(self) -> str:
+        """The code as written in JSON and messages."""
+        return str(self.value)
 
 
 class AttnError(Exception):
