@@ -161,19 +161,20 @@ def _listing() -> None:
     build_report(attn.AttentionBackendEnum)
 
 
+#: Each operation that holds the registries' lock: (run it, discover first, FLASH_ATTN after).
 HELD_OPERATIONS = {
-    "first discovery": (_lookup, False),
-    "refresh": (_refresh, True),
-    "registration": (_register, False),
-    "clear_override": (_clear, False),
-    "listing": (_listing, False),
+    "first discovery": (_lookup, False, True),
+    "refresh": (_refresh, True, True),
+    "registration": (_register, False, True),
+    "clear_override": (_clear, False, False),
+    "listing": (_listing, False, True),
 }
 
 
 @pytest.mark.parametrize("operation", list(HELD_OPERATIONS))
-def test_fork_while_another_thread_holds_the_registry(plugin, finder, operation):
-    """A child forked while a thread is inside a locked operation looks up and registers."""
-    run, discovered_before = HELD_OPERATIONS[operation]
+def test_a_fork_waits_for_the_operation_another_thread_is_in(plugin, finder, operation):
+    """A fork while a thread discovers, refreshes or registers waits for it; the child works."""
+    run, discovered_before, overridden = HELD_OPERATIONS[operation]
     if discovered_before:
         finder.release.set()
         attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
@@ -182,11 +183,19 @@ def test_fork_while_another_thread_holds_the_registry(plugin, finder, operation)
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     assert finder.entered.wait(CHILD_TIMEOUT), "the operation never reached discovery"
+    timer = threading.Timer(0.2, finder.release.set)
+    timer.start()
+
+    def check() -> None:
+        assert finder.release.is_set(), "the fork did not wait for the operation to finish"
+        child_checks(overridden=overridden)
+
     try:
-        assert fork_run(child_checks) == 0
+        assert fork_run(check) == 0
     finally:
         finder.release.set()
         thread.join(CHILD_TIMEOUT)
+        timer.join(CHILD_TIMEOUT)
     assert not thread.is_alive()
 
 
@@ -324,3 +333,120 @@ def test_processes_writing_the_cache_at_once_leave_one_whole_file(plugin, python
         command, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT, check=True
     )
     assert json.loads(reader.stdout) == {**expected, "from_file": True}
+
+
+#: A process that forks while its threads run the first (cold) discoveries of
+#: fresh toy registries, their refreshes and registrations. The first fork comes
+#: while a thread is inside the import that a cold discovery starts (a finder
+#: slows that import down); the others at random moments. Each child looks up
+#: and exits at once; the parent prints each child's exit code, or "hung".
+FORKS_DURING_COLD_DISCOVERY = """
+import importlib.machinery, json, os, random, sys, threading, time, types, warnings
+warnings.simplefilter("ignore")  # Python 3.12+ warns about forking with threads
+# Cold: no discovery cache, for attn's registries and the toys alike.
+os.environ.update({f"{host}_NO_CACHE": "1" for host in ("ATTN", "TOY0", "TOY1", "TOY2", "TOY3")})
+import attn
+from attn.registry import BackendEnum
+
+class SlowImport:
+    # Runs the first attn module that a thread imports slowly: the thread holds
+    # that module's import lock meanwhile, and the main thread forks.
+    entered = threading.Event()
+    def find_spec(self, name, path=None, target=None):
+        if not name.startswith("attn.registry.") or self.entered.is_set():
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec.loader = SlowLoader(spec.loader)
+        return spec
+
+class SlowLoader:
+    def __init__(self, loader):
+        self.loader = loader
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+    def exec_module(self, module):
+        SlowImport.entered.set()
+        time.sleep(0.05)
+        self.loader.exec_module(module)
+
+def toy(index):
+    def body(namespace):
+        namespace["FAST"] = "toy_mod:Fast"
+        namespace["CUSTOM"] = None
+    keywords = {"group": f"toy{index}.backends", "host": f"toy{index}"}
+    return types.new_class(f"Toy{index}", (BackendEnum,), keywords, body)
+
+toys = [toy(i) for i in range(4)]
+attention = attn.AttentionBackendEnum
+stop = threading.Event()
+
+def busy(registry, seed):
+    rng = random.Random(seed)
+    registry["FAST"].get_path()  # the first, cold discovery of a fresh registry
+    while not stop.is_set():
+        operation = rng.choice(["refresh", "register", "refresh attn"])
+        if operation == "refresh":
+            registry.refresh()
+        elif operation == "register":
+            attn.register_backend(attention.CUSTOM, "toy_mod:Fast")
+        else:
+            attention.refresh()
+
+sys.meta_path.insert(0, SlowImport())
+threads = [threading.Thread(target=busy, args=(t, i), daemon=True) for i, t in enumerate(toys)]
+threads[0].start()
+SlowImport.entered.wait(10)
+children = []
+rng = random.Random(int(sys.argv[1]))
+for count in range(int(sys.argv[2])):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for registry in (*toys, attention):
+                registry["FAST" if registry is not attention else "FLASH_ATTN"].get_path()
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    children.append(pid)
+    if count == 0:
+        for thread in threads[1:]:
+            thread.start()
+    time.sleep(rng.random() / 50)
+stop.set()
+codes = []
+deadline = time.monotonic() + float(sys.argv[3])
+for pid in children:
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            codes.append(os.waitstatus_to_exitcode(status))
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            codes.append("hung")
+            break
+        time.sleep(0.005)
+print(json.dumps(codes))
+"""
+
+
+def test_fifty_forks_during_cold_discoveries_refreshes_and_registrations(python):
+    """No child forked while threads discover (cold), refresh or register hangs: fifty forks."""
+    env = python.env()
+    command = [str(python.runtime.python), "-c", FORKS_DURING_COLD_DISCOVERY]
+    codes: list[object] = []
+    for batch in range(5):  # ten processes of five forks, two at a time (the machine's cores)
+        runs = [
+            subprocess.Popen(
+                [*command, str(2 * batch + i), "5", "3"], env=env, stdout=subprocess.PIPE, text=True
+            )
+            for i in range(2)
+        ]
+        for run in runs:
+            out, _ = run.communicate(timeout=CHILD_TIMEOUT)
+            assert run.returncode == 0
+            codes += json.loads(out)
+    assert codes == [0] * 50

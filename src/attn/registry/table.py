@@ -4,59 +4,62 @@ Each registry has exactly one :class:`RegistryState`. It holds two layers,
 the entries that discovery merged (plugins) and the registrations made at
 runtime, and the table in effect, which is the plugin layer with the runtime
 layer on top. Lookups read the table first and fall back to the built-in
-default. Writers hold one lock, so two threads that touch a registry for the
-first time at once scan once and see the same table.
+default.
 
 Every change builds a new :class:`_Layers` record and publishes it with one
-assignment, so a reader (or a process forked at any moment) sees the state
-before or after a change, never half of one. A forked child gets fresh locks
-(:func:`os.register_at_fork`): a lock that another thread of the parent held
-at the fork would otherwise stay held in the child forever.
+assignment, so a reader sees the state before or after a change, never half of
+one. Writers (each discovery, refresh and registration) hold one lock, shared by
+every registry, from start to end: two threads that touch a registry for the
+first time at once scan once and see the same table, and a fork waits for the
+operation in progress to finish (see :data:`_LOCK`).
 """
 
 from __future__ import annotations
 
-import _thread  # threading.RLock is _thread.RLock; threading is off the warm path
+import importlib
+
+# Imported before the fork hooks below are registered, so that logging's own
+# hook runs after attn's: a thread that holds attn's lock may log (or warn
+# through logging.captureWarnings), which takes logging's lock.
+import logging  # noqa: F401
 import os
 import sys
-from _weakref import ref  # weakref.ref, without importing weakref (the warm path)
+import threading
+import warnings
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Literal
 
-from . import errors
 from ._cache import Outcome, environment_key, forget, host_scan
-from ._records import Record, set_field
 from .controls import Controls, read_controls
-from .errors import PluginProblemError
+from .discovery import discover, scan_host
+from .errors import (
+    Code,
+    ConflictWarning,
+    PluginProblemError,
+    PluginWarning,
+    RejectedPluginWarning,
+)
 from .paths import ClassPath
-
-# Not typing.TYPE_CHECKING: the warm path (a cache hit, then a lookup) imports
-# neither typing nor dataclasses, nor the discovery pipeline.
-TYPE_CHECKING = False
+from .report import result_data
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Literal
 
     from ._cache import HostScan
-    from ._metadata import DistributionRecord
-    from .discovery import Conflict, DiscoveryResult
-    from .report import PluginRecord
+    from .errors import AttnWarning
+    from .report import Conflict, DiscoveryResult, PluginRecord
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
 
-_STRICT_KINDS = frozenset(
-    {"invalid", "incompatible", "shadowed", "undeclared-requirement", "unreadable-metadata"}
-)
 
-
-class RegistryConfig(Record):
+@dataclass(frozen=True, slots=True)
+class RegistryConfig:
     """What a registry declares about itself (its class keywords).
 
     ``registry`` is the enum class's name; ``register_hint`` how messages tell
     users to register a backend at runtime.
     """
-
-    __slots__ = ("env_prefix", "group", "host", "noun", "register_hint", "registry")
 
     registry: str
     group: str
@@ -65,60 +68,34 @@ class RegistryConfig(Record):
     env_prefix: str
     register_hint: str
 
-    def __init__(
-        self,
-        *,
-        registry: str,
-        group: str,
-        host: str,
-        noun: str,
-        env_prefix: str,
-        register_hint: str,
-    ) -> None:
-        """Hold a registry's declaration."""
-        set_field(self, "registry", registry)
-        set_field(self, "group", group)
-        set_field(self, "host", host)
-        set_field(self, "noun", noun)
-        set_field(self, "env_prefix", env_prefix)
-        set_field(self, "register_hint", register_hint)
 
-
-class Entry(Record):
+@dataclass(frozen=True, slots=True)
+class Entry:
     """One row of the override table.
 
-    ``value`` is the entry point's value as declared (plugins only);
-    ``registered_by`` the module that made a runtime registration.
+    ``value`` is the entry point's value as declared (plugins only). A runtime
+    registration records the module that made it (``registered_by``) and, when
+    plugin code made it while attn imported that plugin, the plugin's
+    distribution and version.
     """
-
-    __slots__ = ("distribution", "name", "origin", "path", "registered_by", "value", "version")
 
     name: str
     path: ClassPath
     origin: Literal["plugin", "runtime"]
-    distribution: str | None
-    version: str | None
-    value: str | None
-    registered_by: str | None
+    distribution: str | None = None
+    version: str | None = None
+    value: str | None = None
+    registered_by: str | None = None
+    plugin_distribution: str | None = None
+    plugin_version: str | None = None
 
-    def __init__(  # noqa: PLR0917 - one argument per field
-        self,
-        name: str,
-        path: ClassPath,
-        origin: Literal["plugin", "runtime"],
-        distribution: str | None = None,
-        version: str | None = None,
-        value: str | None = None,
-        registered_by: str | None = None,
-    ) -> None:
-        """Hold one row."""
-        set_field(self, "name", name)
-        set_field(self, "path", path)
-        set_field(self, "origin", origin)
-        set_field(self, "distribution", distribution)
-        set_field(self, "version", version)
-        set_field(self, "value", value)
-        set_field(self, "registered_by", registered_by)
+    @property
+    def registrant(self) -> str | None:
+        """Who made a runtime registration, as listings show it."""
+        if self.plugin_distribution is None:
+            return self.registered_by
+        label = f"{self.plugin_distribution} {self.plugin_version or ''}".rstrip()
+        return f"{self.registered_by or 'unknown code'} (plugin code of {label})"
 
     @classmethod
     def from_plugin(cls, plugin: PluginRecord) -> Entry:
@@ -127,42 +104,99 @@ class Entry(Record):
             msg = f"plugin {plugin.name!r} has no valid path"
             raise ValueError(msg)
         return cls(
-            name=plugin.name,
-            path=plugin.path,
-            origin="plugin",
-            distribution=plugin.distribution,
-            version=plugin.distribution_version,
-            value=plugin.value,
+            plugin.name,
+            plugin.path,
+            "plugin",
+            plugin.distribution,
+            plugin.distribution_version,
+            plugin.value,
         )
 
 
-class Snapshot(Record):
+@dataclass(frozen=True, slots=True)
+class Snapshot:
     """A copy of a registry's state at one moment; later changes do not show."""
-
-    __slots__ = ("cleared", "discovered", "result", "runtime", "table")
 
     discovered: Mapping[str, Entry]
     runtime: Mapping[str, Entry]
     table: Mapping[str, Entry]
     result: DiscoveryResult | None
-    cleared: frozenset[str]
+    cleared: frozenset[str] = frozenset()
 
-    def __init__(
-        self,
-        *,
-        discovered: Mapping[str, Entry],
-        runtime: Mapping[str, Entry],
-        table: Mapping[str, Entry],
-        result: DiscoveryResult | None,
-        cleared: frozenset[str] = frozenset(),
-    ) -> None:
-        """Hold a copy of the state."""
-        set_field(self, "discovered", discovered)
-        set_field(self, "runtime", runtime)
-        set_field(self, "table", table)
-        set_field(self, "result", result)
-        set_field(self, "cleared", cleared)
 
+@dataclass(frozen=True, slots=True)
+class _Warm:
+    """A merge taken from the cache's outcome: enough to rebuild its result on demand."""
+
+    scan: HostScan
+    controls: Controls
+    outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class _Layers:
+    """The whole mutable state of a registry, replaced (never changed) at once.
+
+    ``result`` is the discovery result; after a merge from the cache it is
+    built on first need from ``warm``, which then stands for the discovery
+    (``generation``) so plugin-added backends keep their identity.
+    """
+
+    result: DiscoveryResult | None = None
+    discovered: Mapping[str, Entry] = field(default_factory=dict)
+    runtime: Mapping[str, Entry] = field(default_factory=dict)
+    table: Mapping[str, Entry] = field(default_factory=dict)
+    cleared: frozenset[str] = frozenset()
+    warm: _Warm | None = None
+
+    @property
+    def discovered_yet(self) -> bool:
+        """Whether a discovery (from a scan or from the cache) is in effect."""
+        return self.result is not None or self.warm is not None
+
+    @property
+    def generation(self) -> object:
+        """An object that stays the same until the next discovery."""
+        return self.warm if self.warm is not None else self.result
+
+
+_EMPTY = _Layers()
+
+#: Held by every discovery, refresh and registration of every registry, from
+#: start to end, the imports they start included. A fork waits for it, as
+#: :mod:`logging` does for its lock: the child never inherits a half-done
+#: operation, nor an import lock held by a thread that the child does not have.
+_LOCK = threading.RLock()
+
+
+def _before_fork() -> None:
+    _LOCK.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _LOCK.release()
+
+
+def _after_fork_in_child() -> None:
+    global _LOCK  # noqa: PLW0603 - the child's only thread starts with a free lock
+    _LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )
+
+#: The class of each warning a merge issues, by the code its (cached) outcome stores.
+_WARNINGS: dict[str, type[AttnWarning]] = {
+    Code.SHADOWED: ConflictWarning,
+    Code.UNMATCHED_SELECTION: PluginWarning,
+    Code.INCOMPATIBLE: RejectedPluginWarning,
+    Code.INVALID: RejectedPluginWarning,
+    Code.UNREADABLE_METADATA: RejectedPluginWarning,
+}
 
 # os.path, not pathlib, which is a noticeable part of attn's import cost.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # noqa: PTH100, PTH120
@@ -184,14 +218,9 @@ def _outside_stacklevel() -> int:
 
 def _warn(warned: Sequence[tuple[str, str]]) -> None:
     """Issue a merge's warnings, each as its attn warning class, at the caller outside attn."""
-    import warnings  # noqa: PLC0415 - most merges warn about nothing: off the warm path
-
     level = _outside_stacklevel()
-    for category, message in warned:
-        kind = getattr(errors, category, None)
-        if not (isinstance(kind, type) and issubclass(kind, errors.AttnWarning)):
-            kind = errors.PluginWarning
-        warnings.warn(message, kind, stacklevel=level)
+    for code, message in warned:
+        warnings.warn(message, _WARNINGS.get(code, PluginWarning), stacklevel=level)
 
 
 def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str:
@@ -214,98 +243,6 @@ def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str
     )
 
 
-class _Warm(Record):
-    """A merge taken from the cache's outcome: enough to rebuild its result on demand."""
-
-    __slots__ = ("controls", "outcome", "scan")
-
-    scan: HostScan
-    controls: Controls
-    outcome: Outcome
-
-    def __init__(self, scan: HostScan, controls: Controls, outcome: Outcome) -> None:
-        """Remember what the merge used, and what it gave."""
-        set_field(self, "scan", scan)
-        set_field(self, "controls", controls)
-        set_field(self, "outcome", outcome)
-
-    def result(self, pipeline: Callable[[Controls, HostScan], DiscoveryResult]) -> DiscoveryResult:
-        """The merge's discovery result: the cached one, else *pipeline* over the cached scan."""
-        return self.outcome.discovery() or pipeline(self.controls, self.scan)
-
-
-class _Layers(Record):
-    """The whole mutable state of a registry, replaced (never changed) at once.
-
-    ``result`` is the discovery result; after a merge from the cache it is
-    built on first need from ``warm``, which then stands for the discovery
-    (``generation``) so plugin-added backends keep their identity.
-    """
-
-    __slots__ = ("cleared", "discovered", "result", "runtime", "table", "warm")
-
-    result: DiscoveryResult | None
-    discovered: Mapping[str, Entry]
-    runtime: Mapping[str, Entry]
-    table: Mapping[str, Entry]
-    cleared: frozenset[str]
-    warm: _Warm | None
-
-    def __init__(  # noqa: PLR0917 - one argument per layer
-        self,
-        result: DiscoveryResult | None = None,
-        discovered: Mapping[str, Entry] | None = None,
-        runtime: Mapping[str, Entry] | None = None,
-        table: Mapping[str, Entry] | None = None,
-        cleared: frozenset[str] = frozenset(),
-        warm: _Warm | None = None,
-    ) -> None:
-        """Hold one version of the state."""
-        set_field(self, "result", result)
-        set_field(self, "discovered", {} if discovered is None else discovered)
-        set_field(self, "runtime", {} if runtime is None else runtime)
-        set_field(self, "table", {} if table is None else table)
-        set_field(self, "cleared", cleared)
-        set_field(self, "warm", warm)
-
-    @property
-    def discovered_yet(self) -> bool:
-        """Whether a discovery (from a scan or from the cache) is in effect."""
-        return self.result is not None or self.warm is not None
-
-    @property
-    def generation(self) -> object:
-        """An object that stays the same until the next discovery."""
-        return self.warm if self.warm is not None else self.result
-
-
-_EMPTY = _Layers()
-
-_INVALIDATE_LOCK = _thread.allocate_lock()
-
-#: Every registry's state, so a forked child can give each a fresh lock:
-#: weak references by id, each removed when its state is collected.
-_STATES: dict[int, ref[RegistryState]] = {}
-
-
-def _track(state: RegistryState) -> None:
-    key = id(state)
-    _STATES[key] = ref(state, lambda _gone: _STATES.pop(key, None))
-
-
-def _after_fork_in_child() -> None:
-    global _INVALIDATE_LOCK  # noqa: PLW0603 - a lock held at the fork stays held in the child
-    _INVALIDATE_LOCK = _thread.allocate_lock()
-    for held in list(_STATES.values()):
-        state = held()
-        if state is not None:
-            state._lock = _thread.RLock()
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
 def _rejected_message(plugin: PluginRecord, config: RegistryConfig, *, builtin: bool) -> str:
     """The warning for a rejected entry point: backend, distribution, reason, consequence."""
     then = (
@@ -323,7 +260,7 @@ def _rejected_message(plugin: PluginRecord, config: RegistryConfig, *, builtin: 
 class RegistryState:
     """The mutable state of one registry: discovery result, layers, table."""
 
-    __slots__ = ("__weakref__", "_builtin_names", "_layers", "_lock", "_sibling_groups", "config")
+    __slots__ = ("_builtin_names", "_layers", "_sibling_groups", "config")
 
     def __init__(
         self,
@@ -335,9 +272,12 @@ class RegistryState:
         self.config = config
         self._builtin_names = tuple(builtin_names)
         self._sibling_groups = sibling_groups
-        self._lock = _thread.RLock()
         self._layers = _EMPTY
-        _track(self)
+
+    @property
+    def _lock(self) -> threading.RLock:
+        """The lock that every registry's writers hold (:data:`_LOCK`)."""
+        return _LOCK
 
     # -- discovery ------------------------------------------------------------
 
@@ -346,19 +286,19 @@ class RegistryState:
         result = self._layers.result
         if result is not None:
             return result
-        with self._lock:
+        with _LOCK:
+            self.ready()
             layers = self._layers
             if layers.result is not None:
                 return layers.result
-            if layers.warm is not None:
-                # Merged from the cache: its result was cached with the merge (else
-                # the pipeline runs over the cached scan with that merge's controls;
-                # no scan, no warning again).
-                result = layers.warm.result(self._pipeline)
-                self._layers = layers.replace(result=result)
-                return result
-            self._discover()
-            return self.ensure()
+            # Merged from the cache: its result was cached with the merge (else
+            # the pipeline runs over the cached scan with that merge's controls;
+            # no scan, no warning again).
+            warm = layers.warm
+            assert warm is not None  # noqa: S101 - ready() merged, from a scan or the cache
+            result = warm.outcome.discovery() or self._pipeline(warm.controls, warm.scan)
+            self._layers = replace(layers, result=result)
+            return result
 
     def ready(self) -> object:
         """Run discovery unless it has run; return a token that changes at each discovery.
@@ -368,7 +308,7 @@ class RegistryState:
         """
         layers = self._layers
         if not layers.discovered_yet:
-            with self._lock:
+            with _LOCK:
                 if not self._layers.discovered_yet:
                     self._discover()
                 layers = self._layers
@@ -376,15 +316,11 @@ class RegistryState:
 
     def refresh(self) -> DiscoveryResult:
         """Run discovery again; runtime registrations are kept on top."""
-        # A pip install in this process leaves finders with stale listings.
-        import importlib  # noqa: PLC0415 - off the warm path
-
-        # One thread at a time: Python 3.10's path finder deletes entries of
-        # sys.path_importer_cache without a lock (two registries refreshing at
-        # once raised KeyError there).
-        with _INVALIDATE_LOCK:
+        with _LOCK:
+            # A pip install in this process leaves finders with stale listings
+            # (and under the lock: Python 3.10's path finder deletes entries of
+            # sys.path_importer_cache unlocked, so two at once raised KeyError).
             importlib.invalidate_caches()
-        with self._lock:
             self._discover(fresh=True)
             return self.ensure()
 
@@ -392,31 +328,29 @@ class RegistryState:
         """The controls as the environment sets them now."""
         return read_controls(self.config.env_prefix)
 
-    def _discover(self, *, fresh: bool = False) -> DiscoveryResult | None:
+    def _discover(self, *, fresh: bool = False) -> None:
         try:
-            return self._merge(fresh=fresh)
+            self._merge(fresh=fresh)
         except BaseException:
             # A refresh that fails (strict mode, a bad ATTN_* value) must not
             # leave the previous result in place: every access runs discovery
             # again, and fails, until the problem is gone; it scans again, too.
-            self._layers = self._layers.replace(result=None, warm=None)
+            self._layers = replace(self._layers, result=None, warm=None)
             forget(self.config.host)
             raise
 
     def _scan(self, *, fresh: bool = False) -> HostScan:
         """The scan this registry shares with its siblings (see :mod:`._cache`)."""
         host, groups = self.config.host, (self.config.group, *self._sibling_groups())
-
-        def scan() -> tuple[DistributionRecord, ...]:
-            from .discovery import scan_host  # noqa: PLC0415 - the cold path only
-
-            return scan_host(host, groups)
-
-        return host_scan(host, groups, scan, prefix=self.config.env_prefix, fresh=fresh)
+        return host_scan(
+            host,
+            groups,
+            lambda: scan_host(host, groups),
+            prefix=self.config.env_prefix,
+            fresh=fresh,
+        )
 
     def _pipeline(self, controls: Controls, scan: HostScan | None) -> DiscoveryResult:
-        from .discovery import discover  # noqa: PLC0415 - the cold path only
-
         return discover(
             group=self.config.group,
             host=self.config.host,
@@ -434,48 +368,55 @@ class RegistryState:
         is the one the host's registries share, unless *fresh* asks for a new one.
         """
         controls = self.controls() if controls is None else controls
-        scan = None if controls.disable_plugins else self._scan(fresh=fresh)
-        return self._pipeline(controls, scan)
+        with _LOCK:
+            scan = None if controls.disable_plugins else self._scan(fresh=fresh)
+            return self._pipeline(controls, scan)
 
     def _outcome(self, result: DiscoveryResult, controls: Controls) -> Outcome:
         """What merging *result* does: the strict error, the warnings, the plugin entries."""
         error = None
-        if controls.strict:
-            problems = tuple(f.message for f in result.findings if f.kind in _STRICT_KINDS)
-            if problems:
-                listed = "\n".join(f"  - {p}" for p in problems)
-                msg = (
-                    f"{controls.strict_variable}=1 and the {self.config.noun} plugins in "
-                    f"group {self.config.group!r} have {len(problems)} problem(s):\n{listed}\n"
-                    f"Run '{self.config.host} doctor' for the fixes."
-                )
-                error = (msg, problems)
+        strict_kinds = {
+            "invalid",
+            "incompatible",
+            "shadowed",
+            "undeclared-requirement",
+            "unreadable-metadata",
+        }
+        problems = tuple(f.message for f in result.findings if f.kind in strict_kinds)
+        if controls.strict and problems:
+            listed = "\n".join(f"  - {p}" for p in problems)
+            message = (
+                f"{controls.strict_variable}=1 and the {self.config.noun} plugins in "
+                f"group {self.config.group!r} have {len(problems)} problem(s):\n{listed}\n"
+                f"Run '{self.config.host} doctor' for the fixes."
+            )
+            error = (message, problems)
         warned = [
-            ("ConflictWarning", _conflict_message(conflict, self.config.group, controls))
+            (Code.SHADOWED.value, _conflict_message(conflict, self.config.group, controls))
             for conflict in result.conflicts
             if not conflict.preferred(controls)  # the user chose the winner
         ]
-        warned.extend(
-            ("PluginWarning", f"{finding.message}; {finding.fix}")
+        warned += [
+            (Code.UNMATCHED_SELECTION.value, f"{finding.message}; {finding.fix}")
             for finding in result.findings
-            if finding.kind == "unmatched-selection"
-        )
+            if finding.kind == Code.UNMATCHED_SELECTION.value
+        ]
         # Never silent: a rejected claimant, or metadata nobody can read.
-        warned.extend(
+        warned += [
             (
-                "RejectedPluginWarning",
+                plugin.status,
                 _rejected_message(plugin, self.config, builtin=plugin.name in self._builtin_names),
             )
             for plugin in result.plugins
-            if plugin.status in {"incompatible", "invalid"}
-        )
-        warned.extend(
+            if plugin.status in {Code.INCOMPATIBLE, Code.INVALID}
+        ]
+        warned += [
             (
-                "RejectedPluginWarning",
+                Code.UNREADABLE_METADATA.value,
                 f"{finding.message}. Run '{self.config.host} doctor' for the fix.",
             )
             for finding in result.unreadable
-        )
+        ]
         entries = tuple(
             (
                 p.name,
@@ -488,11 +429,9 @@ class RegistryState:
             for p in result.used
             if p.path is not None
         )
-        from .report import result_data  # noqa: PLC0415 - the cold path only
-
         return Outcome(entries, tuple(warned), error, result_data(result))
 
-    def _merge(self, *, fresh: bool = False) -> DiscoveryResult | None:
+    def _merge(self, *, fresh: bool = False) -> None:
         controls = self.controls()
         result = None
         warm = None
@@ -520,10 +459,7 @@ class RegistryState:
             for name, module, qualname, dist, version, value in outcome.entries
         }
         runtime = self._layers.runtime
-        self._layers = _Layers(
-            result, discovered, runtime, {**discovered, **runtime}, frozenset(), warm
-        )
-        return result
+        self._layers = _Layers(result, discovered, runtime, {**discovered, **runtime}, warm=warm)
 
     # -- the table ------------------------------------------------------------
 
@@ -539,10 +475,11 @@ class RegistryState:
 
     def register(self, entry: Entry) -> None:
         """Put a runtime registration on top of whatever the table had."""
-        with self._lock:
+        with _LOCK:
             self.ready()
             layers = self._layers
-            self._layers = layers.replace(
+            self._layers = replace(
+                layers,
                 runtime={**layers.runtime, entry.name: entry},
                 table={**layers.table, entry.name: entry},
                 cleared=layers.cleared - {entry.name},
@@ -550,15 +487,15 @@ class RegistryState:
 
     def clear(self, name: str) -> bool:
         """Drop *name*'s entry from both layers until the next refresh."""
-        with self._lock:
+        with _LOCK:
             self.ready()
             layers = self._layers
             runtime = dict(layers.runtime)
             runtime.pop(name, None)
             table = dict(layers.table)
             had = table.pop(name, None) is not None
-            self._layers = layers.replace(
-                runtime=runtime, table=table, cleared=layers.cleared | {name}
+            self._layers = replace(
+                layers, runtime=runtime, table=table, cleared=layers.cleared | {name}
             )
             return had
 
@@ -582,13 +519,13 @@ class RegistryState:
 
     def invalidate(self) -> None:
         """Forget the discovery result: the next access scans and discovers again (runtime kept)."""
-        with self._lock:
+        with _LOCK:
             forget(self.config.host)
-            self._layers = self._layers.replace(result=None, warm=None)
+            self._layers = replace(self._layers, result=None, warm=None)
 
     def restore(self, snapshot: Snapshot) -> None:
         """Put back the state *snapshot* recorded: discovery result, layers and clears."""
-        with self._lock:
+        with _LOCK:
             self._layers = _Layers(
                 snapshot.result,
                 dict(snapshot.discovered),
@@ -599,8 +536,8 @@ class RegistryState:
 
     def reset(self) -> None:
         """Forget discovery, the host's shared scan and every runtime registration (for tests)."""
-        forget()
-        with self._lock:
+        with _LOCK:
+            forget()
             self._layers = _EMPTY
 
     @property
