@@ -786,10 +786,16 @@ def test_strict_other_registry_still_lists(run, monkeypatch, site, list_json):
             ),
             "entry point value 'bad_attn' is invalid",
         ),
+        (
+            lambda site: site.dist(
+                "typo-attn", entry_points={"attn.backend": {"TYPO_ATTN": "typo:T"}}
+            ),
+            "group 'attn.backend', which looks like a typo of 'attn.backends'",
+        ),
     ],
 )
 def test_strict_other_problems_exit_1(run, monkeypatch, site, setup, kind):
-    """Undeclared requirements and invalid entry points also fail `attn list` under strict."""
+    """Undeclared requirements, invalid entry points, typo'd groups: `attn list` fails in strict."""
     setup(site)
     monkeypatch.setenv("ATTN_STRICT", "on")
     result = run("list")

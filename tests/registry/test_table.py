@@ -354,6 +354,62 @@ def test_strict_raises_at_discovery(  # noqa: PLR0917 - fixtures plus the case t
     assert isinstance(info.value, AttnError)
 
 
+def _typo_group(sites, monkeypatch):
+    sites.new().dist("plug", entry_points={"attn.backend": {"X": "plug.mod:Backend"}})
+
+
+def _installed_twice(sites, monkeypatch):
+    sites.new("a").dist("plug", "2.0", entry_points=eps(X="plug.mod:Backend"))
+    sites.new("b").dist("plug", "1.0", entry_points=eps(X="plug.mod:Backend"))
+
+
+def _empty_copy_first(sites, monkeypatch):
+    (sites.new("a").root / "plug-1.0.dist-info").mkdir()
+    sites.new("b").dist("plug", entry_points=eps(X="plug.mod:Backend"))
+
+
+def _unmatched_selection(sites, monkeypatch):
+    sites.new().dist("plug", entry_points=eps(X="plug.mod:Backend"))
+    monkeypatch.setenv("ATTN_PLUGINS", "plgu")
+
+
+def _unreadable_entry_points(sites, monkeypatch):
+    info = sites.new().dist("plug", entry_points=eps(X="plug.mod:Backend"))
+    (info / "entry_points.txt").write_bytes(b"[attn.backends]\nX = plug.mod:\xff\n")
+
+
+@pytest.mark.parametrize(
+    ("build", "kind", "says"),
+    [
+        (_typo_group, "typo-group", "group 'attn.backend', which looks like a typo"),
+        (_installed_twice, "duplicate-metadata", "plug is installed twice"),
+        (_empty_copy_first, "empty-metadata", "cannot be used"),
+        (_unmatched_selection, "unmatched-selection", "ATTN_PLUGINS names 'plgu'"),
+        (_unreadable_entry_points, "unreadable-metadata", "plug"),
+    ],
+    ids=["typo-group", "duplicate-metadata", "empty-metadata", "unmatched-selection", "unreadable"],
+)
+def test_strict_raises_for_every_problem_doctor_reports(  # noqa: PLR0917 - fixtures plus the case
+    state, sites, monkeypatch, build, kind, says
+):
+    """Under ATTN_STRICT=1 each kind of problem doctor reports raises at discovery."""
+    build(sites, monkeypatch)
+    (finding,) = [f for f in state.diagnose().findings if f.kind == kind]
+    assert finding.is_problem
+    assert says in finding.message
+    monkeypatch.setenv("ATTN_STRICT", "1")
+    with pytest.raises(PluginProblemError) as info:
+        state.ensure()
+    assert finding.message in info.value.problems
+
+
+def test_strict_ignores_notes(state, site, monkeypatch):
+    """A note (a name that differs from a built-in by case) does not make strict mode raise."""
+    site.dist("plug", entry_points=eps(flash_attn="plug.mod:Backend"))
+    monkeypatch.setenv("ATTN_STRICT", "1")
+    assert [f.kind for f in state.ensure().findings] == ["case-collision"]
+
+
 def test_strict_conflict_raises_instead_of_warning(state, site, monkeypatch):
     """Under ATTN_STRICT=1 a conflict raises and does not warn."""
     conflicting(site)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from attn.registry._records import Record, set_field
+from attn.registry.errors import Code
 
 from ._common import (
     EXIT_OK,
@@ -36,9 +37,16 @@ if TYPE_CHECKING:
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import Finding
 
-#: Findings about the environment as a whole, not about one registry's group.
-_GLOBAL_KINDS = frozenset(
-    {"empty-metadata", "unreadable-metadata", "duplicate-metadata", "unmatched-selection"}
+#: Where a finding is shown: these are about the environment as a whole, every
+#: other one about one registry's group (whether it is a problem or a note is
+#: :data:`attn.registry.errors.NOTE_CODES`'s to say).
+_ENVIRONMENT_WIDE = frozenset(
+    {
+        Code.EMPTY_METADATA,
+        Code.UNREADABLE_METADATA,
+        Code.DUPLICATE_METADATA,
+        Code.UNMATCHED_SELECTION,
+    }
 )
 
 
@@ -175,7 +183,7 @@ def _collect(checked: Sequence[_Checked]) -> list[tuple[Finding, str | None]]:
     collected: list[tuple[Finding, str | None]] = []
     for c in checked:
         for finding in c.findings:
-            scope = None if finding.kind in _GLOBAL_KINDS else group(c.registry)
+            scope = None if finding.kind in _ENVIRONMENT_WIDE else group(c.registry)
             key = (finding.kind, finding.message, scope)
             if key not in seen:
                 seen.add(key)

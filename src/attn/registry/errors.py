@@ -13,6 +13,7 @@ import enum
 from ._records import final
 
 __all__ = [
+    "NOTE_CODES",
     "AttnConfigError",
     "AttnError",
     "AttnWarning",
@@ -79,6 +80,11 @@ class Code(str, enum.Enum):
     def __str__(self) -> str:
         """The code as written in JSON and messages."""
         return str(self.value)
+
+
+#: The findings that are notes: worth knowing, never a problem. Every other
+#: finding is one: ``attn doctor`` exits 1 for it and strict mode raises.
+NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED})
 
 
 class AttnError(Exception):

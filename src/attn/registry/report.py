@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ._metadata import canonical_name
 from ._records import Record, final, set_field
+from .errors import NOTE_CODES
 from .paths import ClassPath
 
 # Not typing.TYPE_CHECKING: listing from the discovery cache must not import
@@ -78,8 +79,8 @@ _VALUES: dict[str, tuple[str, ...]] = {
     "FindingKind": _FINDING_KINDS,
 }
 
-#: Kinds that are worth knowing but do not make ``doctor`` fail.
-NOTE_KINDS: frozenset[FindingKind] = frozenset({"case-collision", "preferred"})
+#: Kinds that are worth knowing but do not make ``doctor`` fail (defined with the codes).
+NOTE_KINDS: frozenset[FindingKind] = NOTE_CODES  # type: ignore[assignment]
 #: Kinds that make ``doctor`` exit 1: every other kind.
 PROBLEM_KINDS: frozenset[FindingKind] = frozenset(_FINDING_KINDS) - NOTE_KINDS
 

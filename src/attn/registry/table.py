@@ -375,14 +375,7 @@ class RegistryState:
     def _outcome(self, result: DiscoveryResult, controls: Controls) -> Outcome:
         """What merging *result* does: the strict error, the warnings, the plugin entries."""
         error = None
-        strict_kinds = {
-            "invalid",
-            "incompatible",
-            "shadowed",
-            "undeclared-requirement",
-            "unreadable-metadata",
-        }
-        problems = tuple(f.message for f in result.findings if f.kind in strict_kinds)
+        problems = tuple(f.message for f in result.findings if f.is_problem)
         if controls.strict and problems:
             listed = "\n".join(f"  - {p}" for p in problems)
             message = (
