@@ -475,6 +475,37 @@ def test_no_cache_turns_reading_and_writing_off(env):
     assert env.run(ATTN_NO_CACHE="yes")["from_file"] is False
 
 
+#: A process on a platform without POSIX ownership (no os.geteuid, as on Windows).
+WITHOUT_OWNERSHIP = """
+import os, sys
+del os.geteuid
+import attn
+from attn.cli import main
+assert attn.AttentionBackendEnum["FLASH_ATTN"].get_path() == "plug.m.B"
+assert attn.MLAPrefillBackendEnum["CPU"].get_path().startswith("attn.backends.")
+sys.exit(main(["list"]))
+"""
+
+
+def test_without_posix_ownership_the_cache_is_off_and_the_rest_works(env):
+    """Without os.geteuid, lookups and ``attn list`` work, and no cache file is written."""
+    env.dist("plug")
+    env.age()
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", WITHOUT_OWNERSHIP],
+            check=False,
+            cwd=env.cwd,
+            env=env.environ(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (done.returncode, done.stderr) == (0, "")
+        assert "FLASH_ATTN               plugin   plug 1.0" in done.stdout
+    assert env.files() == []
+
+
 def test_controls_apply_on_top_of_the_cached_scan(env):
     """Changing ATTN_PLUGINS needs no rescan: the cached records serve the new selection."""
     env.dist("plug")

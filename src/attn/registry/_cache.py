@@ -295,7 +295,13 @@ class HostScan:
 
 
 def cache_folder() -> str | None:
-    """``$XDG_CACHE_HOME/attn`` (an absolute ``XDG_CACHE_HOME``), else ``~/.cache/attn``."""
+    """``$XDG_CACHE_HOME/attn`` (an absolute ``XDG_CACHE_HOME``), else ``~/.cache/attn``.
+
+    ``None`` (no cache) where files have no POSIX owner (no :func:`os.geteuid`,
+    as on Windows): a file that is not provably the user's own is never read.
+    """
+    if not hasattr(os, "geteuid"):
+        return None
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
         home = os.path.expanduser("~")
