@@ -16,25 +16,17 @@ from attn.cli import main
 from racy import settle_attn_sources
 
 #: Modules a warm ``attn list --json`` does without: the other commands, the
-#: cold pipeline's record and matching machinery, and the metadata readers.
+#: readers of installed metadata, and what the pipeline imports only to run.
 LIST_FORBIDDEN = (
     "attn.cli.doctor",
     "attn.cli.show",
     "attn.cli.state",
-    "dataclasses",
-    "inspect",
     "difflib",
     "packaging",
     "importlib.metadata",
     "email",
     "zipfile",
     "pathlib",
-    "typing",
-    "textwrap",
-    "threading",
-    # The result of each registry's merge is cached with it: no pipeline runs.
-    "attn.registry.discovery",
-    "attn.registry.compat",
     "attn.registry._scan",
 )
 
