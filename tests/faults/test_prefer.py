@@ -79,5 +79,6 @@ def test_listing_json_carries_the_controls(claimants, monkeypatch):
         "ATTN_DISABLE_PLUGINS": False,
         "ATTN_PLUGINS": ["alpha", "zed"],
         "ATTN_PREFER": ["zed", "alpha"],
+        "ATTN_BLOCK_PLUGINS": [],
         "ATTN_STRICT": False,
     }

@@ -517,6 +517,21 @@ def test_controls_apply_on_top_of_the_cached_scan(env):
     assert selected["AttentionBackendEnum"] == {"OTHER": ["other.m:O", "other", "1.0"]}
 
 
+def test_a_block_applies_on_top_of_a_warm_cache(env):
+    """Blocking, then unblocking, a plugin needs no rescan: each process reads the cache."""
+    env.dist("plug")
+    env.dist("other", entry_points={GROUP: {"OTHER": "other.m:O"}})
+    env.age()
+    env.run()
+    everything = {"FLASH_ATTN": ["plug.m:B", "plug", "1.0"], "OTHER": ["other.m:O", "other", "1.0"]}
+    assert env.run()["AttentionBackendEnum"] == everything
+    blocked = env.run(ATTN_BLOCK_PLUGINS="Plug")
+    assert blocked["from_file"] is True
+    assert blocked["AttentionBackendEnum"] == {"OTHER": ["other.m:O", "other", "1.0"]}
+    unblocked = env.run()
+    assert (unblocked["from_file"], unblocked["AttentionBackendEnum"]) == (True, everything)
+
+
 def test_conflict_warning_fires_from_the_cache_too(env):
     """The conflict warning is the same, word for word, with and without a cache hit."""
     env.dist("claim-a")

@@ -88,6 +88,30 @@ def test_allows_matches_normalized_names(distribution, allowed):
     assert controls.allows(distribution) is allowed
 
 
+@pytest.mark.parametrize(
+    ("value", "block", "written"),
+    [
+        ("", (), ()),
+        ("Attn_Plugin", ("attn-plugin",), ("Attn_Plugin",)),
+        ("a.b , C__D,,", ("a-b", "c-d"), ("a.b", "C__D")),
+    ],
+)
+def test_block_list_is_normalized_as_pip_does(value, block, written):
+    """ATTN_BLOCK_PLUGINS is split on commas and each name normalized as pip does."""
+    controls = read_controls("ATTN", {"ATTN_BLOCK_PLUGINS": value})
+    assert (controls.block, controls.block_as_written) == (block, written)
+
+
+@pytest.mark.parametrize(
+    ("distribution", "allowed"),
+    [("attn.plugin", False), ("other", True), ("third", False)],
+)
+def test_a_blocked_distribution_is_never_allowed(distribution, allowed):
+    """A distribution in ATTN_BLOCK_PLUGINS is not allowed, even when ATTN_PLUGINS names it."""
+    environ = {"ATTN_PLUGINS": "attn-plugin,other", "ATTN_BLOCK_PLUGINS": "Attn_Plugin"}
+    assert read_controls("ATTN", environ).allows(distribution) is allowed
+
+
 def test_booleans_are_read():
     """ATTN_DISABLE_PLUGINS and ATTN_STRICT are read as booleans."""
     controls = read_controls("ATTN", {"ATTN_DISABLE_PLUGINS": "yes", "ATTN_STRICT": "On"})
@@ -98,10 +122,21 @@ def test_variables_follow_the_prefix():
     """Another host's registry reads its own variables."""
     controls = read_controls("TOY", {"TOY_STRICT": "1", "ATTN_STRICT": "bogus"})
     assert controls.strict
-    assert (controls.disable_variable, controls.plugins_variable, controls.strict_variable) == (
+    names = (
+        controls.disable_variable,
+        controls.plugins_variable,
+        controls.prefer_variable,
+        controls.block_variable,
+        controls.strict_variable,
+        controls.no_cache_variable,
+    )
+    assert names == (
         "TOY_DISABLE_PLUGINS",
         "TOY_PLUGINS",
+        "TOY_PREFER",
+        "TOY_BLOCK_PLUGINS",
         "TOY_STRICT",
+        "TOY_NO_CACHE",
     )
 
 

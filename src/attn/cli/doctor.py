@@ -256,6 +256,28 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     return EXIT_OK
 
 
+def _controls_note(checked: Sequence[_Checked]) -> str:
+    """What the controls keep out of the check: every plugin, or the blocked ones."""
+    controls = checked[0].registry._attn_state.controls()
+    if all(c.result.plugins_disabled for c in checked):
+        return (
+            f"Plugins are disabled ({controls.disable_variable} is set): no plugin was checked.\n"
+        )
+    if not controls.block:
+        return ""
+    setting = f"{controls.block_variable}={','.join(controls.block_as_written)}"
+    blocked = {
+        p.origin_label: None
+        for c in checked
+        for p in c.result.plugins
+        if p.status == "disabled" and controls.blocks(p.distribution)
+    }
+    if not blocked:
+        return f"{setting} blocks no installed plugin.\n"
+    text = f"Blocked by {setting}: {', '.join(blocked)} (disabled; their code is never imported)."
+    return wrap(text, "    ", first="") + "\n"
+
+
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print every finding with its fix and a summary; return the exit code."""
     if args.against is not None:
@@ -285,11 +307,7 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
                 + wrap(f"fix: {finding.fix}", "    ", first="  ")
                 + "\n"
             )
-    controls = checked[0].registry._attn_state.controls()
-    if all(c.result.plugins_disabled for c in checked):
-        out.write(
-            f"Plugins are disabled ({controls.disable_variable} is set): no plugin was checked.\n"
-        )
+    out.write(_controls_note(checked))
     if not args.load:
         builtin, plugin = _not_imported(checked)
         out.write(

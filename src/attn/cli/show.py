@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import IO
 
+    from attn.registry.controls import Controls
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import BackendRow, PluginRecord, RegistryReport
 
@@ -87,14 +88,18 @@ def _origin(row: BackendRow, report: RegistryReport) -> str:
     return f"builtin, from {host_label(report)}"
 
 
-def _claimant(p: PluginRecord, style: Style, prefer: str) -> list[str]:
+def _claimant(p: PluginRecord, style: Style, controls: Controls) -> list[str]:
     requirement = (
         ", ".join(p.requirements)
         if p.requirements
         else "none declared (compatibility cannot be checked)"
     )
+    status = style.word(p.status)
+    if p.status == "disabled":
+        blocked = controls.blocks(p.distribution)
+        status += f" by {controls.block_variable if blocked else controls.plugins_variable}"
     lines = [
-        f"  - {p.origin_label}: {style.word(p.status)}",
+        f"  - {p.origin_label}: {status}",
         _field("value", repr(p.value), 6),
         _field("metadata", p.location, 6),
         _field("requires", requirement, 6),
@@ -102,12 +107,20 @@ def _claimant(p: PluginRecord, style: Style, prefer: str) -> list[str]:
     if p.reason:
         lines.append(_field("reason", p.reason, 6))
     if p.won_because:
-        lines.append(_field("wins", f"{p.won_because}; {prefer} chooses another", 6))
+        lines.append(
+            _field("wins", f"{p.won_because}; {controls.prefer_variable} chooses another", 6)
+        )
     return lines
 
 
 def _render(
-    report: RegistryReport, name: str, builtin: bool, style: Style, *, loaded: bool
+    report: RegistryReport,
+    name: str,
+    builtin: bool,
+    style: Style,
+    controls: Controls,
+    *,
+    loaded: bool,
 ) -> list[str] | None:
     row = next((b for b in report.backends if b.name == name), None)
     claimants = [p for p in report.plugins if p.name == name]
@@ -135,9 +148,7 @@ def _render(
         count = f"{len(claimants)} entry point{'s' if len(claimants) > 1 else ''}"
         lines.append(_field("claimants", f"{count} named {name!r} in {report.group}"))
         for p in claimants:
-            lines += _claimant(
-                p, style, report.disable_variable.replace("_DISABLE_PLUGINS", "_PREFER")
-            )
+            lines += _claimant(p, style, controls)
     else:
         lines.append(_field("claimants", f"none: no plugin declares {name!r}"))
     return lines
@@ -184,7 +195,8 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     blocks = []
     for registry, report in zip(registries, reports, strict=True):
         builtin = args.name in registry._attn_defaults
-        lines = _render(report, args.name, builtin, style, loaded=args.load)
+        controls = registry._attn_state.controls()
+        lines = _render(report, args.name, builtin, style, controls, loaded=args.load)
         if lines is not None:
             blocks.append("\n".join(lines))
     if blocks:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ._metadata import canonical_name
-from ._records import Record, set_field
 from .errors import AttnConfigError
-
-TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -35,68 +34,61 @@ def parse_bool(variable: str, value: str | None) -> bool:
     raise AttnConfigError(variable, value, "one of 1, true, yes, on, 0, false, no, off")
 
 
-class Controls(Record):
-    """The discovery controls in effect, read from the environment."""
+class _Variable:
+    """A read-only attribute of :class:`Controls`: the name of one variable of its host."""
 
-    __slots__ = (
-        "disable_plugins",
-        "only",
-        "only_as_written",
-        "prefer",
-        "prefer_as_written",
-        "prefix",
-        "strict",
-    )
+    def __init__(self, suffix: str, does: str) -> None:
+        self.suffix = suffix
+        self.__doc__ = f"Name of the variable that {does}: ``<PREFIX>_{suffix}``."
+
+    def __get__(self, controls: Controls | None, owner: object = None) -> str:
+        return f"{'<PREFIX>' if controls is None else controls.prefix}_{self.suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """The discovery controls in effect, read from the environment.
+
+    Each list of distributions is kept twice: canonical (PEP 503) names, which
+    decide, and the names as written, which messages quote.
+    """
 
     prefix: str
-    disable_plugins: bool
-    only: tuple[str, ...] | None
-    """Canonical distribution names of ``<PREFIX>_PLUGINS``; ``None`` when unset."""
-    only_as_written: tuple[str, ...]
-    strict: bool
-    prefer: tuple[str, ...]
-    """Canonical distribution names of ``<PREFIX>_PREFER``, most preferred first."""
-    prefer_as_written: tuple[str, ...]
+    disable_plugins: bool = False
+    only: tuple[str, ...] | None = None
+    """``<PREFIX>_PLUGINS``; ``None`` when unset (or empty)."""
+    only_as_written: tuple[str, ...] = ()
+    strict: bool = False
+    prefer: tuple[str, ...] = ()
+    """``<PREFIX>_PREFER``, most preferred first."""
+    prefer_as_written: tuple[str, ...] = ()
+    block: tuple[str, ...] = ()
+    """``<PREFIX>_BLOCK_PLUGINS``: distributions whose entry points are never merged."""
+    block_as_written: tuple[str, ...] = ()
 
-    def __init__(
-        self,
-        *,
-        prefix: str,
-        disable_plugins: bool,
-        only: tuple[str, ...] | None,
-        only_as_written: tuple[str, ...],
-        strict: bool,
-        prefer: tuple[str, ...] = (),
-        prefer_as_written: tuple[str, ...] = (),
-    ) -> None:
-        """Hold the controls read by :func:`read_controls`."""
-        set_field(self, "prefer", prefer)
-        set_field(self, "prefer_as_written", prefer_as_written)
-        set_field(self, "prefix", prefix)
-        set_field(self, "disable_plugins", disable_plugins)
-        set_field(self, "only", only)
-        set_field(self, "only_as_written", only_as_written)
-        set_field(self, "strict", strict)
-
-    @property
-    def disable_variable(self) -> str:
-        """Name of the variable that turns discovery off."""
-        return f"{self.prefix}_DISABLE_PLUGINS"
-
-    @property
-    def plugins_variable(self) -> str:
-        """Name of the variable that selects distributions."""
-        return f"{self.prefix}_PLUGINS"
-
-    @property
-    def prefer_variable(self) -> str:
-        """Name of the variable that orders claimants in conflicts."""
-        return f"{self.prefix}_PREFER"
+    disable_variable = _Variable("DISABLE_PLUGINS", "turns discovery off")
+    plugins_variable = _Variable("PLUGINS", "selects distributions")
+    prefer_variable = _Variable("PREFER", "orders the claimants of conflicts")
+    block_variable = _Variable("BLOCK_PLUGINS", "lists distributions never to merge")
+    strict_variable = _Variable("STRICT", "turns plugin problems into errors")
+    no_cache_variable = _Variable("NO_CACHE", "turns the discovery cache off")
 
     def preference(self, distribution: str) -> int:
         """Where *distribution* stands in ``<PREFIX>_PREFER`` (unlisted: after every listed one)."""
         key = canonical_name(distribution)
         return self.prefer.index(key) if key in self.prefer else len(self.prefer)
+
+    def blocks(self, distribution: str) -> bool:
+        """Whether ``<PREFIX>_BLOCK_PLUGINS`` names *distribution*."""
+        return canonical_name(distribution) in self.block
+
+    def selects(self, distribution: str) -> bool:
+        """Whether ``<PREFIX>_PLUGINS`` is unset or names *distribution*."""
+        return self.only is None or canonical_name(distribution) in self.only
+
+    def allows(self, distribution: str) -> bool:
+        """Whether *distribution*'s entry points may be merged: selected and not blocked."""
+        return self.selects(distribution) and not self.blocks(distribution)
 
     def to_json(self) -> dict[str, object]:
         """The controls in effect, as ``attn list --json`` reports them."""
@@ -104,40 +96,36 @@ class Controls(Record):
             self.disable_variable: self.disable_plugins,
             self.plugins_variable: None if self.only is None else list(self.only_as_written),
             self.prefer_variable: list(self.prefer_as_written),
+            self.block_variable: list(self.block_as_written),
             self.strict_variable: self.strict,
         }
 
-    @property
-    def strict_variable(self) -> str:
-        """Name of the variable that turns plugin problems into errors."""
-        return f"{self.prefix}_STRICT"
 
-    def allows(self, distribution: str) -> bool:
-        """Whether *distribution*'s entry points may be merged."""
-        return self.only is None or canonical_name(distribution) in self.only
+def _names(value: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A comma-separated list of distributions: (canonical names, once each; names as written)."""
+    written = tuple(part.strip() for part in (value or "").split(",") if part.strip())
+    return tuple(dict.fromkeys(canonical_name(name) for name in written)), written
 
 
 def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Controls:
-    """Read ``<PREFIX>_DISABLE_PLUGINS``, ``_PLUGINS``, ``_PREFER`` and ``_STRICT``.
+    """Read the ``<PREFIX>_*`` controls (see :class:`Controls` for their names).
 
     Raises:
         AttnConfigError: a boolean variable has a value that is not a boolean.
     """
     env = os.environ if environ is None else environ
-    disable = parse_bool(f"{prefix}_DISABLE_PLUGINS", env.get(f"{prefix}_DISABLE_PLUGINS"))
-    strict = parse_bool(f"{prefix}_STRICT", env.get(f"{prefix}_STRICT"))
-    raw = env.get(f"{prefix}_PLUGINS", "")
-    written = tuple(part.strip() for part in raw.split(",") if part.strip())
-    only = tuple(dict.fromkeys(canonical_name(n) for n in written)) if written else None
-    preferred = tuple(
-        part.strip() for part in env.get(f"{prefix}_PREFER", "").split(",") if part.strip()
-    )
+    controls = Controls(prefix)
+    only, only_as_written = _names(env.get(controls.plugins_variable))
+    prefer, prefer_as_written = _names(env.get(controls.prefer_variable))
+    block, block_as_written = _names(env.get(controls.block_variable))
     return Controls(
         prefix=prefix,
-        disable_plugins=disable,
-        only=only,
-        only_as_written=written,
-        strict=strict,
-        prefer=tuple(dict.fromkeys(canonical_name(n) for n in preferred)),
-        prefer_as_written=preferred,
+        disable_plugins=parse_bool(controls.disable_variable, env.get(controls.disable_variable)),
+        only=only or None,
+        only_as_written=only_as_written,
+        strict=parse_bool(controls.strict_variable, env.get(controls.strict_variable)),
+        prefer=prefer,
+        prefer_as_written=prefer_as_written,
+        block=block,
+        block_as_written=block_as_written,
     )

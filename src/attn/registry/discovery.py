@@ -413,6 +413,18 @@ def resolve_conflicts(
     return resolved, final_conflicts
 
 
+def _disabled_reason(distribution: str, controls: Controls) -> str | None:
+    """Why the controls leave *distribution*'s entry points out, if they do.
+
+    ``<PREFIX>_BLOCK_PLUGINS`` wins over ``<PREFIX>_PLUGINS`` for the names it lists.
+    """
+    if controls.blocks(distribution):
+        return f"blocked by {controls.block_variable}={','.join(controls.block_as_written)}"
+    if not controls.selects(distribution):
+        return f"not selected by {controls.plugins_variable}={','.join(controls.only_as_written)}"
+    return None
+
+
 def _invalid_reason(ep: EntryPointRecord) -> tuple[str | None, ClassPath | None]:
     if not ep.name.isidentifier():
         return (
@@ -559,12 +571,9 @@ def discover(  # noqa: C901 - the pipeline, step by step
             invalid, path = _invalid_reason(ep)
             status: PluginStatus = "used"
             reason: str | None = None
-            if not controls.allows(dist.name):
-                status = "disabled"
-                reason = (
-                    f"not selected by {controls.plugins_variable}="
-                    f"{','.join(controls.only_as_written)}"
-                )
+            disabled = _disabled_reason(dist.name, controls)
+            if disabled is not None:
+                status, reason = "disabled", disabled
             elif dist.metadata_problem is not None:
                 status = "invalid"
                 reason = f"{_UNREADABLE_REASON}: {dist.metadata_problem}"
