@@ -133,6 +133,24 @@ def test_runtime_registration_replaces_a_plugin_entry(state, site):
     assert state.snapshot().discovered["FLASH_ATTN"].origin == "plugin"
 
 
+@pytest.mark.parametrize(
+    ("fields", "label", "shown"),
+    [
+        ({"registered_by": "host.setup"}, None, "host.setup"),
+        (
+            {"registered_by": "acme.mod", "plugin_distribution": "acme", "plugin_version": "1.0"},
+            "acme 1.0",
+            "acme.mod (plugin code of acme 1.0)",
+        ),
+        ({"plugin_distribution": "acme"}, "acme", "unknown code (plugin code of acme)"),
+    ],
+)
+def test_a_runtime_entry_records_who_registered_it(fields, label, shown):
+    """A runtime entry keeps the registering module and the plugin apart; listings show both."""
+    entry = Entry("X", parse_path("m:X"), "runtime", **fields)
+    assert (entry.plugin_label, entry.registrant) == (label, shown)
+
+
 def test_registration_discovers_first(state, scans):
     """Registering runs discovery first, so a later lookup does not rescan over it."""
     state.register(runtime("CUSTOM"))

@@ -148,12 +148,8 @@ def _registration_findings(registry: BackendEnumMeta, result: DiscoveryResult) -
     config = state.config
     declared = {(p.name, p.distribution) for p in result.plugins}
     for name, entry in state.snapshot().runtime.items():
-        by = entry.registered_by or ""
-        if " (plugin code of " not in by:
-            continue
-        label = by.split(" (plugin code of ", 1)[1].rstrip(")")
-        distribution = label.split(" ", 1)[0]
-        if (name, distribution) in declared:
+        distribution, label = entry.plugin_distribution, entry.plugin_label
+        if distribution is None or (name, distribution) in declared:
             continue
         yield Finding(
             "registered-by-plugin",

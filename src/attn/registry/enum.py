@@ -299,7 +299,7 @@ def load_context(cls: BackendEnumMeta, name: str, entry: Entry | None) -> LoadCo
     if entry.origin == "runtime":
         return LoadContext(
             **base,
-            source=f"a runtime registration by {entry.registered_by or 'unknown code'}",
+            source=f"a runtime registration by {entry.registrant or 'unknown code'}",
             fix=f"Register an importable class with {config.register_hint}",
         )
     label = entry.distribution if entry.version is None else f"{entry.distribution} {entry.version}"
@@ -440,14 +440,11 @@ def state_of(registry: type) -> RegistryState:
     return state
 
 
-def _registered_by_plugin(
-    state: RegistryState, name: str, module: str | None, during: LoadContext
-) -> str:
-    """Who made a registration while a plugin's module was being imported; warn if undeclared."""
+def _registered_by_plugin(state: RegistryState, name: str, during: LoadContext) -> None:
+    """Warn when plugin code, while attn imports it, registers a name it does not declare."""
     label = str(during.distribution)
     if during.version is not None:
         label += f" {during.version}"
-    by = f"{module or 'unknown code'} (plugin code of {label})"
     declared = any(
         p.name == name and p.distribution == during.distribution for p in state.ensure().plugins
     )
@@ -463,7 +460,6 @@ def _registered_by_plugin(
             PluginWarning,
             stacklevel=4,
         )
-    return by
 
 
 def _caller_module(depth: int) -> str | None:
@@ -511,9 +507,18 @@ def register(
         # loading module is not imported before (it is off the warm path).
         loading = sys.modules.get(f"{__package__}.loading")
         during = None if loading is None else loading.loading_now()
+        entry = Entry(name, path, "runtime", registered_by=by)
         if during is not None and during.distribution is not None:
-            by = _registered_by_plugin(state, name, by, during)
-        state.register(Entry(name=name, path=path, origin="runtime", registered_by=by))
+            _registered_by_plugin(state, name, during)
+            entry = Entry(
+                name,
+                path,
+                "runtime",
+                registered_by=by,
+                plugin_distribution=during.distribution,
+                plugin_version=during.version,
+            )
+        state.register(entry)
 
     if class_path is not None:
         put(parse_path(class_path), _caller_module(caller_depth))

@@ -156,7 +156,7 @@ def _row(
             reason=reason,
             available=known.available,
             requires=known.requires,
-            registered_by=None if entry is None else entry.registered_by,
+            registered_by=None if entry is None else entry.registrant,
             missing=known.missing,
             loaded_available=loaded.available,
         ),

@@ -90,12 +90,18 @@ class Entry:
     plugin_version: str | None = None
 
     @property
+    def plugin_label(self) -> str | None:
+        """``DIST VERSION`` of the plugin whose code made a runtime registration, if one did."""
+        if self.plugin_distribution is None or self.plugin_version is None:
+            return self.plugin_distribution
+        return f"{self.plugin_distribution} {self.plugin_version}"
+
+    @property
     def registrant(self) -> str | None:
         """Who made a runtime registration, as listings show it."""
         if self.plugin_distribution is None:
             return self.registered_by
-        label = f"{self.plugin_distribution} {self.plugin_version or ''}".rstrip()
-        return f"{self.registered_by or 'unknown code'} (plugin code of {label})"
+        return f"{self.registered_by or 'unknown code'} (plugin code of {self.plugin_label})"
 
     @classmethod
     def from_plugin(cls, plugin: PluginRecord) -> Entry:
