@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
-FORMAT = 2
+FORMAT = 3
 """Bumped whenever the layout of the file changes."""
 
 RACY_NS = 2_000_000_000

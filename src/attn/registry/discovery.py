@@ -603,17 +603,6 @@ def discover(  # noqa: C901 - the pipeline, step by step
     host_plugins = [
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
     ]
-    if conflicts:
-        # In effect now: this group's merged or shadowed distributions, and
-        # the selected ones that only serve the host's other groups.
-        here = {p.distribution for p in resolved if p.status in {"used", "shadowed"}}
-        elsewhere = {
-            d.name
-            for d in host_plugins
-            if controls.allows(d.name) and not any(ep.group == group for ep in d.entry_points)
-        }
-        keep = tuple(sorted(here | elsewhere, key=canonical_name))
-        conflicts = tuple(c.replace(keep=keep) for c in conflicts)
     unreadable = unreadable_findings(records)
     found = [
         *findings,

@@ -8,7 +8,6 @@ without anything being recomputed.
 
 from __future__ import annotations
 
-from ._metadata import canonical_name
 from ._records import Record, final, set_field
 from .errors import NOTE_CODES
 from .paths import ClassPath
@@ -388,20 +387,15 @@ class RegistryReport(Record):
 class Conflict(Record):
     """Several distributions claim one backend name; the first one is used."""
 
-    __slots__ = ("claimants", "keep", "name")
+    __slots__ = ("claimants", "name")
 
     name: str
     claimants: tuple[PluginRecord, ...]
-    keep: tuple[str, ...]
-    """Every plugin distribution of the host that is in effect now (all groups)."""
 
-    def __init__(
-        self, name: str, claimants: tuple[PluginRecord, ...], keep: tuple[str, ...] = ()
-    ) -> None:
+    def __init__(self, name: str, claimants: tuple[PluginRecord, ...]) -> None:
         """Hold one conflict over *name*."""
         set_field(self, "name", name)
         set_field(self, "claimants", claimants)
-        set_field(self, "keep", keep)
 
     @property
     def within_one_distribution(self) -> bool:
@@ -414,18 +408,6 @@ class Conflict(Record):
         return controls.preference(winner.distribution) < controls.preference(
             runner_up.distribution
         )
-
-    def selection_for(self, claimant: PluginRecord) -> str:
-        """The ``<PREFIX>_PLUGINS`` value that makes *claimant* win and keeps the rest.
-
-        The variable is an allow-list for every group of the host, so the
-        value names every plugin distribution to keep, less the other claimants.
-        """
-        losers = {c.distribution_key for c in self.claimants if c is not claimant}
-        others = [
-            d for d in self.keep if canonical_name(d) not in losers | {claimant.distribution_key}
-        ]
-        return ",".join([claimant.distribution, *others])
 
 
 @final
@@ -513,9 +495,7 @@ def result_data(result: DiscoveryResult) -> tuple[object, ...]:
         result.group,
         result.host_version,
         tuple(_plugin_data(p) for p in result.plugins),
-        tuple(
-            (c.name, tuple(_plugin_data(p) for p in c.claimants), c.keep) for c in result.conflicts
-        ),
+        tuple((c.name, tuple(_plugin_data(p) for p in c.claimants)) for c in result.conflicts),
         tuple(_finding_data(f) for f in result.findings),
         result.plugins_disabled,
         result.misgrouped,
@@ -587,9 +567,9 @@ def result_from(data: object) -> DiscoveryResult:
         raise ValueError(data)
     parsed_conflicts = []
     for conflict in _items(conflicts):
-        name, claimants, keep = _items(conflict, 3)
+        name, claimants = _items(conflict, 2)
         parsed_conflicts.append(
-            Conflict(_str(name), tuple(_plugin_from(c) for c in _items(claimants)), _texts(keep))
+            Conflict(_str(name), tuple(_plugin_from(c) for c in _items(claimants)))
         )
     parsed_misgrouped = [_texts(_items(item, 3)) for item in _items(misgrouped)]
     return DiscoveryResult(
