@@ -657,9 +657,7 @@ def test_a_result_that_is_not_plain_data_makes_the_file_invalid(result):
 )
 def test_a_damaged_result_in_the_file_is_worked_out_again(data):
     """Result data that attn did not write is not used: the pipeline runs instead."""
-    outcome = _cache.Outcome((), (), None, data)
-    assert outcome.discovery() is None
-    assert outcome.result is None
+    assert _cache.Outcome((), (), None, data).discovery() is None
 
 
 #: What resolving a backend must not cost once the cache holds the answer.

@@ -17,11 +17,14 @@ plain tuples), validated on load; nothing in it is executed or unpickled.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import stat
 import sys
 import time
+from dataclasses import KW_ONLY, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ._metadata import (
     DistributionRecord,
@@ -31,16 +34,18 @@ from ._metadata import (
     reader,
     standard_finders,
 )
-
-TYPE_CHECKING = False
+from .compat import seed_verdicts, verdicts_for
+from .controls import Controls, parse_bool
+from .report import result_from
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
-    from typing import Any
+
+    from .report import DiscoveryResult
 
     #: An entry of the table: name, module, qualname, distribution, version, value.
     EntryData = tuple[str, str, str, str | None, str | None, str | None]
-    #: (name of an attn warning class, message)
+    #: (the code that names the warning's class, message)
     WarningData = tuple[str, str]
     #: (message, problems) of the strict-mode error
     ErrorData = tuple[str, tuple[str, ...]]
@@ -48,8 +53,6 @@ if TYPE_CHECKING:
     #: What a merge depends on besides the scan: the host's variables as set
     #: (``environment_key``) and the registry's built-in names.
     MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
-
-    from .report import DiscoveryResult
 
 __all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
@@ -65,43 +68,30 @@ _SOURCES = ("_cache", "_metadata", "_scan", "compat", "controls", "discovery", "
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """What merging one registry's plugins gave: its table entries, warnings, strict error.
 
-    Also the discovery result it came from, as plain data (``report.result_data``),
-    so that listing from the cache need not run the pipeline again.
+    All plain data, as the file stores it, with the discovery result it came
+    from (``report.result_data``), so that listing from the cache need not
+    run the pipeline again.
     """
 
-    __slots__ = ("_decoded", "entries", "error", "result", "warnings")
-
-    def __init__(
-        self,
-        entries: tuple[EntryData, ...],
-        warnings: tuple[WarningData, ...],
-        error: ErrorData | None,
-        result: object = None,
-    ) -> None:
-        """Hold the merge's results as plain values (*result*: ``report.result_data``)."""
-        self.entries = entries
-        self.warnings = warnings
-        self.error = error
-        self.result = result
-        self._decoded: DiscoveryResult | None = None
+    entries: tuple[EntryData, ...]
+    warnings: tuple[WarningData, ...]
+    error: ErrorData | None
+    result: object = None
 
     def data(self) -> tuple[object, ...]:
         """The outcome as plain tuples (what the file stores)."""
         return (self.entries, self.warnings, self.error, self.result)
 
     def discovery(self) -> DiscoveryResult | None:
-        """The discovery result, decoded on first use; ``None`` if it cannot be."""
-        if self._decoded is None and self.result is not None:
-            from .report import result_from  # noqa: PLC0415 - listing only
-
-            try:
-                self._decoded = result_from(self.result)
-            except (ValueError, TypeError):
-                self.result = None  # not what attn writes: the pipeline works it out again
-        return self._decoded
+        """The discovery result; ``None`` if the data is not what attn writes."""
+        try:
+            return None if self.result is None else result_from(self.result)
+        except (ValueError, TypeError):
+            return None  # the pipeline works it out again
 
 
 def _stamp(path: str) -> Stamp:
@@ -210,61 +200,34 @@ def _plain(value: object, depth: int = 0) -> bool:
     return type(value) is tuple and depth < _DEPTH and all(_plain(v, depth + 1) for v in value)
 
 
+@dataclass(slots=True, eq=False)
 class HostScan:
-    """One scan of a host's distributions, from ``sys.path`` or from the cache file."""
+    """One scan of a host's distributions, from ``sys.path`` or from the cache file.
 
-    __slots__ = (
-        "_unseeded",
-        "_verdicts",
-        "file",
-        "from_file",
-        "groups",
-        "host",
-        "key",
-        "outcomes",
-        "records",
-        "stamps",
-        "writable",
-    )
+    ``records`` are those the pipeline reads: the host scan returns only them,
+    and the file stores only them, with the version ``verdicts`` on them.
+    """
 
-    def __init__(  # noqa: PLR0917 - one argument per part of the file
-        self,
-        host: str,
-        groups: tuple[str, ...],
-        key: tuple[object, ...],
-        stamps: tuple[tuple[str, Stamp], ...],
-        records: tuple[DistributionRecord, ...],
-        verdicts: tuple[object, ...],
-        outcomes: dict[object, Outcome],
-        file: str | None,
-        *,
-        writable: bool,
-        from_file: bool,
-    ) -> None:
-        """Hold a scan (use :func:`host_scan`, not this).
-
-        *records* are those the pipeline reads: the host scan returns only
-        them, and the file stores only them.
-        """
-        self.host = host
-        self.groups = groups
-        self.key = key
-        self.stamps = stamps
-        self.records = records
-        self._verdicts = verdicts
-        self._unseeded = from_file
-        self.outcomes = outcomes
-        self.file = file
-        self.writable = writable
-        self.from_file = from_file
+    host: str
+    groups: tuple[str, ...]
+    key: tuple[object, ...]
+    stamps: tuple[tuple[str, Stamp], ...]
+    records: tuple[DistributionRecord, ...]
+    file: str | None
+    _: KW_ONLY
+    writable: bool
+    """Whether the file may be written: nothing it depends on changed near the scan."""
+    from_file: bool
+    verdicts: tuple[object, ...] = ()
+    outcomes: dict[object, Outcome] = field(default_factory=dict)
+    seeded: bool = False
+    """Whether the version check has the file's verdicts."""
 
     def pipeline_records(self) -> tuple[DistributionRecord, ...]:
         """The records, with the file's version verdicts given to the check first."""
-        if self._unseeded:
-            from .compat import seed_verdicts  # noqa: PLC0415 - only when the pipeline runs
-
-            seed_verdicts(self._verdicts)
-            self._unseeded = False
+        if self.from_file and not self.seeded:
+            seed_verdicts(self.verdicts)
+            self.seeded = True
         return self.records
 
     def outcome(self, group: str, context: MergeContext) -> Outcome | None:
@@ -276,16 +239,13 @@ class HostScan:
         self.outcomes[(group, context[0], context[1])] = outcome
         if self.file is None or not self.writable:
             return
-        from .compat import verdicts_for  # noqa: PLC0415 - the cold path only
-
-        records = self.records
-        self._verdicts = verdicts_for(r.metadata.requires for r in records if r.metadata)
+        self.verdicts = verdicts_for(r.metadata.requires for r in self.records if r.metadata)
         data = (
             FORMAT,
             self.key,
             self.stamps,
-            tuple(_record_data(r) for r in records),
-            self._verdicts,
+            tuple(_record_data(r) for r in self.records),
+            self.verdicts,
             {k: v.data() for k, v in self.outcomes.items()},
         )
         _write(self.file, marshal.dumps(data))  # type: ignore[arg-type]
@@ -317,10 +277,13 @@ def enabled(prefix: str) -> bool:
     Raises:
         AttnConfigError: the variable is not a boolean.
     """
-    from .controls import parse_bool  # noqa: PLC0415
-
-    variable = f"{prefix}_NO_CACHE"
+    variable = Controls(prefix).no_cache_variable
     return not parse_bool(variable, os.environ.get(variable))
+
+
+def _ours(st: os.stat_result) -> bool:
+    """Owned by the current user, and writable by no one else."""
+    return st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _private_folder(folder: str) -> bool:
@@ -328,11 +291,7 @@ def _private_folder(folder: str) -> bool:
         st = os.stat(folder)
     except OSError:
         return False
-    return (
-        stat.S_ISDIR(st.st_mode)
-        and st.st_uid == os.geteuid()
-        and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    )
+    return stat.S_ISDIR(st.st_mode) and _ours(st)
 
 
 def _read(file: str) -> bytes | None:
@@ -345,11 +304,7 @@ def _read(file: str) -> bytes | None:
         return None
     try:
         st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_uid != os.geteuid()
-            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-        ):
+        if not (stat.S_ISREG(st.st_mode) and _ours(st)):
             return None
         chunks = []
         while chunk := os.read(fd, 1 << 16):
@@ -383,10 +338,8 @@ def _write(file: str, data: bytes) -> None:
         os.replace(temporary, file)
     except OSError:
         # A cache that cannot be written is not an error: attn works uncached.
-        try:  # noqa: SIM105 - contextlib is not imported for this
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
 
 
 def _key(host: str, groups: tuple[str, ...]) -> tuple[object, ...]:
@@ -443,11 +396,11 @@ def _load(file: str, key: tuple[object, ...], host: str, groups: tuple[str, ...]
         key,
         stamps,
         decoded,
-        _tuple(verdicts),
-        parsed,
         file,
         writable=True,
         from_file=True,
+        verdicts=_tuple(verdicts),
+        outcomes=parsed,
     )
 
 
@@ -515,16 +468,7 @@ def host_scan(
         records = scan()
         stamps, trusted = _scan_stamps(records, started)
         found = HostScan(
-            host_key,
-            ordered,
-            key,
-            stamps,
-            records,
-            (),
-            {},
-            file,
-            writable=trusted,
-            from_file=False,
+            host_key, ordered, key, stamps, records, file, writable=trusted, from_file=False
         )
     _SHARED[host_key] = (process_key, found)
     return found
