@@ -1261,8 +1261,7 @@ def test_doctor_load_failure(run, broken):
         "problem (load-failure, attn.backends): broken-attn 3.0 provides 'BROKEN_ATTN' = "
         "'broken:B', which\n"
         "    cannot be loaded: RuntimeError: always fails at import\n"
-        "  fix: fix or uninstall broken-attn, or leave it out with ATTN_PLUGINS (or "
-        "ATTN_DISABLE_PLUGINS=1)\n"
+        "  fix: fix or uninstall broken-attn, or block it with ATTN_BLOCK_PLUGINS=broken-attn\n"
         "attn doctor: 1 problem (2 groups, 1 plugin entry point, every backend imported).\n",
         "",
     )

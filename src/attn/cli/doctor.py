@@ -7,9 +7,16 @@ saved by ``attn state save FILE`` (or ``attn.capture_state()``) elsewhere.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from attn.registry._records import Record, set_field
-from attn.registry.errors import Code
+from attn.registry.enum import _interface, load_context
+from attn.registry.errors import BackendLoadError, Code, StateMismatchError
+from attn.registry.listing import availability_problem, one_line
+from attn.registry.loading import load_class
+from attn.registry.report import Finding
+from attn.registry.table import Entry
+from attn.registry.workers import apply_state
 
 from ._common import (
     EXIT_OK,
@@ -24,9 +31,7 @@ from ._common import (
     version_label,
     wrap,
 )
-
-# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
-TYPE_CHECKING = False
+from .state import load, registries_label
 
 if TYPE_CHECKING:
     import argparse
@@ -35,7 +40,6 @@ if TYPE_CHECKING:
 
     from attn.registry.discovery import DiscoveryResult
     from attn.registry.enum import BackendEnumMeta
-    from attn.registry.report import Finding
 
 #: Where a finding is shown: these are about the environment as a whole, every
 #: other one about one registry's group (whether it is a problem or a note is
@@ -72,34 +76,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
 
 
-class _Checked(Record):
+@dataclass(frozen=True, slots=True)
+class _Checked:
     """What doctor found in one registry."""
-
-    __slots__ = ("findings", "registry", "result")
 
     registry: BackendEnumMeta
     result: DiscoveryResult
     findings: tuple[Finding, ...]
 
-    def __init__(
-        self, registry: BackendEnumMeta, result: DiscoveryResult, findings: tuple[Finding, ...]
-    ) -> None:
-        """Hold what doctor found in *registry*."""
-        set_field(self, "registry", registry)
-        set_field(self, "result", result)
-        set_field(self, "findings", findings)
-
 
 def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterator[Finding]:
     """Import every built-in default and every merged plugin of *registry*; report failures."""
-    from attn.registry.enum import _interface, load_context  # noqa: PLC0415
-    from attn.registry.errors import BackendLoadError  # noqa: PLC0415
-    from attn.registry.listing import availability_problem, one_line  # noqa: PLC0415
-    from attn.registry.loading import load_class  # noqa: PLC0415
-    from attn.registry.report import Finding  # noqa: PLC0415
-    from attn.registry.table import Entry  # noqa: PLC0415
-
-    config = registry._attn_state.config
+    state = registry._attn_state
+    config, block = state.config, state.controls().block_variable
     interface = _interface(registry)
     for name, default in registry._attn_defaults.items():
         if default is None:
@@ -119,47 +108,39 @@ def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterat
         entry = Entry.from_plugin(plugin)
         try:
             cls = load_class(entry.path, interface, load_context(registry, plugin.name, entry))
-            problem = availability_problem(cls)
-            if problem is not None:
-                yield Finding(
-                    "load-failure",
-                    plugin.name,
-                    f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which "
-                    f"loads, but {problem}",
-                    f"fix or uninstall {plugin.distribution}, or leave it out with "
-                    f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)",
-                )
         except BackendLoadError as exc:
+            problem: str | None = f"cannot be loaded: {one_line(exc.detail)}"
+        else:
+            problem = availability_problem(cls)
+            problem = None if problem is None else f"loads, but {problem}"
+        if problem is not None:
             yield Finding(
                 "load-failure",
                 plugin.name,
                 f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which "
-                f"cannot be loaded: {one_line(exc.detail)}",
-                f"fix or uninstall {plugin.distribution}, or leave it out with "
-                f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)",
+                f"{problem}",
+                f"fix or uninstall {plugin.distribution}, or block it with "
+                f"{block}={plugin.distribution}",
             )
 
 
 def _registration_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterator[Finding]:
     """Registrations plugin code made while doctor imported it, for names it does not declare."""
-    from attn.registry.report import Finding  # noqa: PLC0415
-
     state = registry._attn_state
-    config = state.config
+    noun, block = state.config.noun, state.controls().block_variable
     declared = {(p.name, p.distribution) for p in result.plugins}
     for name, entry in state.snapshot().runtime.items():
-        distribution, label = entry.plugin_distribution, entry.plugin_label
+        distribution = entry.plugin_distribution
         if distribution is None or (name, distribution) in declared:
             continue
         yield Finding(
             "registered-by-plugin",
             name,
-            f"plugin code of {label} registered {name!r} = {entry.path.colon!r} at import, "
-            f"but {distribution} does not declare {name!r}: it replaces the {config.noun} past "
-            "attn's conflict checks and controls",
-            f"report it to {distribution}'s authors, and uninstall {distribution} or leave it "
-            f"out with {config.env_prefix}_DISABLE_PLUGINS=1 (or {config.env_prefix}_PLUGINS "
-            "naming the plugins to keep) until it is fixed",
+            f"plugin code of {entry.plugin_label} registered {name!r} = {entry.path.colon!r} at "
+            f"import, but {distribution} does not declare {name!r}: it replaces the {noun} "
+            "past attn's conflict checks and controls",
+            f"report it to {distribution}'s authors, and uninstall {distribution} or block it "
+            f"with {block}={distribution} until it is fixed",
         )
 
 
@@ -174,24 +155,18 @@ def _check(registry: BackendEnumMeta, *, load: bool) -> _Checked:
 
 
 def _collect(checked: Sequence[_Checked]) -> list[tuple[Finding, str | None]]:
-    """Every finding once, with the group it concerns (``None``: the whole environment)."""
-    seen: set[tuple[str, str, str | None]] = set()
-    collected: list[tuple[Finding, str | None]] = []
+    """Every finding once, problems first, with its group (``None``: the whole environment)."""
+    collected: dict[tuple[str, str, str | None], tuple[Finding, str | None]] = {}
     for c in checked:
         for finding in c.findings:
             scope = None if finding.kind in _ENVIRONMENT_WIDE else group(c.registry)
-            key = (finding.kind, finding.message, scope)
-            if key not in seen:
-                seen.add(key)
-                collected.append((finding, scope))
-    return collected
+            collected.setdefault((finding.kind, finding.message, scope), (finding, scope))
+    return sorted(collected.values(), key=lambda item: not item[0].is_problem)
 
 
 def _not_imported(checked: Sequence[_Checked]) -> tuple[int, int]:
     """How many built-in and plugin backends ``--load`` would import."""
-    builtin = sum(
-        sum(1 for d in c.registry._attn_defaults.values() if d is not None) for c in checked
-    )
+    builtin = sum(d is not None for c in checked for d in c.registry._attn_defaults.values())
     return builtin, sum(len(c.result.used) for c in checked)
 
 
@@ -199,6 +174,7 @@ def _to_json(
     checked: Sequence[_Checked], collected: Sequence[tuple[Finding, str | None]], *, load: bool
 ) -> dict[str, object]:
     builtin, plugin = (0, 0) if load else _not_imported(checked)
+    problems = sum(f.is_problem for f, _ in collected)
     return {
         "attn_version": version_label(),
         "loaded": load,
@@ -206,31 +182,24 @@ def _to_json(
         "groups": [group(c.registry) for c in checked],
         "plugin_entry_points": sum(len(c.result.plugins) for c in checked),
         "not_imported": {"builtin": builtin, "plugin": plugin},
-        "problems": sum(1 for f, _ in collected if f.is_problem),
-        "notes": sum(1 for f, _ in collected if not f.is_problem),
+        "problems": problems,
+        "notes": len(collected) - problems,
         "findings": [
             {
-                "severity": "problem" if finding.is_problem else "note",
-                "kind": finding.kind,
+                "severity": "problem" if f.is_problem else "note",
+                "kind": f.kind,
                 "group": scope,
-                "subject": finding.subject,
-                "message": finding.message,
-                "fix": finding.fix,
+                "subject": f.subject,
+                "message": f.message,
+                "fix": f.fix,
             }
-            for verdict in (True, False)
-            for finding, scope in collected
-            if finding.is_problem is verdict
+            for f, scope in collected
         ],
     }
 
 
 def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Compare this environment with the state saved in ``--against``; print the verdict."""
-    from attn.registry.errors import StateMismatchError  # noqa: PLC0415
-    from attn.registry.workers import apply_state  # noqa: PLC0415
-
-    from .state import load, registries_label  # noqa: PLC0415
-
     if args.load or args.json:
         msg = "--against compares with a saved state; it cannot be combined with --load or --json"
         raise UsageError(msg, "attn doctor")
@@ -281,8 +250,7 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     with plugin_output_to(err):
         checked = [_check(r, load=args.load) for r in registries()]
     collected = _collect(checked)
-    problems = [(f, s) for f, s in collected if f.is_problem]
-    notes = [(f, s) for f, s in collected if not f.is_problem]
+    problems = sum(f.is_problem for f, _ in collected)
     status = EXIT_PROBLEM if problems else EXIT_OK
     if args.json:
         # One write: json.dump writes each token, one system call apiece when
@@ -290,19 +258,12 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write(json.dumps(_to_json(checked, collected, load=args.load), indent=2) + "\n")
         return status
     style = Style(out)
-    for verdict, items in (("problem", problems), ("note", notes)):
-        for finding, scope in items:
-            where = f", {scope}" if scope else ""
-            out.write(
-                wrap(
-                    f"{style.word(verdict)} ({finding.kind}{where}): {finding.message}",
-                    "    ",
-                    first="",
-                )
-                + "\n"
-                + wrap(f"fix: {finding.fix}", "    ", first="  ")
-                + "\n"
-            )
+    for finding, scope in collected:
+        verdict = style.word("problem" if finding.is_problem else "note")
+        where = f", {scope}" if scope else ""
+        heading = f"{verdict} ({finding.kind}{where}): {finding.message}"
+        out.write(wrap(heading, "    ", first="") + "\n")
+        out.write(wrap(f"fix: {finding.fix}", "    ", first="  ") + "\n")
     out.write(_controls_note(checked))
     if not args.load:
         builtin, plugin = _not_imported(checked)
@@ -315,12 +276,11 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
     if args.load:
         scope += ", every backend imported"
+    notes = len(collected) - problems
     if problems:
-        summary = f"attn doctor: {plural(len(problems), 'problem')}"
-        if notes:
-            summary += f" and {plural(len(notes), 'note')}"
-        out.write(f"{summary} ({scope}).\n")
-        return status
-    notes_label = f", {plural(len(notes), 'note')}" if notes else ""
-    out.write(f"attn doctor: no problems found{notes_label} ({scope}).\n")
+        also = f" and {plural(notes, 'note')}" if notes else ""
+        out.write(f"attn doctor: {plural(problems, 'problem')}{also} ({scope}).\n")
+    else:
+        also = f", {plural(notes, 'note')}" if notes else ""
+        out.write(f"attn doctor: no problems found{also} ({scope}).\n")
     return status
