@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from attn.registry import build_report
+from attn.registry.enum import close_matches
+from attn.registry.listing import _availability
+
 from ._common import (
     EXIT_OK,
     EXIT_PROBLEM,
@@ -14,9 +20,6 @@ from ._common import (
     source,
     wrap,
 )
-
-# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
-TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     import argparse
@@ -155,8 +158,6 @@ def _render(
 
 
 def _suggestions(name: str, reports: Sequence[RegistryReport]) -> list[str]:
-    from attn.registry.enum import close_matches  # noqa: PLC0415
-
     names = [
         n
         for report in reports
@@ -167,8 +168,6 @@ def _suggestions(name: str, reports: Sequence[RegistryReport]) -> list[str]:
 
 def _with_kernel(registry: BackendEnumMeta, report: RegistryReport, name: str) -> RegistryReport:
     """*report* with the kernel of plugin backend *name* read from its class (loaded already)."""
-    from attn.registry.listing import _availability  # noqa: PLC0415
-
     rows = []
     for row in report.backends:
         if row.name == name and row.origin == "plugin" and row.status == "ok":
@@ -182,8 +181,6 @@ def _with_kernel(registry: BackendEnumMeta, report: RegistryReport, name: str) -
 
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print the backend *args* names in every registry that has it; return the exit code."""
-    from attn.registry import build_report  # noqa: PLC0415
-
     registries = select([args.registry] if args.registry else [], "attn show")
     with plugin_output_to(err):
         reports = [build_report(r, load=(args.name,) if args.load else False) for r in registries]

@@ -15,6 +15,7 @@ import functools
 import os
 from collections import defaultdict
 from os.path import realpath
+from typing import TYPE_CHECKING
 
 from ._metadata import (
     UNREADABLE_KEY,
@@ -27,10 +28,6 @@ from .compat import check_host_requirement
 from .errors import InvalidPathError
 from .paths import ClassPath, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
-
-# Not typing.TYPE_CHECKING: neither a cold discovery nor a listing from the
-# cache imports typing (or re, which the patterns below load only when needed).
-TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
