@@ -450,3 +450,50 @@ def test_fifty_forks_during_cold_discoveries_refreshes_and_registrations(python)
             assert run.returncode == 0
             codes += json.loads(out)
     assert codes == [0] * 50
+
+
+#: A host that imports logging after attn, and a finder that logs while a
+#: thread's discovery holds attn's lock, at the moment the main thread forks.
+FORK_WHILE_A_DISCOVERY_LOGS = """
+import os, sys, threading, time, warnings
+warnings.simplefilter("ignore")  # Python 3.12+ warns about forking with threads
+import attn
+enum = attn.AttentionBackendEnum  # the registries (and attn's fork hook) exist first
+import logging
+
+entered = threading.Event()
+
+class LoggingFinder:
+    def find_spec(self, *args):
+        return None
+    def find_distributions(self, *args):
+        if not entered.is_set():
+            entered.set()
+            time.sleep(0.3)  # the main thread is in os.fork() by now
+            logging.getLogger("host.finder").debug("searched")
+        return iter(())
+
+sys.meta_path.append(LoggingFinder())
+thread = threading.Thread(target=lambda: enum["FLASH_ATTN"].get_path())
+thread.start()
+entered.wait(10)
+pid = os.fork()
+if pid == 0:
+    enum["TRITON_ATTN"].get_path()
+    os._exit(0)
+thread.join()
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+def test_a_fork_while_a_discovering_thread_logs_does_not_deadlock(python):
+    """attn's fork hook runs before logging's, so a thread that logs under attn's lock finishes."""
+    done = subprocess.run(
+        [str(python.runtime.python), "-c", FORK_WHILE_A_DISCOVERY_LOGS],
+        env={**python.env(), "ATTN_NO_CACHE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "0\n", "")
