@@ -7,12 +7,12 @@ that scan. ``refresh()`` scans again and replaces it.
 
 On disk, ``$XDG_CACHE_HOME/attn/`` (else ``~/.cache/attn/``) holds one file
 per host, interpreter and ``sys.path``: the records of the distributions that
-matter to the host (its plugins, the host, duplicates, unreadable copies),
-the version verdicts on them, and each registry's merge outcome per setting
-of the host's variables. A process trusts the file only when a fresh scan
-would give the same answer, which it checks with one ``stat`` per ``sys.path``
-entry and per cached metadata file. The file is data (:mod:`marshal` of
-plain tuples), validated on load; nothing in it is executed or unpickled.
+matter to the host (its plugins, the host, duplicates, unreadable copies) and
+each registry's merge outcome per setting of the host's variables. A process
+trusts the file only when a fresh scan would give the same answer, which it
+checks with one ``stat`` per ``sys.path`` entry and per cached metadata file.
+The file is data (:mod:`marshal` of plain tuples), validated on load; nothing
+in it is executed or unpickled.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
-FORMAT = 2
+FORMAT = 3
 """Bumped whenever the layout of the file changes."""
 
 RACY_NS = 2_000_000_000
@@ -214,8 +214,6 @@ class HostScan:
     """One scan of a host's distributions, from ``sys.path`` or from the cache file."""
 
     __slots__ = (
-        "_unseeded",
-        "_verdicts",
         "file",
         "from_file",
         "groups",
@@ -234,7 +232,6 @@ class HostScan:
         key: tuple[object, ...],
         stamps: tuple[tuple[str, Stamp], ...],
         records: tuple[DistributionRecord, ...],
-        verdicts: tuple[object, ...],
         outcomes: dict[object, Outcome],
         file: str | None,
         *,
@@ -251,21 +248,10 @@ class HostScan:
         self.key = key
         self.stamps = stamps
         self.records = records
-        self._verdicts = verdicts
-        self._unseeded = from_file
         self.outcomes = outcomes
         self.file = file
         self.writable = writable
         self.from_file = from_file
-
-    def pipeline_records(self) -> tuple[DistributionRecord, ...]:
-        """The records, with the file's version verdicts given to the check first."""
-        if self._unseeded:
-            from .compat import seed_verdicts  # noqa: PLC0415 - only when the pipeline runs
-
-            seed_verdicts(self._verdicts)
-            self._unseeded = False
-        return self.records
 
     def outcome(self, group: str, context: MergeContext) -> Outcome | None:
         """The cached outcome of merging *group* in *context* (variables, built-in names)."""
@@ -276,16 +262,11 @@ class HostScan:
         self.outcomes[(group, context[0], context[1])] = outcome
         if self.file is None or not self.writable:
             return
-        from .compat import verdicts_for  # noqa: PLC0415 - the cold path only
-
-        records = self.records
-        self._verdicts = verdicts_for(r.metadata.requires for r in records if r.metadata)
         data = (
             FORMAT,
             self.key,
             self.stamps,
-            tuple(_record_data(r) for r in records),
-            self._verdicts,
+            tuple(_record_data(r) for r in self.records),
             {k: v.data() for k, v in self.outcomes.items()},
         )
         _write(self.file, marshal.dumps(data))  # type: ignore[arg-type]
@@ -420,7 +401,7 @@ def _load(file: str, key: tuple[object, ...], host: str, groups: tuple[str, ...]
         loaded = marshal.loads(data)  # noqa: S302 - our own file, owner-only, validated
     except (EOFError, ValueError, TypeError):
         raise _Invalid from None
-    version, stored_key, stamps, records, verdicts, outcomes = _tuple(loaded, 6)
+    version, stored_key, stamps, records, outcomes = _tuple(loaded, 5)
     _check(version == FORMAT and stored_key == key)
     for item in _tuple(stamps):
         path, stamp = _tuple(item, 2)
@@ -437,7 +418,6 @@ def _load(file: str, key: tuple[object, ...], host: str, groups: tuple[str, ...]
         key,
         stamps,
         decoded,
-        _tuple(verdicts),
         parsed,
         file,
         writable=True,
@@ -514,7 +494,6 @@ def host_scan(
             key,
             stamps,
             records,
-            (),
             {},
             file,
             writable=trusted,

@@ -24,7 +24,7 @@ from ._metadata import (
     scan,
 )
 from .compat import check_host_requirement
-from .errors import InvalidPathError
+from .errors import Code, InvalidPathError
 from .paths import ClassPath, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
@@ -35,6 +35,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from .compat import HostRequirement
     from .controls import Controls
     from .report import PluginStatus
 
@@ -429,11 +430,32 @@ def _invalid_reason(ep: EntryPointRecord) -> tuple[str | None, ClassPath | None]
     return None, path
 
 
+def _status(
+    dist: DistributionRecord, requirement: HostRequirement, invalid: str | None, controls: Controls
+) -> tuple[PluginStatus, str | None]:
+    """An entry point's status and reason: the first that applies, in DESIGN 6's order."""
+    if not controls.allows(dist.name):
+        return "disabled", (
+            f"not selected by {controls.plugins_variable}={','.join(controls.only_as_written)}"
+        )
+    if dist.metadata_problem is not None:
+        return "invalid", f"{_UNREADABLE_REASON}: {dist.metadata_problem}"
+    if requirement.code is not None:
+        # An entry packaging cannot parse is the plugin's mistake (invalid); one the
+        # installed host does not satisfy, a mismatch of releases (incompatible).
+        invalid_entry = requirement.code is Code.INVALID_REQUIREMENT
+        return "invalid" if invalid_entry else "incompatible", requirement.reason
+    if invalid is not None:
+        return "invalid", invalid
+    return "used", None
+
+
 def _findings(
     plugins: Sequence[PluginRecord],
     *,
     conflicts: Sequence[Conflict],
     undeclared: Sequence[PluginRecord],
+    bad_requirement: set[str],
     group: str,
     host: str,
     controls: Controls,
@@ -452,14 +474,19 @@ def _findings(
                 )
             )
         elif p.status == "invalid":
+            fix = (
+                f"fix the requirement on {host} in {p.distribution}'s dependencies "
+                "([project] dependencies in its pyproject.toml) to a valid PEP 508 one"
+                if p.distribution_key in bad_requirement
+                else f"fix the entry point in {p.distribution}'s pyproject.toml "
+                f'([project.entry-points.{group!r}]) to NAME = "module:Class"'
+            )
             findings.append(
                 Finding(
                     "invalid",
                     p.name,
                     f"{p.origin_label}: {p.reason}",
-                    f"fix the entry point in {p.distribution}'s pyproject.toml "
-                    f'([project.entry-points.{group!r}]) to NAME = "module:Class", '
-                    "or report it to its authors",
+                    f"{fix}, or report it to its authors",
                 )
             )
         elif p.status == "incompatible":
@@ -504,7 +531,7 @@ def _findings(
     return findings
 
 
-def discover(  # noqa: C901 - the pipeline, step by step
+def discover(
     *,
     group: str,
     host: str,
@@ -548,6 +575,7 @@ def discover(  # noqa: C901 - the pipeline, step by step
 
     plugins: list[PluginRecord] = []
     undeclared: list[PluginRecord] = []
+    bad_requirement: set[str] = set()  # distributions invalid for their requirement on the host
     for dist in dists:
         eps = [ep for ep in dist.entry_points if ep.group == group]
         if not eps or dist.key == host_key:
@@ -555,23 +583,11 @@ def discover(  # noqa: C901 - the pipeline, step by step
         requirement = check_host_requirement(
             dist.metadata.requires if dist.metadata else (), host_key, host_version
         )
+        if requirement.code is Code.INVALID_REQUIREMENT:
+            bad_requirement.add(dist.key)
         for ep in eps:
             invalid, path = _invalid_reason(ep)
-            status: PluginStatus = "used"
-            reason: str | None = None
-            if not controls.allows(dist.name):
-                status = "disabled"
-                reason = (
-                    f"not selected by {controls.plugins_variable}="
-                    f"{','.join(controls.only_as_written)}"
-                )
-            elif dist.metadata_problem is not None:
-                status = "invalid"
-                reason = f"{_UNREADABLE_REASON}: {dist.metadata_problem}"
-            elif requirement.problem is not None:
-                status, reason = "incompatible", requirement.problem
-            elif invalid is not None:
-                status, reason = "invalid", invalid
+            status, reason = _status(dist, requirement, invalid, controls)
             record = PluginRecord(
                 name=ep.name,
                 value=ep.value,
@@ -614,6 +630,7 @@ def discover(  # noqa: C901 - the pipeline, step by step
             resolved,
             conflicts=conflicts,
             undeclared=undeclared,
+            bad_requirement=bad_requirement,
             group=group,
             host=host_key,
             controls=controls,

@@ -423,7 +423,7 @@ class RegistryState:
             controls=controls,
             builtin_names=self._builtin_names,
             sibling_groups=self._sibling_groups(),
-            records=None if scan is None else scan.pipeline_records(),
+            records=None if scan is None else scan.records,
         )
 
     def diagnose(self, controls: Controls | None = None, *, fresh: bool = False) -> DiscoveryResult:
