@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
 
-import conftest
-
 ROOT = Path(__file__).resolve().parents[1]
+#: The interpreter that runs the suite, read at collection (tests see another one).
+_PYTHON = sys.executable
 NAV_ENTRY = re.compile(r"^\s+- [^:]+: (?P<page>\S+\.md)\s*$", re.MULTILINE)
 
 
@@ -48,7 +49,7 @@ def _built_site(tmp_path: Path) -> Path:
     env.pop("PYTHONPATH", None)
     # The suite runs on an interpreter that sees only attn and pytest: mkdocs
     # runs on the one that started the suite, with the docs extra if installed.
-    python = conftest._ORIGINAL_EXECUTABLE
+    python = _PYTHON
     probe = [python, "-c", "import mkdocs, material, mkdocstrings"]
     if subprocess.run(probe, env=env, capture_output=True, check=False).returncode != 0:
         pytest.skip("the docs extra is not installed: pip install 'attn[docs]'")

@@ -293,3 +293,22 @@ def test_doctor_reports_an_unparseable_requirement(site, python):
         "fix the requirement on attn in bad-req's dependencies ([project] dependencies in its "
         "pyproject.toml) to a valid PEP 508 one, or report it to its authors"
     )
+
+
+COLD_SCRIPT = """
+import sys
+import attn
+attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
+print("packaging" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("requires", "imported"), [((), "False"), (("attn>=0.1",), "True")])
+def test_packaging_is_imported_only_for_a_requirement_on_the_host(
+    sites, python, requires, imported
+):
+    """A cold discovery whose plugins name no requirement on attn never imports packaging."""
+    site = sites.new()
+    site.dist("plug", entry_points={"attn.backends": {"OTHER": "plug.m:B"}}, requires=requires)
+    done = python.run("-W", "ignore", "-c", COLD_SCRIPT)
+    assert done.stdout.split()[-1] == imported

@@ -4,8 +4,8 @@ Each ``Requires-Dist`` entry naming the host is parsed by packaging, its marker
 evaluated for this interpreter with no extra selected (as a plain ``pip
 install`` does), and its specifier must contain the installed host version,
 pre-releases included. An entry packaging cannot parse or evaluate is that
-plugin's problem, never an exception. Only the discovery pipeline imports this
-module (a warm process does not), so ``import attn`` does not import packaging.
+plugin's problem, never an exception. packaging is imported only when some
+distribution names the host: a discovery without plugins does not pay for it.
 """
 
 from __future__ import annotations
@@ -13,10 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
-from packaging.version import Version
 
 from .errors import Code
 
@@ -28,6 +24,11 @@ __all__ = ["Failure", "HostRequirement", "check_host_requirement"]
 # The name at the head of an entry, as packaging reads it from every entry it can
 # parse: only the entries whose name is the host's are parsed.
 _NAME = re.compile(r"\s*([A-Za-z0-9._-]+)")
+
+
+def _canonical(name: str) -> str:
+    """PEP 503's normalized name (packaging's ``canonicalize_name``; the tests compare)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +91,9 @@ def check_host_requirement(
     requires: Iterable[str], host: str, installed: str | None
 ) -> HostRequirement:
     """The verdict of packaging on the entries of *requires* that name *host*."""
-    host = canonicalize_name(host)
+    host = _canonical(host)
     naming = tuple(
-        line for line in requires if (m := _NAME.match(line)) and canonicalize_name(m[1]) == host
+        line for line in requires if (m := _NAME.match(line)) and _canonical(m[1]) == host
     )
     failures = [f for line in naming if (f := _failure(line, installed)) is not None]
     # Status precedence (DESIGN 6) puts incompatible before invalid: with one unmet and
@@ -103,6 +104,10 @@ def check_host_requirement(
 
 def _failure(line: str, installed: str | None) -> Failure | None:
     """How the entry *line* fails against the *installed* host, or ``None`` if it holds."""
+    # Here, not at the top: about 20 ms of imports that only a plugin on the host needs.
+    from packaging.requirements import Requirement  # noqa: PLC0415
+    from packaging.version import Version  # noqa: PLC0415
+
     try:
         requirement = Requirement(line)
         applies = requirement.marker is None or requirement.marker.evaluate({"extra": ""})
