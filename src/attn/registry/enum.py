@@ -297,29 +297,27 @@ def load_context(cls: BackendEnumMeta, name: str, entry: Entry | None) -> LoadCo
     config = cls._attn_state.config
     from .loading import LoadContext  # noqa: PLC0415 - loading a class is off the warm path
 
-    base = {"backend": name, "registry": config.registry, "noun": config.noun}
     if entry is None:
-        return LoadContext(
-            **base,
-            source=f"{config.host} (built-in)",
-            fix=f"Reinstall {config.host}; if that does not help, report a bug",
-        )
-    if entry.origin == "runtime":
-        return LoadContext(
-            **base,
-            source=f"a runtime registration by {entry.registered_by or 'unknown code'}",
-            fix=f"Register an importable class with {config.register_hint}",
-        )
-    label = entry.distribution if entry.version is None else f"{entry.distribution} {entry.version}"
-    return LoadContext(
-        **base,
-        source=f"{label}, entry point {entry.value!r}",
-        fix=(
+        source = f"{config.host} (built-in)"
+        fix = f"Reinstall {config.host}; if that does not help, report a bug"
+    elif entry.origin == "runtime":
+        source = f"a runtime registration by {entry.registered_by or 'unknown code'}"
+        fix = f"Register an importable class with {config.register_hint}"
+    else:
+        label = " ".join(filter(None, (entry.distribution, entry.version)))
+        source = f"{label}, entry point {entry.value!r}"
+        fix = (
             f"Fix or uninstall {entry.distribution}, or leave it out with "
             f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)"
-        ),
-        distribution=entry.distribution,
-        version=entry.version,
+        )
+    return LoadContext(
+        name,
+        config.registry,
+        config.noun,
+        source,
+        fix,
+        None if entry is None else entry.distribution,
+        None if entry is None else entry.version,
     )
 
 

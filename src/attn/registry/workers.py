@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass, fields
+from dataclasses import asdict, astuple, dataclass, fields
 from typing import TYPE_CHECKING, TypeVar
 
 from .enum import BackendEnumMeta, declared_registries, resolution, state_of
@@ -160,8 +160,8 @@ class WorkerState:
                     **{name: getattr(r, name) for name in texts},
                     "controls": dict(r.controls),
                     "cleared": list(r.cleared),
-                    "runtime": [_row_json(x) for x in r.runtime],
-                    "backends": [_row_json(b) for b in r.backends],
+                    "runtime": [asdict(x) for x in r.runtime],
+                    "backends": [asdict(b) for b in r.backends],
                 }
                 for r in self.registries
             ],
@@ -193,10 +193,6 @@ def _unpickled(registries: tuple[CapturedRegistry, ...], modules: tuple[str, ...
         except Exception as exc:  # noqa: BLE001, PERF203 - apply_state reports each as a mismatch
             _UNIMPORTABLE[module] = f"{type(exc).__name__}: {exc}"
     return WorkerState(registries)
-
-
-def _row_json(row: BackendResolution | RuntimeRegistration) -> dict[str, str | None]:
-    return {f.name: getattr(row, f.name) for f in fields(row)}
 
 
 # -- reading JSON ---------------------------------------------------------------
@@ -265,16 +261,12 @@ def _registry_from_json(item: object, where: str) -> CapturedRegistry:
         cleared=tuple(str(n) for n in cleared),
         controls=tuple((str(k), None if v is None else str(v)) for k, v in controls.items()),
     )
-    if captured.fingerprint != fingerprint(captured.group, map(_fields, backends)):
+    if captured.fingerprint != fingerprint(captured.group, map(astuple, backends)):
         _fail(
             f"{where}.fingerprint does not match its backends (edited by hand?); "
             "save the state again"
         )
     return captured
-
-
-def _fields(row: BackendResolution) -> tuple[str, str, str | None, str | None, str | None]:
-    return (row.name, row.origin, row.path, row.distribution, row.version)
 
 
 # -- capturing ------------------------------------------------------------------
