@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import _thread  # threading.Lock, without importing threading
 import enum
+import operator
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
@@ -388,12 +389,6 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         return fingerprint(state_of(cls).config.group, resolution(cls))
 
 
-def _rebuilt(registry: BackendEnumMeta, name: str) -> PluginBackend[Any]:
-    """The plugin-added backend *name* of *registry* in this process (unpickling)."""
-    found: PluginBackend[Any] = registry[name]
-    return found
-
-
 @final
 class PluginBackend(Generic[_I]):
     """A backend that a plugin added under a new name.
@@ -427,8 +422,8 @@ class PluginBackend(Generic[_I]):
         return hash((self.registry, self.name))
 
     def __reduce__(self) -> tuple[object, tuple[BackendEnumMeta, str]]:
-        """Pickle as the registry (by reference) and the name."""
-        return (_rebuilt, (self.registry, self.name))
+        """Pickle as ``registry[name]``: the registry by reference, looked up where loaded."""
+        return (operator.getitem, (self.registry, self.name))
 
     def get_path(self, include_classname: bool = True) -> str:
         """The effective class path, dotted (``module.QualName``)."""
