@@ -30,14 +30,16 @@ from typing import TYPE_CHECKING, ClassVar
 
 import pytest
 
-from attn.registry import BackendEnum, BackendEnumMeta, parse_path, state_of
+from attn.registry import BackendEnum
 from attn.registry.discovery import TESTING_SITES_VARIABLE
+from attn.registry.enum import BackendEnumMeta, state_of
+from attn.registry.paths import parse_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
     from importlib.metadata import Distribution
 
-    from attn.registry import Snapshot
+    from attn.registry.table import Snapshot
 
 __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 

@@ -29,7 +29,6 @@ LIST_FORBIDDEN = (
     "email",
     "zipfile",
     "pathlib",
-    "typing",
     "textwrap",
     "threading",
     # The result of each registry's merge is cached with it: no pipeline runs.

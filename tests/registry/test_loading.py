@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from attn import AttentionBackend, AttnError, BackendInterfaceError, BackendLoadError
+from attn import AttentionBackend, AttnError, BackendLoadError
+from attn.registry import BackendInterfaceError
 from attn.registry.loading import LoadContext, load_class
 from attn.registry.paths import ClassPath
 from hostile import SELF_HIDING

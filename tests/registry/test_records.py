@@ -6,7 +6,8 @@ import pickle
 
 import pytest
 
-from attn.registry import ClassPath, Finding, PluginRecord
+from attn.registry.paths import ClassPath
+from attn.registry.report import Finding, PluginRecord
 
 
 def _plugin() -> PluginRecord:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 import typing
 from pathlib import Path
 
@@ -55,12 +53,3 @@ def test_unknown_attribute_is_an_attribute_error():
     """The lazy aliases do not hide a misspelt name."""
     with pytest.raises(AttributeError, match="FindingKinds"):
         report.FindingKinds  # noqa: B018 - the access is the test
-
-
-def test_importing_the_report_does_not_import_typing():
-    """Listing from the cache renders these records without importing typing."""
-    code = "import sys, attn.registry.report; print('typing' in sys.modules)"
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stdout.split() == ["False"]

@@ -17,7 +17,7 @@ Exit codes, as click and httpx use them:
 - 0: success (``doctor``: no problem found);
 - 1: a problem was found: ``show`` of an unknown name, ``doctor`` found a
   problem, or, under ``ATTN_STRICT=1``, a plugin has a problem (discovery
-  raises :class:`attn.PluginProblemError`, or ``list --load`` finds a backend
+  raises :class:`attn.registry.PluginProblemError`, or ``list --load`` finds a backend
   that cannot be loaded);
 - 2: the invocation is wrong: bad arguments, no command at all (the help is
   printed on stderr), or an ``ATTN_*`` variable with an invalid value.

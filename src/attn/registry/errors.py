@@ -82,9 +82,25 @@ class Code(str, enum.Enum):
 
 
 class AttnError(Exception):
-    """Base class of every error raised by attn."""
+    """Base class of every error raised by attn.
+
+    Every attn error pickles with its message and attributes (a worker's error
+    reaches ``multiprocessing``, ``concurrent.futures`` and Ray callers whole).
+    """
 
     __module__ = "attn"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Rebuild without ``__init__``, whose arguments are not the message alone."""
+        state = dict(vars(self))
+        if isinstance(self, ImportError):  # slots of ImportError, not in vars()
+            state.update(msg=self.msg, name=self.name, path=self.path)
+        return (_new, (type(self), *self.args), state)
+
+
+def _new(cls: type[AttnError], *args: object) -> AttnError:
+    """An error of *cls* holding *args*, without calling ``__init__`` (for pickle)."""
+    return cls.__new__(cls, *args)
 
 
 class AttnWarning(UserWarning):
@@ -104,7 +120,7 @@ class ConflictWarning(AttnWarning):
 class PluginWarning(AttnWarning):
     """A plugin or a plugin control needs the user's attention."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
 
 @final
@@ -120,7 +136,7 @@ class RejectedPluginWarning(AttnWarning):
 class InvalidPathError(AttnError, ValueError):
     """A class path is not of the form ``module:QualName`` or ``module.QualName``."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
     def __init__(self, path: object, reason: str) -> None:
         """Record the offending *path* and why it was refused."""
@@ -146,7 +162,7 @@ class UnknownBackendError(AttnError, ValueError):
 class BackendNotRegisteredError(AttnError, ValueError):
     """A member without a default (``CUSTOM``) was used before registration."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
     def __init__(self, message: str, *, name: str, registry: str) -> None:
         """Record the unregistered *name* and its *registry*."""
@@ -185,14 +201,14 @@ class BackendLoadError(AttnError, ImportError):
 class BackendInterfaceError(BackendLoadError):
     """The object a backend path names is not a class of the registry's interface."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
 
 @final
 class PluginProblemError(AttnError, RuntimeError):
     """Strict mode (``ATTN_STRICT=1``) found a problem with installed plugins."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
     def __init__(self, message: str, *, problems: tuple[str, ...]) -> None:
         """Record every problem found, one sentence each."""
@@ -204,7 +220,7 @@ class PluginProblemError(AttnError, RuntimeError):
 class AttnConfigError(AttnError, ValueError):
     """An ``ATTN_*`` environment variable has a value attn cannot use."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
     def __init__(self, variable: str, value: str, expected: str) -> None:
         """Record the *variable*, its *value*, and what was *expected*."""
