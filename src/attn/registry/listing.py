@@ -232,7 +232,6 @@ def build_report(
     return RegistryReport(
         registry=config.registry,
         group=config.group,
-        noun=config.noun,
         backends=tuple(rows),
         plugins=result.plugins,
         findings=tuple(findings),
