@@ -21,8 +21,6 @@ LIST_FORBIDDEN = (
     "attn.cli.doctor",
     "attn.cli.show",
     "attn.cli.state",
-    "dataclasses",
-    "inspect",
     "difflib",
     "packaging",
     "importlib.metadata",

@@ -715,19 +715,6 @@ def test_triton_beside_a_plugin_changes_nothing(site, triton, run_discovery):
     assert result.findings == ()
 
 
-def test_conflict_selection_keeps_the_other_plugins(site, run_discovery):
-    """The suggested ATTN_PLUGINS value picks a claimant and keeps every other plugin in effect."""
-    site.dist("alpha", entry_points=eps(X="a:Backend"))
-    site.dist("zed", entry_points=eps(X="z:Backend", ZED_ONLY="z:Other"))
-    site.dist("keeper", entry_points=eps(KEEP="k:Backend"))
-    site.dist("mla-only", entry_points={"attn.mla_prefill_backends": {"M": "m:Backend"}})
-    site.dist("too-new", entry_points=eps(NEW="n:Backend"), requires=["attn>=99"])
-    (conflict,) = run_discovery().conflicts
-    alpha, zed = conflict.claimants
-    assert conflict.selection_for(zed) == "zed,keeper,mla-only"
-    assert conflict.selection_for(alpha) == "alpha,keeper,mla-only"
-
-
 def test_testing_sites_limit_plugins_to_their_folders(sites, run_discovery, monkeypatch):
     """With attn.testing's private variable set, only plugins in its folders are discovered."""
     installed, fake = sites.new("installed"), sites.new("fake")
