@@ -273,7 +273,7 @@ class BackendConformance:
         return _import_class(target)
 
     def _interface(self) -> type:
-        from attn.registry.enum import _interface  # noqa: PLC0415
+        from attn.registry.loading import interface_of  # noqa: PLC0415
 
         registry = getattr(self, "registry", None)
         if not isinstance(registry, BackendEnumMeta) or "_attn_state" not in registry.__dict__:
@@ -282,7 +282,7 @@ class BackendConformance:
                 "backend is for, e.g. attn.AttentionBackendEnum",
                 pytrace=False,
             )
-        return _interface(registry)
+        return interface_of(registry)
 
     def test_derives_from_the_registry_interface(self) -> None:
         """The class derives from the registry's backend interface."""

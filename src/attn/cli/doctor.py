@@ -84,21 +84,17 @@ class _Checked(Record):
 
 def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterator[Finding]:
     """Import every built-in default and every merged plugin of *registry*; report failures."""
-    from attn.registry.enum import _interface, load_context  # noqa: PLC0415
-    from attn.registry.errors import BackendLoadError  # noqa: PLC0415
     from attn.registry.listing import availability_problem, one_line  # noqa: PLC0415
-    from attn.registry.loading import load_class  # noqa: PLC0415
+    from attn.registry.loading import try_load  # noqa: PLC0415
     from attn.registry.report import Finding  # noqa: PLC0415
     from attn.registry.table import Entry  # noqa: PLC0415
 
     config = registry._attn_state.config
-    interface = _interface(registry)
     for name, default in registry._attn_defaults.items():
         if default is None:
             continue
-        try:
-            load_class(default, interface, load_context(registry, name, None))
-        except BackendLoadError as exc:
+        _, exc = try_load(registry, name, None)
+        if exc is not None:
             yield Finding(
                 "load-failure",
                 name,
@@ -108,28 +104,22 @@ def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterat
                 "if that does not help, report a bug",
             )
     for plugin in result.used:
-        entry = Entry.from_plugin(plugin)
-        try:
-            cls = load_class(entry.path, interface, load_context(registry, plugin.name, entry))
-            problem = availability_problem(cls)
-            if problem is not None:
-                yield Finding(
-                    "load-failure",
-                    plugin.name,
-                    f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which "
-                    f"loads, but {problem}",
-                    f"fix or uninstall {plugin.distribution}, or leave it out with "
-                    f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)",
-                )
-        except BackendLoadError as exc:
-            yield Finding(
-                "load-failure",
-                plugin.name,
-                f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which "
-                f"cannot be loaded: {one_line(exc.detail)}",
-                f"fix or uninstall {plugin.distribution}, or leave it out with "
-                f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)",
-            )
+        cls, exc = try_load(registry, plugin.name, Entry.from_plugin(plugin))
+        problem = availability_problem(cls) if cls is not None else None
+        if exc is None and problem is None:
+            continue
+        what = f"cannot be loaded: {one_line(exc.detail)}" if exc else f"loads, but {problem}"
+        yield Finding(
+            "load-failure",
+            plugin.name,
+            f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}",
+            f"fix or uninstall {plugin.distribution}, or leave it out with "
+            f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)",
+            distribution=plugin.distribution,
+            version=plugin.distribution_version,
+            value=plugin.value,
+            plugin_code=True,
+        )
 
 
 def _registration_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterator[Finding]:

@@ -22,7 +22,8 @@ import sys
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 
 from .backend import Backend
-from .errors import BackendNotRegisteredError, PluginWarning, UnknownBackendError
+from .errors import PluginWarning, UnknownBackendError
+from .loading import LoadContext, load, loading_now, resolve
 from .paths import ClassPath, parse_path, path_of_class
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     from typing_extensions import Self
-
-    from .loading import LoadContext
 
     #: What a registry resolves one name to: name, origin, path, distribution, version.
     Resolution: TypeAlias = tuple[str, str, str | None, str | None, str | None]
@@ -244,89 +243,13 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
 # -- behaviour shared by members and plugin-added backends ---------------------
 
 
-def _entry_or_default(cls: BackendEnumMeta, name: str) -> tuple[Entry | None, ClassPath]:
-    state = cls._attn_state
-    entry = state.lookup(name)
-    if entry is not None:
-        return entry, entry.path
-    config = state.config
-    if name in cls._attn_defaults:
-        default = cls._attn_defaults[name]
-        if default is not None:
-            return None, default
-        msg = (
-            f"{config.registry}.{name} has no default {config.noun}: register one with "
-            f"{config.register_hint.replace('NAME', name)}, or declare an entry point "
-            f"named {name!r} in the {config.group!r} group of a plugin distribution"
-        )
-        raise BackendNotRegisteredError(msg, name=name, registry=config.registry)
-    if state.was_cleared(name):
-        msg = (
-            f"{config.noun} {name!r} was removed with clear_override(); "
-            f"{config.registry}.refresh() discovers it again"
-        )
-    else:
-        msg = (
-            f"{config.noun} {name!r} is no longer provided: since the last discovery no "
-            "plugin in effect declares it (was its distribution uninstalled, or left out "
-            f"by {config.env_prefix}_PLUGINS?); '{config.host} list' shows what is in effect"
-        )
-    raise UnknownBackendError(msg, name=name, registry=config.registry)
-
-
 def _get_path(cls: BackendEnumMeta, name: str, include_classname: bool) -> str:
-    _, path = _entry_or_default(cls, name)
+    _, path = resolve(cls, name)
     return path.dotted if include_classname else path.module
 
 
-def _interface(cls: BackendEnumMeta) -> type:
-    interface = cls._attn_interface
-    if isinstance(interface, str):
-        path = parse_path(interface)
-        import importlib  # noqa: PLC0415 - off the warm path
-
-        obj: Any = importlib.import_module(path.module)
-        for part in path.qualname.split("."):
-            obj = getattr(obj, part)
-        type.__setattr__(cls, "_attn_interface", obj)
-        return obj  # type: ignore[no-any-return]
-    return interface
-
-
-def load_context(cls: BackendEnumMeta, name: str, entry: Entry | None) -> LoadContext:
-    """How a load failure of *name* names its source and its fix."""
-    config = cls._attn_state.config
-    from .loading import LoadContext  # noqa: PLC0415 - loading a class is off the warm path
-
-    if entry is None:
-        source = f"{config.host} (built-in)"
-        fix = f"Reinstall {config.host}; if that does not help, report a bug"
-    elif entry.origin == "runtime":
-        source = f"a runtime registration by {entry.registered_by or 'unknown code'}"
-        fix = f"Register an importable class with {config.register_hint}"
-    else:
-        label = " ".join(filter(None, (entry.distribution, entry.version)))
-        source = f"{label}, entry point {entry.value!r}"
-        fix = (
-            f"Fix or uninstall {entry.distribution}, or leave it out with "
-            f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)"
-        )
-    return LoadContext(
-        name,
-        config.registry,
-        config.noun,
-        source,
-        fix,
-        None if entry is None else entry.distribution,
-        None if entry is None else entry.version,
-    )
-
-
 def _get_class(cls: BackendEnumMeta, name: str) -> type:
-    from .loading import load_class  # noqa: PLC0415 - loading a class is off the warm path
-
-    entry, path = _entry_or_default(cls, name)
-    return load_class(path, _interface(cls), load_context(cls, name, entry))
+    return load(cls, name)
 
 
 class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
@@ -510,10 +433,8 @@ def registration(
     name = backend.name
 
     def put(path: ClassPath, by: str | None, stacklevel: int) -> None:
-        # Only while attn imports a plugin can plugin code be registering; the
-        # loading module is not imported before (it is off the warm path).
-        loading = sys.modules.get(f"{__package__}.loading")
-        during = None if loading is None else loading.loading_now()
+        # Only while attn imports a plugin can plugin code be registering.
+        during = loading_now()
         if during is not None and during.distribution is not None:
             by = _registered_by_plugin(state, name, by, during, stacklevel)
         state.register(Entry(name=name, path=path, origin="runtime", registered_by=by))
