@@ -292,7 +292,7 @@ ATTENTION: dict[str, Facts] = {
         kv_cache_dtypes=(),
     ),
     "NO_ATTENTION": Facts(
-        "vllm/v1/attention/backends/registry.py: for models without attention layers",
+        "vLLM's registry: for models without attention layers",
         devices=(),
         dtypes=(),
         kv_cache_dtypes=(),
@@ -325,23 +325,26 @@ ATTENTION: dict[str, Facts] = {
     ),
 }
 
-_PREFILL = "vllm/v1/attention/backends/mla/prefill/"
+
+def _prefill(
+    file: str,
+    devices: tuple[str, ...],
+    capability: tuple[Capability, Capability | None] | None = None,
+    dtypes: tuple[str, ...] = _HALF,
+) -> Facts:
+    """An MLA prefill kernel's row: it reads no paged KV cache, so no cache or block limit."""
+    source = "vllm/v1/attention/backends/mla/prefill/" + file
+    return Facts(source, devices, capability, dtypes, kv_cache_dtypes=(), mla=True)
+
 
 MLA_PREFILL: dict[str, Facts] = {
-    "FLASH_ATTN": Facts(
-        _PREFILL + "flash_attn.py",
-        devices=("cuda", "rocm", "xpu"),
-        capability=((8, 0), None),
-        mla=True,
-    ),
-    "FLASHINFER": Facts(_PREFILL + "flashinfer.py", capability=_majors(10), mla=True),
-    "TRITON_RAGGED": Facts(_PREFILL + "trtllm_ragged.py", capability=_majors(10), mla=True),
-    "TOKENSPEED_MLA": Facts(_PREFILL + "tokenspeed_mla.py", capability=_majors(10), mla=True),
-    "ROCM_AITER_FA": Facts(_PREFILL + "aiter_flash_attn.py", devices=("rocm",), mla=True),
-    "CPU": Facts(_PREFILL + "cpu_sdpa.py", devices=("cpu",), dtypes=_HALF_AND_FULL, mla=True),
-    "ZEN_CPU": Facts(
-        _PREFILL + "zen_cpu_sdpa.py", devices=("cpu",), dtypes=_HALF_AND_FULL, mla=True
-    ),
+    "FLASH_ATTN": _prefill("flash_attn.py", ("cuda", "rocm", "xpu"), ((8, 0), None)),
+    "FLASHINFER": _prefill("flashinfer.py", ("cuda",), _majors(10)),
+    "TRITON_RAGGED": _prefill("trtllm_ragged.py", ("cuda",), _majors(10)),
+    "TOKENSPEED_MLA": _prefill("tokenspeed_mla.py", ("cuda",), _majors(10)),
+    "ROCM_AITER_FA": _prefill("aiter_flash_attn.py", ("rocm",)),
+    "CPU": _prefill("cpu_sdpa.py", ("cpu",), dtypes=_HALF_AND_FULL),
+    "ZEN_CPU": _prefill("zen_cpu_sdpa.py", ("cpu",), dtypes=_HALF_AND_FULL),
 }
 
 # -- the hosts' orders: vLLM's platform modules and MLA prefill selector -----------
