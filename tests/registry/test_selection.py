@@ -441,6 +441,8 @@ def test_dtype_is_a_name_whether_given_as_text_or_a_torch_dtype():
     assert CudaOnly.asked == [{"dtype": "float16", "capability": (9, 0)}]
     assert select(PickEnum, "FIRST", dtype="float16", capability=(9, 0)) is first
     assert first.settings == (("capability", (9, 0)), ("dtype", "float16"))
+    select(PickEnum, "FIRST", dtype=None)  # not given: None stays None
+    assert CudaOnly.asked[-1] == {"dtype": None}
 
 
 def test_equal_settings_are_answered_from_the_cache():

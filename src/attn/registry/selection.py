@@ -2,21 +2,15 @@
 
 Candidates come in the host's order (the registry's ``priorities(**settings)``
 classmethod, else :func:`default_priorities`), then every plugin-added name
-not in it, sorted. Each is imported and checked in turn (its class loads, the
-packages its kernel ``requires`` are installed, its
-``validate_configuration(**settings)`` has no reason against it), and the
-first valid one is chosen: nothing after it is imported. An override keeps
-the slot of the name it overrides; when it is rejected, the built-in default
-of that name is tried next, in the same slot.
-
-An explicit choice (``backend=``, or the variable ``<PREFIX>_<NOUN>``, e.g.
-``ATTN_ATTENTION_BACKEND``) is tried alone. Results are cached per settings
-until ``refresh()`` or a registration changes the registry's table.
+not in it, sorted; an override keeps its name's slot, and when it is rejected
+the built-in default of that name is tried next. The first candidate whose
+class loads, whose ``requires`` are installed and whose
+``validate_configuration(**settings)`` says nothing against it is chosen;
+nothing after it is imported. docs/selection.md has the whole story.
 """
 
 from __future__ import annotations
 
-import _thread
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -27,7 +21,7 @@ from .loading import describe, passes_through
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
 
-    from .enum import BackendEnumMeta
+    from .enum import BackendEnum, BackendEnumMeta, PluginBackend
     from .paths import ClassPath
     from .table import Entry
 
@@ -80,7 +74,8 @@ def _words(registry: BackendEnumMeta) -> tuple[str, str, str]:
 
 def _load(registry: BackendEnumMeta, name: str, path: ClassPath, entry: Entry | None) -> type:
     """Import *path* as *name*'s class, checked against the interface (a load error if not)."""
-    from .enum import _interface, load_context  # noqa: PLC0415 - enum imports this lazily
+    # The core's one load path, as lookups use it; lazily, as the enum will import this module.
+    from .enum import _interface, load_context  # noqa: PLC0415
     from .loading import load_class  # noqa: PLC0415
 
     return load_class(path, _interface(registry), load_context(registry, name, entry))
@@ -143,7 +138,7 @@ class Selection:
     built-in default of that name was chosen (the last row's ``fallback``).
     """
 
-    backend: object
+    backend: BackendEnum | PluginBackend
     name: str
     explicit: bool
     tried: tuple[Candidate, ...]
@@ -205,7 +200,7 @@ def _settings(settings: Mapping[str, object]) -> Settings:
     """The hashable form of *settings*: sorted, lists as tuples, ``dtype`` as its name."""
     return tuple(
         sorted(
-            (key, dtype_name(value) if key == "dtype" else _frozen(value))
+            (key, dtype_name(value) if key == "dtype" and value is not None else _frozen(value))
             for key, value in settings.items()
         )
     )
@@ -332,18 +327,9 @@ def _failure(
     return SelectionError("\n".join(lines), registry.__name__, tried, explicit is not None)
 
 
-_LOCK = _thread.allocate_lock()
-#: Per registry: the table token the results were made with, and the results by key.
+#: Per registry: the table token its results were made with, and the results by key. Each
+#: read and write is one dict operation: threads that race at worst choose twice.
 _CACHE: dict[BackendEnumMeta, tuple[object, dict[tuple[object, ...], object]]] = {}
-
-
-def _fresh_lock_in_child() -> None:
-    global _LOCK  # noqa: PLW0603 - a lock held at the fork stays held in the child
-    _LOCK = _thread.allocate_lock()
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(after_in_child=_fresh_lock_in_child)
 
 
 def select(registry: BackendEnumMeta, backend: object = None, /, **settings: object) -> Selection:
@@ -361,16 +347,14 @@ def select(registry: BackendEnumMeta, backend: object = None, /, **settings: obj
     explicit = explicit if explicit is not None else os.environ.get(variable) or None
     key = (explicit, _settings(settings))
     token = _token(registry)
-    with _LOCK:
-        held = _CACHE.get(registry)
-        found = held[1].get(key) if held is not None and held[0] is token else None
+    held = _CACHE.get(registry)
+    if held is None or held[0] is not token:
+        held = _CACHE[registry] = (token, {})
+    found = held[1].get(key)
     if found is None:
-        found = _choose(registry, None if explicit is None else str(explicit), key[1])
-        with _LOCK:
-            held = _CACHE.get(registry)
-            if held is None or held[0] is not token:
-                held = _CACHE[registry] = (token, {})
-            held[1][key] = found
+        found = held[1][key] = _choose(
+            registry, None if explicit is None else str(explicit), key[1]
+        )
     if isinstance(found, SelectionError):
         raise SelectionError(*found.args)
     return found  # type: ignore[return-value]
