@@ -259,8 +259,9 @@ def test_nothing_after_the_chosen_candidate_is_imported(site):
 
 def test_an_explicit_choice_is_tried_alone():
     """backend= tries that name only, even where the host's order would choose another."""
-    chosen = select(PickEnum, "FIRST", device="cuda")
+    chosen = select(PickEnum, backend="FIRST", device="cuda")
     assert (chosen.name, chosen.explicit, len(chosen.tried)) == ("FIRST", True, 1)
+    assert chosen.settings == (("device", "cuda"),)
     assert select(PickEnum, PickEnum.THIRD).name == "THIRD"
 
 

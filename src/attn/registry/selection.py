@@ -332,7 +332,7 @@ def _failure(
 _CACHE: dict[BackendEnumMeta, tuple[object, dict[tuple[object, ...], object]]] = {}
 
 
-def select(registry: BackendEnumMeta, backend: object = None, /, **settings: object) -> Selection:
+def select(registry: BackendEnumMeta, /, backend: object = None, **settings: object) -> Selection:
     """Choose *registry*'s backend for *settings* (see the module's docstring).
 
     *backend* (a name, member or plugin-added backend) is an explicit choice,
