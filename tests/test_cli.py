@@ -253,13 +253,13 @@ def test_help_exits_0(run, args, usage):
     [
         (
             ["frobnicate"],
-            "unknown command 'frobnicate'; the commands are: list, show, doctor, state",
+            "unknown command 'frobnicate'; the commands are: list, show, doctor, select, state",
             HELP_HINT,
         ),
         (
             ["lsit", "--json"],
             (
-                "unknown command 'lsit'; the commands are: list, show, doctor, state. "
+                "unknown command 'lsit'; the commands are: list, show, doctor, select, state. "
                 "Did you mean 'list'?"
             ),
             HELP_HINT,
@@ -267,7 +267,7 @@ def test_help_exits_0(run, args, usage):
         (
             ["--version", "docter"],
             (
-                "unknown command 'docter'; the commands are: list, show, doctor, state. "
+                "unknown command 'docter'; the commands are: list, show, doctor, select, state. "
                 "Did you mean 'doctor'?"
             ),
             HELP_HINT,

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attn import AttentionBackendEnum, MLAPrefillBackendEnum, UnknownBackendError
-from attn.backends import _facts
+from attn import UnknownBackendError
 from attn.cli import select as command
 from attn.cli._common import EXIT_OK, EXIT_PROBLEM, Parser, UsageError
 
@@ -21,17 +20,6 @@ except ImportError:  # the test extra installs it
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "docs" / "attn-select.schema.json"
 TEMPLATE = ROOT / "plugins_example" / "attn-template-plugin" / "src" / "attn_template_plugin"
-
-
-@pytest.fixture(autouse=True)
-def priorities(monkeypatch):
-    """attn's registries with their priorities classmethods, as the registries declare them."""
-    for registry, order in (
-        (AttentionBackendEnum, _facts.attention_priorities),
-        (MLAPrefillBackendEnum, _facts.mla_prefill_priorities),
-    ):
-        method = classmethod(lambda cls, _order=order, **settings: _order(cls, **settings))
-        monkeypatch.setattr(registry, "priorities", method, raising=False)
 
 
 @pytest.fixture

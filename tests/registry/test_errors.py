@@ -42,6 +42,7 @@ INSTANCES = [
     errors.PluginProblemError("strict", problems=("one", "two")),
     errors.AttnConfigError("ATTN_STRICT", "maybe", "a boolean"),
     errors.StateMismatchError("differs", differences=(("R", "N"),), missing_registries=("T",)),
+    errors.SelectionError("none valid", "R", (), explicit=True),
 ]
 
 

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 import attn
-from attn.registry import AttnError, Backend, BackendEnum, UnknownBackendError, register, state_of
+from attn.registry import AttnError, Backend, BackendEnum, UnknownBackendError, register
+from attn.registry.enum import state_of
 from attn.registry.selection import (
     Selection,
     SelectionError,
@@ -191,7 +192,7 @@ def test_default_priorities_are_the_builtins_and_a_registered_custom():
     """Without a priorities classmethod: every built-in in enum order, CUSTOM once registered."""
     assert default_priorities(PlainEnum) == ["ONE", "TWO"]
     assert select(PlainEnum).name == "TWO"
-    register(PlainEnum, PlainEnum.CUSTOM, f"{__name__}:Accepts")
+    register(PlainEnum.CUSTOM, f"{__name__}:Accepts")
     assert default_priorities(PlainEnum) == ["ONE", "TWO", "CUSTOM"]
 
 
@@ -368,7 +369,7 @@ def test_each_kind_of_rejection_is_a_reason(host, value, code, message):
 def test_a_missing_kernel_package_is_named_without_importing_anything(site):
     """requires is checked with find_spec: the missing package named, the installed not imported."""
     site.module("pick_kernel", "raise RuntimeError('a kernel must not be imported')\n")
-    register(PickEnum, PickEnum.CUSTOM, f"{__name__}:NeedsTwoKernels")
+    register(PickEnum.CUSTOM, f"{__name__}:NeedsTwoKernels")
     (row,) = rejected(PickEnum, "CUSTOM").tried
     assert [(r.code, r.message) for r in row.reasons] == [
         ("missing-requirement", "needs pick-other-kernel, not installed")
@@ -403,9 +404,7 @@ def test_none_valid_is_an_error_listing_every_candidate():
 def test_selection_error_pickles_with_its_rows():
     """Its arguments round-trip through pickle: a worker's error reaches the driver whole."""
     error = rejected(PickEnum, "SECOND")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(attn, "SelectionError", SelectionError, raising=False)  # attn exports it
-        back = pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes
+    back = pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes
     assert (str(back), back.tried, back.explicit, back.registry) == (
         str(error),
         error.tried,
@@ -461,7 +460,7 @@ def test_refresh_and_registration_invalidate_the_cache(host):
     second = select(PickEnum, device="cuda")
     assert second is not first
     assert second == first
-    register(PickEnum, PickEnum.FIRST, "pickplug:Good")
+    register(PickEnum.FIRST, "pickplug:Good")
     third = select(PickEnum, device="cuda")
     assert third.backend_class.__name__ == "Good"
     PickEnum.FIRST.clear_override()

@@ -29,7 +29,7 @@ from attn.registry.selection import dtype_name
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from attn.registry import BackendEnumMeta
+    from attn.registry.enum import BackendEnumMeta
 
 __all__ = [
     "ATTENTION",

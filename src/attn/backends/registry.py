@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from attn.registry import BackendEnum, PluginBackend
 from attn.registry.enum import registration
 
+from . import _facts
 from ._base import AttentionBackend, MLAPrefillBackend
 
 if TYPE_CHECKING:
@@ -56,6 +57,11 @@ class AttentionBackendEnum(
     CPU_ATTN = "attn.backends.attention:CPUAttentionBackend"
     CUSTOM = None
 
+    @classmethod
+    def priorities(cls, **settings: object) -> list[str]:
+        """VLLM's order for the ``device``, ``capability`` and ``use_mla`` settings."""
+        return _facts.attention_priorities(cls, **settings)
+
     if TYPE_CHECKING:  # classes of AttentionBackend, for type checkers
 
         def get_class(self) -> type[AttentionBackend]: ...  # noqa: D102
@@ -81,6 +87,11 @@ class MLAPrefillBackendEnum(
     CPU = "attn.backends.mla_prefill:CPUMLAPrefillBackend"
     ZEN_CPU = "attn.backends.mla_prefill:ZenCPUMLAPrefillBackend"
     CUSTOM = None
+
+    @classmethod
+    def priorities(cls, **settings: object) -> list[str]:
+        """VLLM's MLA prefill order for the ``device`` and ``capability`` settings."""
+        return _facts.mla_prefill_priorities(cls, **settings)
 
     if TYPE_CHECKING:  # classes of MLAPrefillBackend, for type checkers
 

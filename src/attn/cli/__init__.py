@@ -1,4 +1,4 @@
-"""The ``attn`` command: ``list``, ``show``, ``doctor`` and ``state``.
+"""The ``attn`` command: ``list``, ``show``, ``doctor``, ``select`` and ``state``.
 
 Usage::
 
@@ -6,6 +6,7 @@ Usage::
     attn show NAME [--registry REGISTRY] [--load]
     attn doctor [--load] [--json]
     attn doctor --against FILE
+    attn select REGISTRY [--set KEY=VALUE ...] [--backend NAME] [--json]
     attn state save FILE
     attn --version
 
@@ -50,7 +51,13 @@ __all__ = ["main"]
 #: Each command and the module (in this package) that declares and runs it. The
 #: module for ``list`` is ``listing``: a submodule named ``list`` would become the
 #: package's attribute ``list`` and hide the built-in in this module.
-_MODULES = {"list": "listing", "show": "show", "doctor": "doctor", "state": "state"}
+_MODULES = {
+    "list": "listing",
+    "show": "show",
+    "doctor": "doctor",
+    "select": "select",
+    "state": "state",
+}
 _COMMANDS = tuple(_MODULES)
 
 

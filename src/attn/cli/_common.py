@@ -24,6 +24,7 @@ SUMMARIES = {
     "list": "the backends in effect and every plugin not in effect",
     "show": "one backend in detail, with every claimant",
     "doctor": "check installed plugins and print a fix for each problem",
+    "select": "choose a registry's backend for a configuration, with every candidate's verdict",
     "state": "save what every backend resolves to here, for 'attn doctor --against'",
 }
 

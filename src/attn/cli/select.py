@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import json
 
-from ._common import EXIT_OK, EXIT_PROBLEM, UsageError, plugin_output_to, select, version_label
+from ._common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    SUMMARIES,
+    UsageError,
+    plugin_output_to,
+    select,
+    version_label,
+)
 
 # Not typing.TYPE_CHECKING: the commands do not import typing at run time.
 TYPE_CHECKING = False
@@ -16,15 +24,12 @@ if TYPE_CHECKING:
 
     from attn.registry.selection import Candidate
 
-#: The command's line in ``attn --help``.
-SUMMARY = "choose a registry's backend for a configuration, with every candidate's verdict"
-
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Declare ``attn select`` and its arguments."""
     parser = sub.add_parser(
         "select",
-        help=SUMMARY,
+        help=SUMMARIES["select"],
         description="Try the registry's candidates in order for the settings given and print "
         "each verdict with its reasons; the first valid one is chosen.",
     )
@@ -80,7 +85,8 @@ def _row(row: Candidate) -> dict[str, object]:
 
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Choose the backend of the registry *args* names; 0 when one is chosen, 1 when none is."""
-    from attn.registry.selection import SelectionError  # noqa: PLC0415
+    from attn.registry.errors import SelectionError  # noqa: PLC0415
+    from attn.registry.selection import Candidate  # noqa: PLC0415
     from attn.registry.selection import select as choose  # noqa: PLC0415
 
     settings = parse_settings(args.settings)
@@ -89,7 +95,8 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         with plugin_output_to(err):
             selection = choose(registry, args.backend, **settings)
     except SelectionError as exc:
-        chosen, explicit, tried, text = None, exc.explicit, exc.tried, str(exc)
+        rows = tuple(row for row in exc.tried if isinstance(row, Candidate))
+        chosen, explicit, tried, text = None, exc.explicit, rows, str(exc)
     else:
         chosen, explicit, tried = selection.name, selection.explicit, selection.tried
         text = str(selection)

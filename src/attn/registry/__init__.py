@@ -37,9 +37,11 @@ from .errors import (
     PluginProblemError,
     PluginWarning,
     RejectedPluginWarning,
+    SelectionError,
     StateMismatchError,
     UnknownBackendError,
 )
+from .selection import Candidate, Reason, Selection
 
 # Listing and workers load on first use: a lookup needs neither.
 if TYPE_CHECKING:
@@ -63,13 +65,17 @@ __all__ = [
     "BackendInterfaceError",
     "BackendLoadError",
     "BackendNotRegisteredError",
+    "Candidate",
     "Code",
     "ConflictWarning",
     "InvalidPathError",
     "PluginBackend",
     "PluginProblemError",
     "PluginWarning",
+    "Reason",
     "RejectedPluginWarning",
+    "Selection",
+    "SelectionError",
     "StateMismatchError",
     "UnknownBackendError",
     "WorkerState",

@@ -25,6 +25,7 @@ from .backend import Backend
 from .errors import PluginWarning, UnknownBackendError
 from .loading import LoadContext, load, loading_now, resolve
 from .paths import ClassPath, parse_path, path_of_class
+from .selection import Selection, default_priorities, select
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:
@@ -300,6 +301,30 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         """
         found: Self | PluginBackend[Any] = BackendEnumMeta.__getitem__(cls, name)
         return found
+
+    @classmethod
+    def select(cls, backend: object = None, **settings: object) -> Selection:
+        """Choose the backend for *settings*: the first valid candidate, or *backend* alone.
+
+        Candidates are :meth:`priorities`, then plugin-added names, sorted;
+        ``<PREFIX>_<NOUN>`` (``ATTN_ATTENTION_BACKEND``) is an explicit choice
+        when *backend* is not given. The result is cached per settings until
+        the table changes.
+
+        Raises:
+            SelectionError: the explicit choice, or every candidate, is rejected.
+            UnknownBackendError: the explicit choice names no backend.
+        """
+        return select(cls, backend, **settings)
+
+    @classmethod
+    def priorities(cls, **settings: object) -> list[str]:
+        """The host's order of candidates for *settings*.
+
+        By default every built-in in enum order, ``CUSTOM`` only when
+        registered; a registry overrides it with its own list.
+        """
+        return default_priorities(cls, **settings)
 
     @classmethod
     def fingerprint(cls) -> str:

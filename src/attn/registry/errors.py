@@ -25,6 +25,7 @@ __all__ = [
     "PluginProblemError",
     "PluginWarning",
     "RejectedPluginWarning",
+    "SelectionError",
     "StateMismatchError",
     "UnknownBackendError",
 ]
@@ -63,6 +64,12 @@ class Code(str, enum.Enum):
     INVALID_REQUIREMENT = "invalid-requirement"
     REQUIREMENT_UNMET = "requirement-unmet"
     HOST_NOT_INSTALLED = "host-not-installed"
+
+    # -- why selection rejects a candidate ---------------------------------------
+    MISSING_REQUIREMENT = "missing-requirement"
+    INVALID_CONFIGURATION = "invalid-configuration"
+    VALIDATION_FAILED = "validation-failed"
+    UNREGISTERED = "unregistered"
 
     # -- why a metadata file or sys.path entry cannot be read (the reader) -------
     PERMISSION_DENIED = "permission-denied"
@@ -249,3 +256,26 @@ class StateMismatchError(AttnError):
         super().__init__(message)
         self.differences = differences
         self.missing_registries = missing_registries
+
+
+class SelectionError(AttnError, ValueError):
+    """No candidate is valid, or the explicit choice is not: every candidate with its reasons."""
+
+    __module__ = "attn"
+
+    def __init__(
+        self,
+        message: str,
+        registry: str = "",
+        tried: tuple[object, ...] = (),
+        explicit: bool = False,
+    ) -> None:
+        """Record the *registry*'s name, the rows *tried* and whether the choice was *explicit*."""
+        super().__init__(message, registry, tried, explicit)
+        self.registry = registry
+        self.tried = tried  # the rows of attn.registry.selection.Candidate
+        self.explicit = explicit
+
+    def __str__(self) -> str:
+        """The message alone."""
+        return str(self.args[0])

@@ -13,23 +13,30 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .errors import AttnError
-from .loading import describe, passes_through
+from .errors import Code, SelectionError
+from .loading import Registry, describe, load, passes_through
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
 
-    from .enum import BackendEnum, BackendEnumMeta, PluginBackend
     from .paths import ClassPath
     from .table import Entry
+
+
+class _Registry(Registry, Protocol):
+    """What selection reads of a registry class; the enum module imports this one."""
+
+    def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
+
+
+BackendEnumMeta = _Registry
 
 __all__ = [
     "Candidate",
     "Reason",
     "Selection",
-    "SelectionError",
     "default_priorities",
     "dtype_name",
     "select",
@@ -74,29 +81,18 @@ def _words(registry: BackendEnumMeta) -> tuple[str, str, str]:
 
 def _load(registry: BackendEnumMeta, name: str, path: ClassPath, entry: Entry | None) -> type:
     """Import *path* as *name*'s class, checked against the interface (a load error if not)."""
-    # The core's one load path, as lookups use it; lazily, as the enum will import this module.
-    from .enum import _interface, load_context  # noqa: PLC0415
-    from .loading import load_class  # noqa: PLC0415
-
-    return load_class(path, _interface(registry), load_context(registry, name, entry))
+    del path  # the entry's, or the default's when *entry* is None: the one load path knows
+    return load(registry, name, entry)
 
 
 # -- records ---------------------------------------------------------------------------
-
-ReasonCode = Literal[
-    "load-failure",
-    "missing-requirement",
-    "invalid-configuration",
-    "validation-failed",
-    "unregistered",
-]
 
 
 @dataclass(frozen=True, slots=True)
 class Reason:
     """Why a candidate was rejected: a code and the sentence shown for it."""
 
-    code: ReasonCode
+    code: Code
     message: str
 
 
@@ -138,7 +134,8 @@ class Selection:
     built-in default of that name was chosen (the last row's ``fallback``).
     """
 
-    backend: BackendEnum | PluginBackend
+    backend: Any
+    """The chosen member, or plugin-added backend."""
     name: str
     explicit: bool
     tried: tuple[Candidate, ...]
@@ -153,29 +150,6 @@ class Selection:
         if chosen.fallback:
             head += " (its built-in default: the override was rejected)"
         return "\n".join([head + ":", *(f"  {row}" for row in self.tried)])
-
-
-class SelectionError(AttnError, ValueError):
-    """No candidate is valid, or the explicit choice is not: every candidate with its reasons."""
-
-    __module__ = "attn"
-
-    def __init__(
-        self,
-        message: str,
-        registry: str = "",
-        tried: tuple[Candidate, ...] = (),
-        explicit: bool = False,
-    ) -> None:
-        """Record the *registry*'s name, the rows *tried* and whether the choice was *explicit*."""
-        super().__init__(message, registry, tried, explicit)
-        self.registry = registry
-        self.tried = tried
-        self.explicit = explicit
-
-    def __str__(self) -> str:
-        """The message alone."""
-        return str(self.args[0])
 
 
 # -- settings -----------------------------------------------------------------------------
@@ -226,17 +200,17 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
         missing = cls.missing_requirements() if hasattr(cls, "missing_requirements") else ()
         if missing:
             listed = ", ".join(map(str, missing))
-            reasons.append(Reason("missing-requirement", f"needs {listed}, not installed"))
+            reasons.append(Reason(Code.MISSING_REQUIREMENT, f"needs {listed}, not installed"))
         validate = getattr(cls, "validate_configuration", None)
         said = [] if validate is None else validate(**settings)
     except BaseException as exc:
         if passes_through(exc):
             raise
-        return [*reasons, Reason("validation-failed", f"its check raised {describe(exc)}")]
+        return [*reasons, Reason(Code.VALIDATION_FAILED, f"its check raised {describe(exc)}")]
     if type(said) is not list or any(type(s) is not str for s in said):
         shown = f"validate_configuration returned {type(said).__name__}, not a list of str"
-        return [*reasons, Reason("validation-failed", shown)]
-    return [*reasons, *(Reason("invalid-configuration", s) for s in said)]
+        return [*reasons, Reason(Code.VALIDATION_FAILED, shown)]
+    return [*reasons, *(Reason(Code.INVALID_CONFIGURATION, s) for s in said)]
 
 
 def _try(
@@ -249,7 +223,7 @@ def _try(
     if default is not None:
         paths.append((default, None))
     if not paths:
-        reason = Reason("unregistered", "nothing is registered for it and it has no default")
+        reason = Reason(Code.UNREGISTERED, "nothing is registered for it and it has no default")
         return [Candidate(name, "builtin", None, None, None, "rejected", (reason,))], None
     rows = []
     for path, source in paths:
@@ -257,7 +231,7 @@ def _try(
             cls = _load(registry, name, path, source)
         except Exception as exc:  # noqa: BLE001 - a load error is a reason; Ctrl-C passes
             detail = getattr(exc, "detail", None) or describe(exc)
-            reasons = [Reason("load-failure", f"cannot be loaded: {detail}")]
+            reasons = [Reason(Code.LOAD_FAILURE, f"cannot be loaded: {detail}")]
         else:
             reasons = _validation(cls, settings)
         rows.append(
