@@ -27,7 +27,8 @@ from attn.registry.report import FindingKind
 
 GOLDEN = Path(__file__).parent / "cli"
 # The schema attn ships with its docs: every --json output is validated against it.
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "attn-list.schema.json"
+_ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_PATH = _ROOT / "docs" / "attn-list.schema.json"
 VERSION = attn.__version__
 
 ATTENTION = [m.name for m in attn.AttentionBackendEnum]
