@@ -126,6 +126,7 @@ def _metadata_files(record: DistributionRecord) -> tuple[str, ...]:
         os.path.join(folder, "entry_points.txt"),
         os.path.join(folder, "METADATA"),
         os.path.join(folder, "PKG-INFO"),
+        os.path.join(folder, "requires.txt"),
     )
 
 
