@@ -1,18 +1,12 @@
-"""The one place attn reads installed distributions' metadata: it picks the reader.
+"""The one place attn reads installed metadata: a scan, with the reader it picks per entry.
 
-Everything above this module works on the records of :mod:`._scan`, so a
-faster reader (or a cache) can replace a scan without touching the discovery
-pipeline. Two readers produce them: the fast one (:mod:`._scan`, ``sys.path``
-folders read directly), and the reference, :mod:`importlib.metadata`, imported
-on the first scan that needs it and never at ``import attn``. A scan uses the
-fast reader for every folder it reads, and the reference for the other
-entries (a zip, a wheel, an egg), for every entry when a meta-path finder
-other than the standard one provides distributions, and for everything on a
-Python newer than the tests compare the two readers on.
-
-A scan walks ``sys.path`` one entry at a time, so every record knows which
-entry it came from (conflicts are resolved by that order), and it keeps every
-copy of a distribution: de-duplication is a pipeline step, not the reader's.
+The fast reader (:mod:`._scan`) reads ``sys.path`` folders; the reference,
+:mod:`importlib.metadata` (never imported at ``import attn``), reads the other
+entries (a zip, a wheel, an egg), every entry when a meta-path finder other
+than the standard one provides distributions, and everything on a Python newer
+than the tests compare the two on. A scan walks ``sys.path`` in order and keeps
+every copy of a distribution, each record knowing its entry: de-duplication
+and conflicts are the pipeline's.
 """
 
 from __future__ import annotations
@@ -119,22 +113,18 @@ def _fast(using: str | None = None) -> bool:
 # -- the reference reader -------------------------------------------------------------
 
 
-def _location(dist: Distribution) -> str:
+def _location(dist: Distribution) -> tuple[str, str | None]:
+    """Where *dist*'s metadata is, and the same when it is on disk (not in a zip, say)."""
     # PathDistribution keeps its folder in a private attribute; a custom finder
     # may return another kind of Distribution, which then has no location.
     path = getattr(dist, "_path", None)
-    return str(path) if path is not None else f"<{type(dist).__name__}>"
+    if path is None:
+        return f"<{type(dist).__name__}>", None
+    return str(path), str(path) if os.path.exists(str(path)) else None  # noqa: PTH110
 
 
-def _local(dist: Distribution) -> str | None:
-    """The metadata folder (or legacy file) of *dist* on disk, else ``None`` (a zip, a finder's)."""
-    path = getattr(dist, "_path", None)
-    return str(path) if path is not None and os.path.exists(str(path)) else None  # noqa: PTH110
-
-
-def _reference_entry_points(dist: Distribution) -> EntryPoints:
+def _reference_entry_points(dist: Distribution, local: str | None) -> EntryPoints:
     """The entry points Python reads, and why it misses some or all of them, if it does."""
-    local = _local(dist)
     # What Python cannot read whole (it stays silent on some of it): attn's reader says which.
     problem = None if local is None else local_entry_points(local)[1]
     try:
@@ -146,8 +136,7 @@ def _reference_entry_points(dist: Distribution) -> EntryPoints:
     return eps, problem
 
 
-def _reference_metadata(dist: Distribution) -> MetadataRecord:
-    local = _local(dist)
+def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord:
     if local is not None:
         # A file Python cannot read, or reads nothing from: attn's reader says which.
         record = local_metadata(local)
@@ -197,10 +186,10 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Distribut
             failed = Problem(Code.FINDER_FAILED, detail=describe(exc), finder=label)
             failures.append(unreadable_record(index, entry, failed))
         for dist in dists:
-            location = _location(dist)
-            eps, problem = _reference_entry_points(dist)
+            location, local = _location(dist)
+            eps, problem = _reference_entry_points(dist, local)
             copy = DistributionRecord(key_of(location), location, index, entry, eps, None, problem)
-            copies.append((copy, partial(_reference_metadata, dist)))
+            copies.append((copy, partial(_reference_metadata, dist, local)))
     return copies, failures
 
 
@@ -279,8 +268,8 @@ def installed_version(name: str) -> str | None:
             return None
     from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
 
-    for dist in distributions(name=name, path=entries):
-        record = _reference_metadata(dist)
-        if record.version:
-            return record.version
-    return None
+    versions = (
+        _reference_metadata(d, _location(d)[1]).version
+        for d in distributions(name=name, path=entries)
+    )
+    return next(filter(None, versions), None)

@@ -1,16 +1,13 @@
-"""Records of installed metadata, and the fast reader that produces them from folders.
+"""Records of installed metadata, and the fast reader that makes them from folders.
 
-Every reader yields the records defined here and the discovery pipeline reads
-nothing else. A problem is a :class:`Problem`: a :class:`~attn.registry.errors.Code`
-and the fields its message is rendered from.
-
-The fast reader lists a ``sys.path`` folder with :func:`os.listdir` and reads
-the metadata in it as :mod:`importlib.metadata` reads it: the same copies in
-the same order (``*.dist-info`` and ``*.egg-info``, folders or legacy files),
-the same header values, entry points and requirements (an egg-info's
-``requires.txt`` converted as ``Distribution.requires`` converts it). An entry
-it does not read (a file such as a zip or a wheel, an ``.egg``) is left to
-the reference reader of :mod:`attn.registry._metadata`, which dispatches.
+Every reader yields these records and the pipeline reads nothing else; a
+problem is a :class:`Problem`, a :class:`~attn.registry.errors.Code` and the
+fields its message is rendered from. The fast reader lists a ``sys.path``
+folder and reads its metadata as :mod:`importlib.metadata` does: the same
+copies in the same order (``*.dist-info``, ``*.egg-info``, folders or legacy
+files), the same header values, entry points and requirements (``requires.txt``
+converted as ``Distribution.requires`` converts it). Entries it does not read
+(a zip, a wheel, an egg) are left to the reference reader of :mod:`._metadata`.
 """
 
 from __future__ import annotations
