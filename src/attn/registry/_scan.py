@@ -63,7 +63,7 @@ class Problem:
 
     def __str__(self) -> str:
         """The message, as attn shows it."""
-        return _MESSAGES[self.code].format(p=self)
+        return _MESSAGES.get(self.code, "{p.code}: {p.detail}").format(p=self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -629,7 +629,7 @@ def discover(
             controls=controls,
             builtin_names=builtin_names,
             host_version=host_version,
-            unusable={d.location: p for d in dists if (p := d.metadata_problem) is not None},
+            unusable={d.location: why for d in dists if (why := d.metadata_problem) is not None},
         ),
     ]
     if controls.only is not None:
