@@ -632,6 +632,17 @@ def test_a_result_that_is_not_plain_data_makes_the_file_invalid(result):
 
 
 @pytest.mark.parametrize(
+    "problem",
+    [("no-such-code", "", "", 0, ""), ("not-utf8", "METADATA", "0xe9", "23", ""), ("read-error",)],
+    ids=["unknown-code", "wrong-type", "short"],
+)
+def test_a_problem_attn_does_not_write_makes_the_file_invalid(problem):
+    """A reader problem in the file is a known code with fields of the right types."""
+    with pytest.raises(_cache._Invalid):
+        _cache._record_from(("plug", "/x/plug.dist-info", 0, "/x", (), None, problem))
+
+
+@pytest.mark.parametrize(
     "data",
     [("not", "a", "result"), (1,) * 8, ("g", None, ((1,),), (), (), False, (), ())],
     ids=["short", "wrong-types", "bad-plugin"],

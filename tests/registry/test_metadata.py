@@ -276,6 +276,11 @@ def test_scan_agrees_with_importlib_metadata(sites):
     assert ("Alpha.Plugin", "FLASH_ATTN", "alpha:New") in seam_view(GROUP)
 
 
+def test_a_problem_with_a_code_of_another_kind_still_renders():
+    """A code without a reader message of its own is shown as code and detail."""
+    assert str(Problem(Code.INVALID, detail="what went wrong")) == "invalid: what went wrong"
+
+
 #: Entry point values: extras, spaces, dotted attributes, a missing attribute, bad characters.
 VALUES = [
     "plug.mod:Backend",
