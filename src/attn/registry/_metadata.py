@@ -34,8 +34,7 @@ from ._scan import (
     path_problem,
     unreadable_record,
 )
-from .errors import AttnConfigError, Code
-from .loading import describe, passes_through
+from .errors import AttnConfigError, Code, describe, passes_through
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
