@@ -65,13 +65,11 @@ __all__ = [
 
 
 def _version() -> str:
-    # What importlib.metadata.version("attn") says, without importing it; when
-    # an empty attn-*.dist-info left first on sys.path by an interrupted install
-    # has no version, the installed copy behind it does. None for both: running
-    # from a source tree that was never installed.
-    from .registry._scan import distribution_version, first_version  # noqa: PLC0415
+    # The first copy of attn's metadata on sys.path that has a version; none:
+    # running from a source tree that was never installed.
+    from .registry._metadata import installed_version  # noqa: PLC0415
 
-    return distribution_version("attn") or first_version("attn") or "0.0.0+unknown"
+    return installed_version("attn") or "0.0.0+unknown"
 
 
 def __getattr__(name: str) -> object:

@@ -16,7 +16,7 @@ from attn.cli import main
 from racy import settle_attn_sources
 
 #: Modules a warm ``attn list --json`` does without: the other commands, the
-#: cold pipeline's record and matching machinery, and the metadata readers.
+#: cold pipeline's matching machinery, and importlib.metadata with what it imports.
 LIST_FORBIDDEN = (
     "attn.cli.doctor",
     "attn.cli.show",
@@ -27,12 +27,10 @@ LIST_FORBIDDEN = (
     "email",
     "zipfile",
     "pathlib",
-    "textwrap",
     "threading",
     # The result of each registry's merge is cached with it: no pipeline runs.
     "attn.registry.discovery",
     "attn.registry.compat",
-    "attn.registry._scan",
 )
 
 LIST_SCRIPT = """

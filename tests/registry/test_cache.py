@@ -351,6 +351,29 @@ def test_an_egg_info_rewritten_in_place_alone_is_seen(env):
     assert after["AttentionBackendEnum"]["FIRST"] == ["edit.m:E", "edit", "0.1"]
 
 
+def test_a_requires_txt_rewritten_in_place_is_seen(env):
+    """A develop install's egg-info: its requires.txt edited in place is seen next time."""
+    src = env.root / "develop"
+    egg = src / "dev.egg-info"
+    egg.mkdir(parents=True)
+    (egg / "PKG-INFO").write_text("Name: dev\nVersion: 1.0\n", encoding="utf-8")
+    (egg / "requires.txt").write_text("attn>=0.1\n", encoding="utf-8")
+    (egg / "entry_points.txt").write_text(f"[{GROUP}]\nDEV = dev.m:B\n", encoding="utf-8")
+    env.extra["PYTHONPATH"] = os.pathsep.join((str(env.site), str(src)))
+    age(src)
+    env.age()
+    env.run()
+    before = env.run()
+    assert (before["from_file"], before["AttentionBackendEnum"]) == (
+        True,
+        {"DEV": ["dev.m:B", "dev", "1.0"]},
+    )
+    with (egg / "requires.txt").open("w", encoding="utf-8") as handle:
+        handle.write("attn>=99\n")
+    after = env.run()
+    assert (after["from_file"], after["AttentionBackendEnum"]) == (False, {})
+
+
 def rewrite_in_place(path: Path, old: str, new: str) -> None:
     """Change a file without changing its size, inode or modification time."""
     before = path.stat()
@@ -606,6 +629,17 @@ def test_a_result_that_is_not_plain_data_makes_the_file_invalid(result):
     """The cached discovery result is plain data or the file is ignored (and rebuilt)."""
     with pytest.raises(_cache._Invalid):
         _cache._outcome_from(((), (), None, result))
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [("no-such-code", "", "", 0, ""), ("not-utf8", "METADATA", "0xe9", "23", ""), ("read-error",)],
+    ids=["unknown-code", "wrong-type", "short"],
+)
+def test_a_problem_attn_does_not_write_makes_the_file_invalid(problem):
+    """A reader problem in the file is a known code with fields of the right types."""
+    with pytest.raises(_cache._Invalid):
+        _cache._record_from(("plug", "/x/plug.dist-info", 0, "/x", (), None, problem))
 
 
 @pytest.mark.parametrize(

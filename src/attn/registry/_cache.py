@@ -27,10 +27,12 @@ from ._metadata import (
     DistributionRecord,
     EntryPointRecord,
     MetadataRecord,
+    Problem,
     canonical_name,
     reader,
     standard_finders,
 )
+from .errors import Code
 
 TYPE_CHECKING = False
 
@@ -53,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
-FORMAT = 3
+FORMAT = 4
 """Bumped whenever the layout of the file changes."""
 
 RACY_NS = 2_000_000_000
@@ -124,6 +126,7 @@ def _metadata_files(record: DistributionRecord) -> tuple[str, ...]:
         os.path.join(folder, "entry_points.txt"),
         os.path.join(folder, "METADATA"),
         os.path.join(folder, "PKG-INFO"),
+        os.path.join(folder, "requires.txt"),
     )
 
 
@@ -135,9 +138,15 @@ def _record_data(record: DistributionRecord) -> tuple[object, ...]:
         record.path_index,
         record.path_entry,
         tuple((ep.group, ep.name, ep.value) for ep in record.entry_points),
-        None if meta is None else (meta.name, meta.version, meta.requires, meta.problem),
-        record.entry_points_problem,
+        None if meta is None else (meta.name, meta.version, meta.requires, _data(meta.problem)),
+        _data(record.entry_points_problem),
     )
+
+
+def _data(problem: Problem | None) -> tuple[object, ...] | None:
+    if problem is None:
+        return None
+    return (problem.code.value, problem.file, problem.detail, problem.offset, problem.finder)
 
 
 class _Invalid(Exception):  # noqa: N818 - internal signal, never escapes this module
@@ -164,10 +173,22 @@ def _strings(value: object) -> bool:
     return type(value) is tuple and all(type(v) is str for v in value)
 
 
+def _problem_from(data: object) -> Problem | None:
+    if data is None:
+        return None
+    code, file, detail, offset, finder = _tuple(data, 5)
+    _check(type(file) is str and type(detail) is str and type(finder) is str)
+    _check(type(code) is str and type(offset) is int)
+    try:
+        return Problem(Code(code), file, detail, offset, finder)
+    except ValueError:  # not a code of this version of attn
+        raise _Invalid from None
+
+
 def _record_from(data: object) -> DistributionRecord:
     key, location, index, entry, eps, meta, problem = _tuple(data, 7)
     _check(type(key) is str and type(location) is str and type(entry) is str)
-    _check(type(index) is int and _str_or_none(problem))
+    _check(type(index) is int)
     entry_points = []
     for ep in _tuple(eps):
         group, name, value = _tuple(ep, 3)
@@ -176,10 +197,11 @@ def _record_from(data: object) -> DistributionRecord:
     metadata = None
     if meta is not None:
         dist_name, version, requires, why = _tuple(meta, 4)
-        _check(_str_or_none(dist_name) and _str_or_none(version) and _str_or_none(why))
-        _check(_strings(requires))
-        metadata = MetadataRecord(dist_name, version, requires, why)
-    return DistributionRecord(key, location, index, entry, tuple(entry_points), metadata, problem)
+        _check(_str_or_none(dist_name) and _str_or_none(version) and _strings(requires))
+        metadata = MetadataRecord(dist_name, version, requires, _problem_from(why))
+    return DistributionRecord(
+        key, location, index, entry, tuple(entry_points), metadata, _problem_from(problem)
+    )
 
 
 def _outcome_from(data: object) -> Outcome:

@@ -21,6 +21,7 @@ from ._metadata import (
     DistributionRecord,
     EntryPointRecord,
     canonical_name,
+    entry_point_pattern,
     scan,
 )
 from .compat import check_host_requirement
@@ -33,8 +34,9 @@ from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
+    from ._metadata import Problem
     from .compat import HostRequirement
     from .controls import Controls
     from .report import PluginStatus
@@ -49,12 +51,6 @@ __all__ = [
     "resolve_conflicts",
     "scan_host",
 ]
-
-# importlib.metadata.EntryPoint.pattern, so values are read exactly as the
-# standard library reads them (extras allowed and ignored).
-_VALUE_PATTERN = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
-#: What a plain ``module:attr`` value holds: it matches the pattern as it stands.
-_PLAIN_VALUE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
 
 
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
@@ -116,17 +112,12 @@ def parse_entry_point_value(value: str) -> ClassPath:
     Raises:
         InvalidPathError: the value has no ``module:attr`` form.
     """
-    module, colon, attr = value.strip().partition(":")
-    if not (colon and module and attr and _PLAIN_VALUE.issuperset(module + attr)):
-        import re  # noqa: PLC0415 - only for a value that is not plain module:attr
-
-        match = re.match(_VALUE_PATTERN, value.strip())
-        if match is None:
-            raise InvalidPathError(value, "expected 'module:attr'")
-        if match.group("attr") is None:
-            raise InvalidPathError(value, "no attribute part; expected 'module:attr'")
-        module, attr = match.group("module"), match.group("attr")
-    return parse_path(f"{module}:{attr}")
+    match = entry_point_pattern().match(value.strip())
+    if match is None:
+        raise InvalidPathError(value, "expected 'module:attr'")
+    if match.group("attr") is None:
+        raise InvalidPathError(value, "no attribute part; expected 'module:attr'")
+    return parse_path(f"{match.group('module')}:{match.group('attr')}")
 
 
 def _editable_source(dist_info: str) -> str | None:
@@ -170,23 +161,26 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
 _UNREADABLE_REASON = "the distribution's metadata cannot be read"
 
 
-def _unusable_fix(record: DistributionRecord, problem: str) -> str:
-    """The fix for a metadata copy that cannot be used, by what is wrong with it."""
-    return _unusable_fix_for(record.location, record.name, problem)
+def _unusable_fix(where: str, name: str, problem: Problem, *, reinstall: bool = True) -> str:
+    """The fix for a metadata copy that cannot be used, by what is wrong with it.
 
-
-def _unusable_fix_for(where: str, name: str, problem: str) -> str:
-    if "permission denied" in problem:
-        return f"make {where} readable (chmod -R a+rX {where}), or reinstall {name}"
-    if "not UTF-8" in problem or "is a folder" in problem or "unreadable metadata" in problem:
+    Without *reinstall* (another copy is used), only what to do with this one.
+    """
+    if problem.code is Code.PERMISSION_DENIED:
+        fix = f"make {where} readable (chmod -R a+rX {where})"
+    elif problem.code in {Code.NO_METADATA, Code.NO_NAME}:
+        fix = f"delete {where} (left behind by an interrupted install)"
+    elif not reinstall:
+        return f"delete {where}"
+    else:  # its files are broken: a new copy may be too
         return (
             f"delete {where} and reinstall {name} (pip install --force-reinstall {name}); "
             f"if the new copy is broken too, report it to {name}'s authors"
         )
-    return f"delete {where} (left behind by an interrupted install), or reinstall {name}"
+    return f"{fix}, or reinstall {name}" if reinstall else fix
 
 
-def deduplicate(  # noqa: C901, PLR0912 - one branch per kind of copy
+def deduplicate(  # noqa: C901 - one branch per kind of copy
     records: Sequence[DistributionRecord], relevant: Iterable[str]
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution: the first usable one on ``sys.path``.
@@ -232,9 +226,7 @@ def deduplicate(  # noqa: C901, PLR0912 - one branch per kind of copy
                         f"{winner.name}: the metadata copy at {other.location} cannot be used "
                         f"({problem}); attn uses {winner.location}"
                     )
-                fix = _unusable_fix(other, problem)
-                if winner is not None:
-                    fix = fix.split(", or reinstall")[0].split(" and reinstall")[0]
+                fix = _unusable_fix(other.location, other.name, problem, reinstall=winner is None)
                 findings.append(Finding("empty-metadata", (winner or other).name, message, fix))
                 continue
             assert winner is not None  # noqa: S101 - a usable copy wins before any other
@@ -301,10 +293,10 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
         if record.key == UNREADABLE_KEY:
             fix = (
                 f"make {record.location} readable, or take it off sys.path"
-                if "sys.path entry" in problem
+                if problem.code is Code.PATH_UNREADABLE
                 else "fix, update or uninstall the package that adds that finder to sys.meta_path"
             )
-            findings.append(Finding("unreadable-metadata", record.location, problem, fix))
+            findings.append(Finding("unreadable-metadata", record.location, str(problem), fix))
             continue
         findings.append(
             Finding(
@@ -312,7 +304,7 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
                 record.name,
                 f"{record.name}: {problem} (at {record.location}); any backend it declares "
                 "is not in effect",
-                _unusable_fix(record, problem),
+                _unusable_fix(record.location, record.name, problem),
             )
         )
     return findings
@@ -461,16 +453,17 @@ def _findings(
     controls: Controls,
     builtin_names: Sequence[str],
     host_version: str | None,
+    unusable: Mapping[str, Problem],
 ) -> list[Finding]:
     findings: list[Finding] = []
     for p in plugins:
-        if p.status == "invalid" and p.reason and p.reason.startswith(_UNREADABLE_REASON):
+        if p.status == "invalid" and p.location in unusable:
             findings.append(
                 Finding(
                     "unreadable-metadata",
                     p.name,
                     f"{p.origin_label} declares {p.name!r}, but {p.reason}",
-                    _unusable_fix_for(p.location, p.distribution, p.reason),
+                    _unusable_fix(p.location, p.distribution, unusable[p.location]),
                 )
             )
         elif p.status == "invalid":
@@ -636,6 +629,7 @@ def discover(
             controls=controls,
             builtin_names=builtin_names,
             host_version=host_version,
+            unusable={d.location: why for d in dists if (why := d.metadata_problem) is not None},
         ),
     ]
     if controls.only is not None:

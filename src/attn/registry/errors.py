@@ -3,7 +3,8 @@
 Every error attn raises derives from :class:`AttnError` and also from the
 builtin exception that callers already catch (``ValueError`` for bad names and
 values, ``ImportError`` for backends that cannot be loaded), so code written
-against the seeds' ``ValueError`` keeps working.
+against the seeds' ``ValueError`` keeps working. Also how an exception that
+plugin code raised is shown (:func:`describe`), and which ones pass through.
 """
 
 from __future__ import annotations
@@ -29,6 +30,39 @@ __all__ = [
     "StateMismatchError",
     "UnknownBackendError",
 ]
+
+
+#: Exceptions that plugin code may raise through attn: the user's Ctrl-C and
+#: the interpreter's closing of a generator.
+_PASS_THROUGH = (KeyboardInterrupt, GeneratorExit)
+
+
+def passes_through(exc: BaseException) -> bool:
+    """Whether *exc* must propagate out of plugin code rather than be reported."""
+    return isinstance(exc, _PASS_THROUGH)
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of *exc*, even when its ``__str__`` raises."""
+    try:
+        name = type(exc).__name__
+    except Exception:  # noqa: BLE001 - a hostile metaclass
+        name = "exception"
+    if isinstance(exc, SystemExit):
+        return f"{name}: plugin code tried to exit the process (exit code {shown(exc.code)})"
+    try:
+        text = str(exc)
+    except Exception as inner:  # noqa: BLE001 - plugin code can break even str()
+        return f"{name} (its message cannot be shown: str() raised {type(inner).__name__})"
+    return f"{name}: {text}" if text else name
+
+
+def shown(value: object, width: int = 60) -> str:
+    """``repr(value)`` cut to *width*, or a note when the object's ``__repr__`` raises."""
+    try:
+        return f"{value!r:.{width}}"
+    except Exception:  # noqa: BLE001 - plugin objects can break even repr()
+        return "(its repr() raises)"
 
 
 class Code(str, enum.Enum):

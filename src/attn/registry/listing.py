@@ -8,8 +8,8 @@ from typing import IO, TYPE_CHECKING
 
 from .backend import same_modules
 from .enum import valid_names
-from .errors import AttnError, BackendLoadError, Code
-from .loading import describe, passes_through, resolve, try_load
+from .errors import AttnError, BackendLoadError, Code, describe, passes_through
+from .loading import resolve, try_load
 from .report import BackendRow, BackendStatus, Finding, RegistryReport
 
 if TYPE_CHECKING:

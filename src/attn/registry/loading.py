@@ -24,6 +24,9 @@ from .errors import (
     BackendLoadError,
     BackendNotRegisteredError,
     UnknownBackendError,
+    describe,
+    passes_through,
+    shown,
 )
 from .paths import parse_path
 
@@ -32,38 +35,6 @@ if TYPE_CHECKING:
 
     from .paths import ClassPath
     from .table import Entry, RegistryState
-
-#: Exceptions that plugin code may raise through attn: the user's Ctrl-C and
-#: the interpreter's closing of a generator.
-_PASS_THROUGH = (KeyboardInterrupt, GeneratorExit)
-
-
-def passes_through(exc: BaseException) -> bool:
-    """Whether *exc* must propagate rather than become a load failure."""
-    return isinstance(exc, _PASS_THROUGH)
-
-
-def describe(exc: BaseException) -> str:
-    """``Type: message`` of *exc*, even when its ``__str__`` raises."""
-    try:
-        name = type(exc).__name__
-    except Exception:  # noqa: BLE001 - a hostile metaclass
-        name = "exception"
-    if isinstance(exc, SystemExit):
-        return f"{name}: plugin code tried to exit the process (exit code {_shown(exc.code)})"
-    try:
-        text = str(exc)
-    except Exception as inner:  # noqa: BLE001 - plugin code can break even str()
-        return f"{name} (its message cannot be shown: str() raised {type(inner).__name__})"
-    return f"{name}: {text}" if text else name
-
-
-def _shown(value: object, width: int = 60) -> str:
-    """``repr(value)`` cut to *width*, or a note when the object's ``__repr__`` raises."""
-    try:
-        return f"{value!r:.{width}}"
-    except Exception:  # noqa: BLE001 - plugin objects can break even repr()
-        return "(its repr() raises)"
 
 
 class Registry(Protocol):
@@ -219,7 +190,7 @@ def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> st
 def _check_class(obj: object, path: ClassPath, interface: type) -> str | None:
     """Why *obj* is not a backend class of *interface*, or ``None`` when it is one."""
     if not isinstance(obj, type):
-        return f"{path.colon!r} is not a class but {type(obj).__name__} {_shown(obj)}"
+        return f"{path.colon!r} is not a class but {type(obj).__name__} {shown(obj)}"
     if not issubclass(obj, interface):
         try:
             name = str(obj.__qualname__)

@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .errors import Code, SelectionError
-from .loading import Registry, describe, load, passes_through
+from .errors import Code, SelectionError, describe, passes_through
+from .loading import Registry, load
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
