@@ -121,6 +121,14 @@ def test_version_is_the_installed_distribution():
     assert attn.__version__ == version("attn")
 
 
+@pytest.mark.parametrize("reader", ["reference", "bogus"])
+def test_version_does_not_depend_on_the_reader_switch(python, monkeypatch, reader):
+    """attn.__version__ answers under any ATTN_READER; a bad value is discovery's error."""
+    monkeypatch.setenv("ATTN_READER", reader)
+    done = python.run("-c", "import attn; print(attn.__version__)")
+    assert done.stdout.strip() == version("attn")
+
+
 def test_error_and_warning_hierarchy():
     """Errors derive from AttnError and the builtin callers catch; warnings from UserWarning."""
     core = attn.registry

@@ -253,7 +253,11 @@ def installed_version(name: str) -> str | None:
     """
     key = canonical_name(name)
     entries = [entry for entry in sys.path if isinstance(entry, str)]
-    if _fast():
+    try:
+        using = reader()
+    except AttnConfigError:  # a bad <PREFIX>_READER is discovery's error, not the version's
+        using = "reference"
+    if _fast(using):
         for entry in entries:
             children = metadata_children(entry)
             if children is None:
