@@ -50,6 +50,11 @@ class Dist(NamedTuple):
         return self.number < PLUGINS
 
     @property
+    def module(self) -> str:
+        """The text of its package's ``__init__.py``."""
+        return PLUGIN_MODULE if self.plugin else ""
+
+    @property
     def project(self) -> str:
         """The ``Name`` of its metadata."""
         return self.name.replace("_", "-")
@@ -98,8 +103,7 @@ def metadata(dist: Dist, *, requires: bool = True, extras: bool = False) -> str:
 def package(folder: Path, dist: Dist) -> None:
     """The distribution's import package, in *folder*."""
     (folder / dist.name).mkdir(parents=True)
-    module = PLUGIN_MODULE if dist.plugin else ""
-    (folder / dist.name / "__init__.py").write_text(module, encoding="utf-8")
+    (folder / dist.name / "__init__.py").write_text(dist.module, encoding="utf-8")
 
 
 def write_dist_info(folder: Path, dist: Dist) -> None:
@@ -177,8 +181,8 @@ class Realistic:
         self.wheels = root / "wheels"
         for folder in (self.site, self.extra, self.projects, self.wheels):
             folder.mkdir(parents=True)
-        self.easy_install: list[str] = []
-        """The lines of ``easy-install.pth``: develop installs and zipped eggs."""
+        self.pth: dict[str, list[str]] = {"extra.pth": [str(self.extra)]}
+        """The ``.pth`` files to write into site-packages, and their lines."""
 
     def dist_info(self, dist: Dist) -> None:
         write_dist_info(self.site, dist)
@@ -210,30 +214,31 @@ class Realistic:
             (info / name).write_text(text, encoding="utf-8")
         package(project, dist)
         (self.site / f"{dist.project}.egg-link").write_text(f"{project}\n.", encoding="utf-8")
-        self.easy_install.append(str(project))
+        self.pth.setdefault("easy-install.pth", []).append(str(project))
 
     def zipped_egg(self, dist: Dist) -> None:
         """``easy_install`` of a zip-safe egg: the ``.egg`` file, named in easy-install.pth."""
         egg = f"{dist.stem}-py{self.pyver}.egg"
         files = {f"EGG-INFO/{name}": text for name, text in _egg_info(dist, modern=True).items()}
-        files |= {"EGG-INFO/zip-safe": "\n", f"{dist.name}/__init__.py": PLUGIN_MODULE}
+        files |= {"EGG-INFO/zip-safe": "\n", f"{dist.name}/__init__.py": dist.module}
         _zip(self.site / egg, files)
-        self.easy_install.append(f"./{egg}")
+        self.pth.setdefault("easy-install.pth", []).append(f"./{egg}")
 
     def wheel_file(self, dist: Dist) -> None:
         """A ``.whl`` file put on ``sys.path`` (by ``wheels.pth``), imported from the zip."""
         info = f"{dist.stem}.dist-info"
         files = {
-            f"{dist.name}/__init__.py": PLUGIN_MODULE,
+            f"{dist.name}/__init__.py": dist.module,
             f"{info}/METADATA": metadata(dist),
             f"{info}/WHEEL": _wheel("setuptools (75.8.0)"),
-            f"{info}/entry_points.txt": dist.entry_points,
             f"{info}/top_level.txt": f"{dist.name}\n",
         }
+        if dist.entry_points:
+            files[f"{info}/entry_points.txt"] = dist.entry_points
         files[f"{info}/RECORD"] = _record(files, info)
         path = self.wheels / f"{dist.stem}-py3-none-any.whl"
         _zip(path, files)
-        (self.site / "wheels.pth").write_text(f"{path}\n", encoding="utf-8")
+        self.pth.setdefault("wheels.pth", []).append(str(path))
 
     def setuptools_editable(self, dist: Dist) -> None:
         """``pip install -e`` with setuptools >= 64 (a src layout): a static ``.pth`` file."""
@@ -263,8 +268,9 @@ class Realistic:
             f"{info}/REQUESTED": "",
             f"{info}/WHEEL": _wheel(generator),
             f"{info}/direct_url.json": json.dumps(url),
-            f"{info}/entry_points.txt": dist.entry_points,
         }
+        if dist.entry_points:
+            files[f"{info}/entry_points.txt"] = dist.entry_points
         if top_level:
             files[f"{info}/top_level.txt"] = f"{dist.name}\n"
         files[f"{info}/RECORD"] = _record(files, info)
@@ -273,11 +279,10 @@ class Realistic:
             (self.site / path).write_text(text, encoding="utf-8")
 
     def finish(self) -> None:
-        """The ``.pth`` files that name the develop installs, the eggs and the extra folder."""
-        (self.site / "easy-install.pth").write_text(
-            "".join(f"{line}\n" for line in self.easy_install), encoding="utf-8"
-        )
-        (self.site / "extra.pth").write_text(f"{self.extra}\n", encoding="utf-8")
+        """The ``.pth`` files that name the develop installs, eggs, wheels and extra folder."""
+        for name, lines in self.pth.items():
+            text = "".join(f"{line}\n" for line in lines)
+            (self.site / name).write_text(text, encoding="utf-8")
         age(self.root)
 
 
