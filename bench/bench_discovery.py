@@ -416,14 +416,22 @@ def plot(cells: dict[str, dict[int, Cell]], path: Path) -> None:
     colours = {m.key: palette(i % 20) for i, m in enumerate(METHODS)}
     markers = {m.key: MARKERS[i % len(MARKERS)] for i, m in enumerate(METHODS)}
     modes = [m for m in MODES if m.key in cells]
-    columns = min(2, len(modes))
-    rows = -(-len(modes) // columns)
+    # a row per environment, a column per kind of process (bare left, host right)
+    rows = list(dict.fromkeys(m.environment for m in modes))
+    columns = sorted({m.host for m in modes})
     legend = 1.2  # inches below the panels for the legend of the line panels
     figure, grid = plt.subplots(
-        rows, columns, figsize=(7.5 * columns, 4.6 * rows + legend + 0.4), squeeze=False
+        len(rows),
+        len(columns),
+        figsize=(7.5 * len(columns), 4.6 * len(rows) + legend + 0.4),
+        squeeze=False,
     )
+    for axes in grid.flat:
+        axes.set_visible(False)
     handles: dict[str, Line2D] = {}
-    for axes, mode in zip(grid.flat, modes, strict=False):
+    for mode in modes:
+        axes = grid[rows.index(mode.environment), columns.index(mode.host)]
+        axes.set_visible(True)
         by_n = cells[mode.key]
         sizes = sorted(by_n)
         methods = [m for m in by_n[sizes[0]].methods if m.key != "pass"]
@@ -447,17 +455,19 @@ def plot(cells: dict[str, dict[int, Cell]], path: Path) -> None:
             continue
         cell = by_n[sizes[0]]
         values = [cell.net(m.key) * 1000 for m in methods]
+        inner = [cell.in_process(m.key) * 1000 for m in methods]
         places = list(range(len(methods)))
         axes.barh(places, values, color=[colours[m.key] for m in methods])
+        axes.barh(places, inner, height=0.25, color="black", alpha=0.6)
         axes.set_yticks(places, [m.label for m in methods], fontsize="small")
         axes.invert_yaxis()
-        for place, method, value in zip(places, methods, values, strict=True):
+        for place, method, value, own in zip(places, methods, values, inner, strict=True):
             text = f" {value:.1f} ms, {cell.ratio(method.key):.2f}x"
-            axes.text(max(value, 0), place, text, va="center", fontsize="x-small")
-        axes.set_xlabel(f"CPU ms above the floor, median; N = {cell.env.size} distributions")
+            axes.text(max(value, own, 0), place, text, va="center", fontsize="x-small")
+        axes.set_xlabel(
+            f"CPU ms above the floor, median (thin bar: in-process); N = {cell.env.size}"
+        )
         axes.margins(x=0.25)
-    for axes in grid.flat[len(modes) :]:
-        axes.set_visible(False)
     if handles:
         figure.legend(
             list(handles.values()),
@@ -553,7 +563,8 @@ def main(argv: list[str] | None = None) -> int:
     python, attn = describe(args.python)
     print(
         f"Python {python}, attn {attn}, {os.cpu_count()} CPUs, {repeats} interleaved rounds, "
-        f"fresh processes; {PLUGINS} plugin distributions per site; {provenance()}"
+        f"fresh processes; {PLUGINS} plugin distributions per site; {provenance()}; "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     if args.venv is not None:
         python, attn = describe(str(args.venv / "bin" / "python"))
@@ -575,7 +586,8 @@ def main(argv: list[str] | None = None) -> int:
         if skipped:
             print(f"Skipped (not installed): {', '.join(skipped)}\n")
         print("\n".join(table(by_n.values())))
-    print(f"\n{time.perf_counter() - started:.0f} s in all\n")
+    took = time.perf_counter() - started
+    print(f"\n{took:.0f} s in all; load average at the end {os.getloadavg()[0]:.1f}\n")
     print("\n".join(goals(cells)))
     if not args.smoke:
         plot(cells, args.plot)
