@@ -4,7 +4,8 @@
 here, each in its own virtualenv, and checks the built sdist and wheel.
 ``nox -t ci`` is what ``.ci/run`` calls after running the README's test
 command on the default interpreter: the suite on every *other* claimed
-Python, the interpreter report and the distribution checks.
+Python, the suite with ``packaging`` at the floor of attn's range, the
+interpreter report and the distribution checks.
 
 Interpreters are found by version: ``pythonX.Y`` on ``PATH`` when it runs,
 else the newest ``X.Y.*`` under pyenv's versions folder. ``PYTHONS`` is the
@@ -25,6 +26,8 @@ import tarfile
 from pathlib import Path
 
 import nox
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 #: The Pythons attn claims to support, oldest first.
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
@@ -130,6 +133,31 @@ for _version in FOUND:
         name=f"tests-{_version}",
         tags=["tests"] + ([] if _version == _DEFAULT else ["ci"]),
     )(_tests)
+
+
+def _packaging_floor() -> str:
+    """The oldest packaging attn's dependency range allows (pyproject: ``packaging>=22``)."""
+    project = nox.project.load_toml(ROOT / "pyproject.toml")["project"]
+    (requirement,) = (r for r in map(Requirement, project["dependencies"]) if r.name == "packaging")
+    (floor,) = (s.version for s in requirement.specifier if s.operator == ">=")
+    return floor
+
+
+@nox.session(name="packaging-floor", python=_DEFAULT, tags=["ci"])
+def packaging_floor(session: nox.Session) -> None:
+    """The suite with packaging at the floor of attn's range (integration tests aside).
+
+    The integration tests build wheels and install them into throwaway
+    virtualenvs, where packaging is not pinned; everything else runs here.
+    """
+    floor = _packaging_floor()
+    session.install("-e", ".[test]", f"packaging=={floor}")
+    code = "import packaging; print(packaging.__version__)"
+    installed = str(session.run("python", "-c", code, silent=True)).strip()
+    if Version(installed) != Version(floor):
+        session.error(f"packaging {installed} is installed, not the floor {floor}")
+    session.log(f"packaging {installed}")
+    session.run("python", "-m", "pytest", "-m", "not integration", *session.posargs)
 
 
 @nox.session(tags=["ci"])

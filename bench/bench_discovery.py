@@ -1,29 +1,44 @@
 """Benchmark attn's plugin discovery side by side with the other ways to read entry points.
 
-Builds synthetic site folders of N installed distributions (real ``*.dist-info``
-folders and a package folder each, so about two entries per distribution; 30 %
-declare console scripts in ``entry_points.txt``; 10 declare ``attn.backends``
-entry points and require ``attn``) and times whole fresh processes, every
-method once per round, rounds interleaved, so noise hits them alike. The
-figure is each process's CPU time (user + system, interpreter start-up
-included), which other work on a shared machine disturbs far less than wall
-time; the table shows wall-time medians too.
+Times whole fresh processes, every method once per round, rounds interleaved
+(every mode that reads the same environment in the same rounds), so noise hits
+them alike. The figure is each process's CPU time (user + system, interpreter
+start-up included), which other work on a shared machine disturbs far less than
+wall time; the table shows wall-time medians too, and the CPU time of the
+method's own code as the process measured it (after its prelude: no start-up,
+no host imports), a far steadier figure where the floor is large.
 
-- ``python -c pass`` and ``import enum``: the floors;
-- the standard library: ``importlib.metadata.entry_points(group="attn.backends")``;
-- the ``importlib_metadata`` backport, the same call;
-- stevedore's entry-point cache, cold (emptied before each run) and warm;
-- pluggy's ``PluginManager.load_setuptools_entrypoints``;
-- ``pkg_resources.iter_entry_points`` (setuptools), if it still installs;
-- ``import attn`` alone;
-- attn: ``import attn; AttentionBackendEnum["FLASH_ATTN"]``, cold (no cache:
-  scan and version checks) and warm (the discovery cache of the last process);
-- ``attn list --json``, the whole command, cold and warm.
+Environments (sites.py builds the first two):
 
-It prints medians and ratios of the time above ``python -c pass`` to the
-standard library's, checks the goals of the performance work, and draws
-``docs/assets/bench-discovery.png`` (log-log, one line per method). ``--smoke`` runs every
-method once at two small sizes, draws nothing and checks nothing: it only
+- synthetic: N ``*.dist-info`` folders beside their packages, on ``PYTHONPATH``
+  (30 % declare console scripts; 10 declare ``attn.backends`` entry points,
+  one overriding FLASH_ATTN, and require ``attn``);
+- realistic: the same distributions in the shapes real environments hold
+  (egg-info folders and files, a develop egg-link, a zipped egg, a wheel on
+  ``sys.path``, a ``.pth``-added folder, setuptools and hatchling editables),
+  added with ``site.addsitedir`` as Python adds site-packages, so the ``.pth``
+  files run;
+- venv (``--venv PATH``): an existing virtualenv's interpreter and site-packages.
+
+Processes: *bare* (``python -c``), and *host*: a process that first imports
+what every engine imports (``HOST_IMPORTS``), timed above its own floor (a
+process that makes only those imports). Modes: ``bare`` and ``host`` on the
+synthetic sites at every N; ``realistic-bare``, ``realistic-host``,
+``venv-bare`` and ``venv-host`` on one environment each.
+
+Methods: the floor; ``import enum``; the standard library's
+``importlib.metadata.entry_points(group="attn.backends")``; the
+``importlib_metadata`` backport; stevedore's entry-point cache, cold (emptied
+before each run) and warm; pluggy's ``load_setuptools_entrypoints``;
+``pkg_resources.iter_entry_points``; ``import attn``; attn's lookup
+``AttentionBackendEnum["FLASH_ATTN"]``, cold (no cache) and warm (the cache of
+the last process); ``attn list --json``, cold and warm. A host process runs no
+``import enum`` (it has it) and no ``attn list`` (a command is a bare process).
+
+It prints per mode the medians and the ratios to the standard library's (of
+the time above the floor, and in-process), checks the goals of issue 16, and
+draws ``docs/assets/bench-discovery.png`` (one panel per mode). ``--smoke``
+runs every mode at small sizes, a few rounds, and draws nothing: it only
 proves the benchmark still runs. See bench/README.md.
 """
 
@@ -40,12 +55,31 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
-GROUP: Final = "attn.backends"
-PLUGINS: Final = 10
-"""Distributions in attn's group (all of them when N is smaller)."""
-SCRIPTS_SHARE: Final = 0.3
+from sites import GROUP, PLUGINS, age, build_realistic, build_site
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from matplotlib.lines import Line2D
+
+HOST_IMPORTS: Final = (
+    "typing",
+    "re",
+    "dataclasses",
+    "inspect",
+    "logging",
+    "threading",
+    "json",
+    "pathlib",
+    "email",
+    "importlib.metadata",
+    "packaging.version",  # what engines compare versions with; not packaging.requirements
+    "argparse",
+)
+REALISTIC_SIZE: Final = 300
+"""Synthetic distributions in the realistic site, about as many as a real virtualenv holds."""
 
 
 class Method(NamedTuple):
@@ -58,11 +92,19 @@ class Method(NamedTuple):
     """A module that must be importable, else the method is skipped."""
     cache: str | None = None
     """``cold``: the method's cache folder is emptied before each run; ``warm``: kept."""
+    bare_only: bool = False
+    """Not run in a host process: ``import enum`` (a host has it) and the command."""
 
+
+_LIST: Final = (
+    "import sys; from attn.cli import main; sys.argv = ['attn', 'list', '--json']; main()"
+)
+_RESOLVE: Final = 'import attn; attn.AttentionBackendEnum["FLASH_ATTN"]'
+_STEVEDORE: Final = f"from stevedore import _cache; _cache.get_group_named({GROUP!r})"
 
 METHODS: Final = (
     Method("pass", "python -c pass (floor)", "pass"),
-    Method("enum", "import enum", "import enum"),
+    Method("enum", "import enum", "import enum", bare_only=True),
     Method(
         "stdlib",
         "importlib.metadata entry_points(group=)",
@@ -74,20 +116,8 @@ METHODS: Final = (
         f"import importlib_metadata as m; m.entry_points(group={GROUP!r})",
         needs="importlib_metadata",
     ),
-    Method(
-        "stevedore-cold",
-        "stevedore cache, cold",
-        f"from stevedore import _cache; _cache.get_group_named({GROUP!r})",
-        needs="stevedore",
-        cache="cold",
-    ),
-    Method(
-        "stevedore-warm",
-        "stevedore cache, warm",
-        f"from stevedore import _cache; _cache.get_group_named({GROUP!r})",
-        needs="stevedore",
-        cache="warm",
-    ),
+    Method("stevedore-cold", "stevedore cache, cold", _STEVEDORE, "stevedore", "cold"),
+    Method("stevedore-warm", "stevedore cache, warm", _STEVEDORE, "stevedore", "warm"),
     Method(
         "pluggy",
         "pluggy load_setuptools_entrypoints",
@@ -102,101 +132,38 @@ METHODS: Final = (
         needs="pkg_resources",
     ),
     Method("import-attn", "import attn", "import attn"),
-    Method(
-        "attn-cold",
-        "attn resolve, cold (no cache)",
-        'import attn; attn.AttentionBackendEnum["FLASH_ATTN"]',
-        cache="cold",
-    ),
-    Method(
-        "attn-warm",
-        "attn resolve, warm (cache hit)",
-        'import attn; attn.AttentionBackendEnum["FLASH_ATTN"]',
-        cache="warm",
-    ),
-    Method(
-        "list-cold",
-        "attn list --json, cold",
-        "import sys; from attn.cli import main; sys.argv = ['attn', 'list', '--json']; main()",
-        cache="cold",
-    ),
-    Method(
-        "list-warm",
-        "attn list --json, warm",
-        "import sys; from attn.cli import main; sys.argv = ['attn', 'list', '--json']; main()",
-        cache="warm",
-    ),
+    Method("attn-cold", "attn resolve, cold (no cache)", _RESOLVE, cache="cold"),
+    Method("attn-warm", "attn resolve, warm (cache hit)", _RESOLVE, cache="warm"),
+    Method("list-cold", "attn list --json, cold", _LIST, cache="cold", bare_only=True),
+    Method("list-warm", "attn list --json, warm", _LIST, cache="warm", bare_only=True),
 )
 
-PLUGIN_MODULE: Final = "class Backend:\n    pass\n"
+
+class Mode(NamedTuple):
+    """An environment and a kind of process."""
+
+    key: str
+    title: str
+    environment: str
+    """``synthetic`` (every N), ``realistic`` or ``venv``."""
+    host: bool
+    """The process first imports HOST_IMPORTS; its floor is a process that does only that."""
 
 
-def build_site(root: Path, count: int) -> Path:
-    """Write *count* distributions into ``root/site-N``, all dated an hour ago; return it."""
-    site = root / f"site-{count}"
-    site.mkdir()
-    plugins = min(PLUGINS, count)
-    scripts = round(count * SCRIPTS_SHARE)
-    for index in range(count):
-        plugin = index < plugins
-        name = f"synth_attn_plugin_{index}" if plugin else f"synth_pkg_{index:04d}"
-        info = site / f"{name}-1.{index % 10}.0.dist-info"
-        info.mkdir()
-        requires = ["attn>=0.1", "numpy>=1.21"] if plugin else [f"dep{index % 7}>=1.{index % 3}"]
-        metadata = [
-            "Metadata-Version: 2.1",
-            f"Name: {name.replace('_', '-')}",
-            f"Version: 1.{index % 10}.0",
-            f"Summary: Synthetic distribution number {index}",
-            "Requires-Python: >=3.10",
-            *(f"Requires-Dist: {line}" for line in requires),
-        ]
-        (info / "METADATA").write_text("\n".join(metadata) + "\n\n", encoding="utf-8")
-        (info / "RECORD").write_text("", encoding="utf-8")
-        package = site / name
-        package.mkdir()
-        (package / "__init__.py").write_text(PLUGIN_MODULE if plugin else "", encoding="utf-8")
-        if plugin:
-            backend = "FLASH_ATTN" if index == 0 else f"SYNTH_ATTN_{index}"
-            text = f"[{GROUP}]\n{backend} = {name}:Backend\n"
-        elif index < plugins + scripts:
-            text = f"[console_scripts]\n{name} = {name}:main\n"
-        else:
-            continue
-        (info / "entry_points.txt").write_text(text, encoding="utf-8")
-    age(site)
-    return site
+MODES: Final = (
+    Mode("bare", "bare process, synthetic site", "synthetic", host=False),
+    Mode("host", "host process, synthetic site", "synthetic", host=True),
+    Mode("realistic-bare", "bare process, realistic site", "realistic", host=False),
+    Mode("realistic-host", "host process, realistic site", "realistic", host=True),
+    Mode("venv-bare", "bare process, real virtualenv", "venv", host=False),
+    Mode("venv-host", "host process, real virtualenv", "venv", host=True),
+)
 
 
-def age(folder: Path, seconds: float = 3600) -> None:
-    """Date *folder* and everything in it *seconds* back, as if installed a while ago."""
-    when = time.time() - seconds
-    for item in [folder, *folder.rglob("*")]:
-        os.utime(item, (when, when))
-
-
-# For bench_workers.py: a snippet that times itself from its first line and
-# prints the elapsed seconds as the last line of stderr.
-_PRELUDE: Final = "import time as _t; _t0 = _t.perf_counter()\n"
-_EPILOGUE: Final = "\nimport sys as _s; print(repr(_t.perf_counter() - _t0), file=_s.stderr)\n"
-
-
-def _run(python: str, code: str, env: dict[str, str]) -> tuple[float, float]:
-    """Run *code* in a fresh process: (seconds inside it, wall seconds of the process)."""
-    start = time.perf_counter()
-    done = subprocess.run(
-        [python, "-c", _PRELUDE + code + _EPILOGUE],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        msg = f"benchmark snippet failed ({done.returncode}):\n{code}\n{done.stderr}"
-        raise RuntimeError(msg)
-    return float(done.stderr.strip().splitlines()[-1]), wall
+def label(mode: Mode, method: Method) -> str:
+    if method.key == "pass" and mode.host:
+        return "host imports only (floor)"
+    return method.label
 
 
 def importable(python: str, module: str) -> bool:
@@ -207,39 +174,68 @@ def importable(python: str, module: str) -> bool:
     return done.returncode == 0
 
 
-class Runner:
-    """Runs each method in fresh processes against one site, with its own cache folders."""
+class Environment(NamedTuple):
+    """What the processes of one environment share."""
 
-    def __init__(self, python: str, site: Path, work: Path) -> None:
-        self.python = python
-        self.site = site
-        self.work = work
-        self.cwd = work / "cwd"  # sys.path[0] of `python -c`: a folder nothing changes
-        self.cwd.mkdir()
+    python: str
+    size: int
+    """Installed distributions: the synthetic N, or what importlib.metadata counts."""
+    pythonpath: Path | None
+    site: Path | None
+    """A folder each process adds with ``site.addsitedir`` before anything else."""
+
+
+_CLOCK: Final = "import time as _t; _t0 = _t.process_time()\n"
+_REPORT: Final = "\nimport sys as _s; print(_t.process_time() - _t0, file=_s.stderr)\n"
+"""Around the method's code: its own CPU time, the last line of the process's stderr."""
+
+
+class Cell:
+    """One mode at one N: its methods, each run in fresh processes with its own cache folder."""
+
+    def __init__(self, mode: Mode, env: Environment, work: Path) -> None:
+        self.mode = mode
+        self.env = env
+        self.work = work / mode.key
+        self.cwd = self.work / "cwd"  # sys.path[0] of `python -c`: a folder nothing changes
+        self.cwd.mkdir(parents=True)
         age(self.cwd)
+        self.methods = [
+            m
+            for m in METHODS
+            if not (mode.host and m.bare_only)
+            and (m.needs is None or importable(env.python, m.needs))
+        ]
+        prelude = []
+        if env.site is not None:
+            prelude.append(f"import site; site.addsitedir({str(env.site)!r})")
+        if mode.host:
+            prelude.append(f"import {', '.join(HOST_IMPORTS)}")
+        self.prelude = "".join(f"{line}\n" for line in prelude)
+        self.cpu: dict[str, list[float]] = {m.key: [] for m in self.methods}
+        self.inner: dict[str, list[float]] = {m.key: [] for m in self.methods}
+        self.wall: dict[str, list[float]] = {m.key: [] for m in self.methods}
 
-    def cache_home(self, method: Method) -> Path:
+    def environ(self, method: Method) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTN_", "PYTHON"))}
+        if self.env.pythonpath is not None:
+            env["PYTHONPATH"] = str(self.env.pythonpath)
         home = self.work / f"cache-{method.key}"
         if method.cache == "cold":
             shutil.rmtree(home, ignore_errors=True)
         home.mkdir(exist_ok=True)
-        return home
-
-    def env(self, method: Method) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTN_", "PYTHON"))}
-        env["PYTHONPATH"] = str(self.site)
-        env["XDG_CACHE_HOME"] = str(self.cache_home(method))
+        env["XDG_CACHE_HOME"] = str(home)
         if method.cache == "cold" and method.key.startswith(("attn", "list")):
             env["ATTN_NO_CACHE"] = "1"
         return env
 
-    def run(self, method: Method) -> tuple[float, float]:
-        """The whole process's CPU time (user + system) and wall time, in seconds."""
-        env = self.env(method)
+    def run(self, method: Method, *, keep: bool = True) -> None:
+        """One fresh process: its CPU time (user + system) and wall time, kept if *keep*."""
+        env = self.environ(method)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(
-            [self.python, "-c", method.code],
+            [self.env.python, "-c", self.prelude + _CLOCK + method.code + _REPORT],
             cwd=self.cwd,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -250,177 +246,303 @@ class Runner:
         elapsed = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
-            msg = f"{method.label} failed ({done.returncode}):\n{done.stderr}"
+            msg = f"{self.mode.key}: {method.label} failed ({done.returncode}):\n{done.stderr}"
             raise RuntimeError(msg)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        return cpu, elapsed
+        if keep:
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            self.cpu[method.key].append(cpu)
+            self.inner[method.key].append(float(done.stderr.splitlines()[-1]))
+            self.wall[method.key].append(elapsed)
+
+    def median(self, key: str) -> float:
+        return statistics.median(self.cpu[key])
+
+    def net(self, key: str) -> float:
+        """Median CPU seconds above the floor."""
+        return self.median(key) - self.median("pass")
+
+    def ratio(self, key: str) -> float:
+        return self.net(key) / self.net("stdlib")
+
+    def in_process(self, key: str) -> float:
+        """Median CPU seconds of the method's own code, after the prelude, in its process."""
+        return statistics.median(self.inner[key])
+
+    def in_process_ratio(self, key: str) -> float:
+        return self.in_process(key) / self.in_process("stdlib")
 
 
-Results = dict[int, dict[str, list[float]]]
-"""Per N, per method: the seconds of each run."""
-
-
-def measure(
-    python: str, sizes: list[int], methods: list[Method], repeats: int, work: Path
-) -> tuple[Results, Results]:
-    """CPU and wall times of every method at every size, *repeats* interleaved rounds.
+def measure(cells: list[Cell], repeats: int) -> None:
+    """Run every method of *cells* (one environment) in *repeats* interleaved rounds.
 
     One discarded round first warms the OS file cache and the warm caches.
     """
-    results: Results = {}
-    walls: Results = {}
-    for count in sizes:
-        folder = work / f"n{count}"
-        folder.mkdir()
-        runner = Runner(python, build_site(folder, count), folder)
-        for method in methods:
-            runner.run(method)
-        times: dict[str, list[float]] = {m.key: [] for m in methods}
-        wall: dict[str, list[float]] = {m.key: [] for m in methods}
-        for _ in range(repeats):
-            for method in methods:
-                cpu, elapsed = runner.run(method)
-                times[method.key].append(cpu)
-                wall[method.key].append(elapsed)
-        results[count] = times
-        walls[count] = wall
-        print(f"  N = {count}: done", file=sys.stderr)
-    return results, walls
+    for keep in [False] + [True] * repeats:
+        for cell in cells:
+            for method in cell.methods:
+                cell.run(method, keep=keep)
+
+
+def distributions(python: str, site: Path | None, pythonpath: Path | None) -> int:
+    """How many distributions (by name) importlib.metadata finds in that environment."""
+    code = "import importlib.metadata as m; print(len({d.name for d in m.distributions()}))"
+    if site is not None:
+        code = f"import site; site.addsitedir({str(site)!r}); {code}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    done = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return int(done.stdout)
 
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f}"
 
 
-def table(results: Results, walls: Results, methods: list[Method]) -> list[str]:
-    """The Markdown table: CPU ms per process, above the floor, ratio to the stdlib; wall ms."""
-    labels = {m.key: m.label for m in methods}
+def table(cells: Iterable[Cell]) -> list[str]:
+    """The Markdown table: CPU ms per process, above the floor, ratio to the stdlib; the
+    method's own code timed inside its process, and its ratio; wall ms per process."""
     lines = [
-        "| N | method | CPU ms | above `pass` | x stdlib | wall ms |",
-        "| ---: | --- | ---: | ---: | ---: | ---: |",
+        "| N | method | CPU ms | above floor | x stdlib | in-process ms | in-process x | wall ms |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for count, times in results.items():
-        floor = statistics.median(times["pass"])
-        stdlib = statistics.median(times["stdlib"]) - floor
-        for key, values in times.items():
-            median = statistics.median(values)
-            above = median - floor
-            ratio = "" if key == "pass" else f"{above / stdlib:.2f}x"
-            wall = _ms(statistics.median(walls[count][key]))
+    for cell in cells:
+        for method in cell.methods:
+            key = method.key
+            ratio = "" if key == "pass" else f"{cell.ratio(key):.2f}x"
+            inner = "" if key == "pass" else f"{cell.in_process_ratio(key):.2f}x"
             lines.append(
-                f"| {count} | {labels[key]} | {_ms(median)} | {_ms(above)} | {ratio} | {wall} |"
+                f"| {cell.env.size} | {label(cell.mode, method)} | {_ms(cell.median(key))}"
+                f" | {_ms(cell.net(key))} | {ratio} | {cell.in_process(key) * 1000:.2f} | {inner}"
+                f" | {_ms(statistics.median(cell.wall[key]))} |"
             )
     return lines
 
 
-def _net(times: dict[str, list[float]], key: str) -> float:
-    return statistics.median(times[key]) - statistics.median(times["pass"])
+class Goal(NamedTuple):
+    """At most *limit* times the standard library, for *method* in *mode* at *sizes*."""
+
+    mode: str
+    method: str
+    limit: float
+    sizes: tuple[int, ...] = ()
+    """The synthetic N it is set at; empty: every N of the mode."""
+    whole: bool = False
+    """A ratio of whole processes, not of the time above the floor."""
 
 
-def goals(results: Results) -> list[str]:
-    """Each goal of the performance work with the figures that decide it."""
+GOALS: Final = (
+    Goal("host", "attn-warm", 0.1, (1000,)),
+    Goal("host", "attn-cold", 0.4, (1000,)),
+    Goal("host", "attn-warm", 0.05, (3000,)),
+    Goal("host", "attn-cold", 0.25, (3000,)),
+    *(
+        Goal(mode, method, limit)
+        for mode in ("realistic-bare", "realistic-host", "venv-bare", "venv-host")
+        for method, limit in (("attn-cold", 0.5), ("attn-warm", 0.15))
+    ),
+    Goal("bare", "attn-warm", 0.3, (1000,)),
+    Goal("bare", "attn-cold", 0.5, (1000, 3000)),
+    Goal("bare", "attn-cold", 1.0),
+    Goal("bare", "list-warm", 0.6, (1000,), whole=True),
+)
+FLAT_SIZES: Final = (100, 1000, 3000)
+FLAT_SPREAD: Final = 0.002
+"""Bare mode: attn's warm cost above ``import enum`` stays within 2 ms from N=100 to 3000."""
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def goals(cells: dict[str, dict[int, Cell]]) -> list[str]:
+    """Each goal of issue 16 that this run measured, with the figures that decide it."""
     lines = []
-
-    def ratio(count: int, key: str) -> float:
-        times = results[count]
-        return _net(times, key) / _net(times, "stdlib")
-
-    def verdict(ok: bool) -> str:
-        return "met" if ok else "NOT met"
-
-    if 1000 in results:
-        warm = ratio(1000, "attn-warm")
+    for goal in GOALS:
+        by_n = cells.get(goal.mode, {})
+        sizes = goal.sizes or tuple(by_n)
+        if not by_n or any(n not in by_n for n in sizes):
+            continue
+        if goal.method not in by_n[sizes[0]].cpu:
+            continue
+        name = next(m.label for m in METHODS if m.key == goal.method)
+        where = f" at N={', '.join(map(str, sizes))}" if goal.sizes or len(sizes) > 1 else ""
+        if goal.whole:
+            ratios = [by_n[n].median(goal.method) / by_n[n].median("stdlib") for n in sizes]
+            figures = {"whole processes": ratios}
+        else:
+            figures = {
+                "above the floor": [by_n[n].ratio(goal.method) for n in sizes],
+                "in-process": [by_n[n].in_process_ratio(goal.method) for n in sizes],
+            }
         lines.append(
-            f"1. warm resolve at N=1000: {warm:.3f}x stdlib (<= 0.15): {verdict(warm <= 0.15)}"
+            f"{goal.mode}: {name} <= {goal.limit}x stdlib{where}: "
+            + "; ".join(
+                f"{kind} {', '.join(f'{r:.3f}x' for r in ratios)} "
+                + _verdict(all(r <= goal.limit for r in ratios))
+                for kind, ratios in figures.items()
+            )
         )
-    above_enum = {n: _net(t, "attn-warm") - _net(t, "enum") for n, t in results.items()}
-    spread = max(above_enum.values()) - min(above_enum.values())
-    flat = ", ".join(f"N={n}: {v * 1000:.1f} ms" for n, v in above_enum.items())
-    lines.append(
-        f"1. warm resolve above `import enum`: {flat} (spread {spread * 1000:.1f} ms; "
-        f"flat within 2 ms: {verdict(spread <= 0.002)})"
-    )
-    cold = {n: ratio(n, "attn-cold") for n in results}
-    big = [cold[n] for n in (1000, 3000) if n in cold]
-    lines.append(
-        "2. cold resolve: "
-        + ", ".join(f"N={n}: {r:.2f}x" for n, r in cold.items())
-        + f" (<= 0.4 at 1000 and 3000: {verdict(all(r <= 0.4 for r in big))}; "
-        f"<= 1 everywhere: {verdict(all(r <= 1 for r in cold.values()))})"
-    )
-    if 1000 in results:
-        listing = ratio(1000, "list-warm")
+    bare = cells.get("bare", {})
+    flat = [n for n in FLAT_SIZES if n in bare]
+    if len(flat) > 1:
+        above = {n: bare[n].net("attn-warm") - bare[n].net("enum") for n in flat}
+        spread = max(above.values()) - min(above.values())
         lines.append(
-            f"3. attn list --json, warm, at N=1000: {listing:.2f}x stdlib (<= 0.4): "
-            f"{verdict(listing <= 0.4)}"
-        )
-    anchors = ["stdlib", "backport", "stevedore-cold", "pluggy", "pkg_resources"]
-    for label, ours, against in (
-        ("cold", "attn-cold", anchors),
-        ("warm", "attn-warm", [*anchors, "stevedore-warm"]),
-    ):
-        losses = [
-            f"{key} at N={n}"
-            for n, times in results.items()
-            for key in against
-            if key in times and _net(times, ours) >= _net(times, key)
-        ]
-        lines.append(
-            f"5. attn {label} beats "
-            + ", ".join(k for k in against if k in next(iter(results.values())))
-            + f" at every N: {verdict(not losses)}"
-            + (f" (loses to {', '.join(losses)})" if losses else "")
+            "bare: warm resolve above `import enum`: "
+            + ", ".join(f"N={n}: {v * 1000:.1f} ms" for n, v in above.items())
+            + f" (spread {spread * 1000:.1f} ms; flat within {FLAT_SPREAD * 1000:.0f} ms: "
+            + f"{_verdict(spread <= FLAT_SPREAD)})"
         )
     return lines
 
 
-def plot(results: Results, methods: list[Method], path: Path) -> None:
-    """Cost per process against N, log-log, one line per method, the floor dashed."""
+MARKERS: Final = "os^vDPX*<>hp8"
+
+
+def plot(cells: dict[str, dict[int, Cell]], path: Path) -> None:
+    """One panel per mode, of the CPU time above the mode's floor (what the ratios divide).
+
+    A mode measured at several N gets a line per method against N (log N; the
+    time axis linear below 1 ms, logarithmic above, so noise around the floor
+    stays visible); a mode of one environment gets a bar per method.
+    """
     import matplotlib as mpl  # noqa: PLC0415 - the bench extra; not needed for --smoke
 
     mpl.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    figure, axes = plt.subplots(figsize=(11, 6), dpi=100)
     palette = plt.get_cmap("tab20")
-    axes.set_prop_cycle(color=[palette(i) for i in range(20)])
-    sizes = list(results)
-    for method in methods:
-        if method.key not in results[sizes[0]]:
+    colours = {m.key: palette(i % 20) for i, m in enumerate(METHODS)}
+    markers = {m.key: MARKERS[i % len(MARKERS)] for i, m in enumerate(METHODS)}
+    modes = [m for m in MODES if m.key in cells]
+    # a row per environment, a column per kind of process (bare left, host right)
+    rows = list(dict.fromkeys(m.environment for m in modes))
+    columns = sorted({m.host for m in modes})
+    legend = 1.2  # inches below the panels for the legend of the line panels
+    figure, grid = plt.subplots(
+        len(rows),
+        len(columns),
+        figsize=(7.5 * len(columns), 4.6 * len(rows) + legend + 0.4),
+        squeeze=False,
+    )
+    for axes in grid.flat:
+        axes.set_visible(False)
+    handles: dict[str, Line2D] = {}
+    for mode in modes:
+        axes = grid[rows.index(mode.environment), columns.index(mode.host)]
+        axes.set_visible(True)
+        by_n = cells[mode.key]
+        sizes = sorted(by_n)
+        methods = [m for m in by_n[sizes[0]].methods if m.key != "pass"]
+        floors = ", ".join(f"{by_n[n].median('pass') * 1000:.0f}" for n in sizes)
+        axes.set_title(f"{mode.title}\n{label(mode, METHODS[0])}: {floors} ms", fontsize="medium")
+        axes.grid(visible=True, which="both", alpha=0.3)
+        if len(sizes) > 1:
+            for method in methods:
+                (line,) = axes.plot(
+                    sizes,
+                    [by_n[n].net(method.key) * 1000 for n in sizes],
+                    marker=markers[method.key],
+                    color=colours[method.key],
+                    linewidth=2.5 if method.key.startswith(("attn", "list")) else 1.2,
+                )
+                handles.setdefault(method.key, line)
+            axes.set_xscale("log")
+            axes.set_yscale("symlog", linthresh=1)
+            axes.set_xlabel("installed distributions (N)")
+            axes.set_ylabel("CPU ms above the floor, median")
             continue
-        medians = [statistics.median(results[n][method.key]) * 1000 for n in sizes]  # CPU
-        floor = method.key == "pass"
-        width = 2.5 if method.key.startswith(("attn", "list")) else 1.2
-        axes.plot(
-            sizes,
-            medians,
-            marker="o",
-            linewidth=width,
-            label=method.label,
-            linestyle="--" if floor else "-",
-            color="black" if floor else None,
+        cell = by_n[sizes[0]]
+        values = [cell.net(m.key) * 1000 for m in methods]
+        inner = [cell.in_process(m.key) * 1000 for m in methods]
+        places = list(range(len(methods)))
+        axes.barh(places, values, color=[colours[m.key] for m in methods])
+        axes.barh(places, inner, height=0.25, color="black", alpha=0.6)
+        axes.set_yticks(places, [m.label for m in methods], fontsize="small")
+        axes.invert_yaxis()
+        for place, method, value, own in zip(places, methods, values, inner, strict=True):
+            text = f" {value:.1f} ms, {cell.ratio(method.key):.2f}x"
+            axes.text(max(value, own, 0), place, text, va="center", fontsize="x-small")
+        axes.set_xlabel(
+            f"CPU ms above the floor, median (thin bar: in-process); N = {cell.env.size}"
         )
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("installed distributions (N)")
-    axes.set_ylabel("CPU time of the whole process, median ms")
-    axes.set_title("Reading attn.backends plugins, one fresh process each")
-    axes.grid(visible=True, which="both", alpha=0.3)
-    axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    figure.tight_layout()
-    figure.savefig(path)
+        axes.margins(x=0.25)
+    if handles:
+        figure.legend(
+            list(handles.values()),
+            [m.label for m in METHODS if m.key in handles],
+            loc="lower center",
+            ncol=4,
+            fontsize="small",
+        )
+    height = figure.get_figheight()
+    figure.suptitle("Reading attn.backends plugins: whole fresh processes, CPU above the floor")
+    figure.tight_layout(rect=(0, legend / height if handles else 0, 1, 1))
+    figure.savefig(path, dpi=100)
+
+
+def describe(python: str) -> tuple[str, str]:
+    """The Python version of *python* and the version of the attn it imports."""
+    code = "import sys, attn; print(sys.version.split()[0], attn.__version__)"
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
+    version, attn = done.stdout.split()
+    return version, attn
+
+
+def provenance() -> str:
+    """Today's date and the commit of this checkout."""
+    repo = Path(__file__).resolve().parent.parent
+    git = ["git", "-C", str(repo)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, check=False)
+    changes = subprocess.run(
+        [*git, "status", "--porcelain", "src"], capture_output=True, check=False
+    )
+    commit = head.stdout.decode().strip() or "unknown"
+    dirty = " (src/ with uncommitted changes)" if changes.stdout.strip() else ""
+    return f"{time.strftime('%Y-%m-%d')}, commit {commit}{dirty}"
+
+
+def environments(
+    args: argparse.Namespace, modes: list[Mode], work: Path
+) -> Iterable[tuple[Environment, list[Mode], Path]]:
+    """Each environment to measure, built on the way, with its modes and its work folder."""
+    synthetic = [m for m in modes if m.environment == "synthetic"]
+    for count in args.sizes if synthetic else []:
+        folder = work / f"n{count}"
+        folder.mkdir()
+        yield Environment(args.python, count, build_site(folder, count), None), synthetic, folder
+    realistic = [m for m in modes if m.environment == "realistic"]
+    if realistic:
+        folder = work / "realistic"
+        pyver = ".".join(describe(args.python)[0].split(".")[:2])
+        site = build_realistic(folder, args.realistic_size, pyver)
+        count = distributions(args.python, site, None)
+        yield Environment(args.python, count, None, site), realistic, folder
+    venv = [m for m in modes if m.environment == "venv"]
+    if venv:
+        python = str(args.venv / "bin" / "python")
+        count = distributions(python, None, None)
+        yield Environment(python, count, None, None), venv, work / "venv"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Build the sites, time every method, print the table and the goals, draw the plot."""
+    """Build the environments, time every method, print the tables and the goals, plot."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--smoke", action="store_true", help="one round at N=10,50; no plot")
+    parser.add_argument("--smoke", action="store_true", help="3 rounds at small N; no plot")
     parser.add_argument(
         "--sizes",
         type=lambda text: [int(n) for n in text.split(",")],
-        help="comma-separated numbers of distributions (default 10,100,1000,3000)",
+        help="comma-separated numbers of synthetic distributions (default 10,100,1000,3000)",
     )
     parser.add_argument("--repeats", type=int, help="interleaved rounds (default 21)")
+    parser.add_argument(
+        "--modes",
+        type=lambda text: set(text.split(",")),
+        help="comma-separated modes or environments (default bare,host,realistic, and venv "
+        f"with --venv): {', '.join(m.key for m in MODES)}, realistic, venv",
+    )
+    parser.add_argument("--venv", type=Path, help="a virtualenv with attn installed, for venv-*")
     parser.add_argument(
         "--plot",
         type=Path,
@@ -429,31 +551,46 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--python", default=sys.executable, help="an interpreter with attn")
     args = parser.parse_args(argv)
-    sizes: list[int] = args.sizes or ([10, 50] if args.smoke else [10, 100, 1000, 3000])
-    repeats: int = args.repeats or (1 if args.smoke else 21)
-    methods = [m for m in METHODS if m.needs is None or importable(args.python, m.needs)]
-    skipped = [m.label for m in METHODS if m not in methods]
-    version = subprocess.run(
-        [args.python, "-c", "import sys, attn; print(sys.version.split()[0], attn.__version__)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    wanted = args.modes or {"bare", "host", "realistic", *(["venv"] if args.venv else [])}
+    modes = [m for m in MODES if m.key in wanted or m.environment in wanted]
+    if not modes or len(wanted - {m.key for m in MODES} - {"realistic", "venv"}):
+        parser.error(f"unknown mode in {','.join(sorted(wanted))}")
+    if any(m.environment == "venv" for m in modes) and args.venv is None:
+        parser.error("the venv modes need --venv PATH")
+    args.sizes = args.sizes or ([10, 50] if args.smoke else [10, 100, 1000, 3000])
+    args.realistic_size = 20 if args.smoke else REALISTIC_SIZE
+    repeats: int = args.repeats or (3 if args.smoke else 21)
+    python, attn = describe(args.python)
     print(
-        f"Python {version[0]}, attn {version[1]}, {os.cpu_count()} CPUs, {repeats} interleaved "
-        f"rounds, fresh processes; {PLUGINS} plugin distributions per site"
-        + (f"; skipped (not installed): {', '.join(skipped)}" if skipped else "")
+        f"Python {python}, attn {attn}, {os.cpu_count()} CPUs, {repeats} interleaved rounds, "
+        f"fresh processes; {PLUGINS} plugin distributions per site; {provenance()}; "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
+    if args.venv is not None:
+        python, attn = describe(str(args.venv / "bin" / "python"))
+        print(f"virtualenv {args.venv}: Python {python}, attn {attn}")
     started = time.perf_counter()
+    cells: dict[str, dict[int, Cell]] = {}
     with tempfile.TemporaryDirectory(prefix="attn-bench-") as tmp:
-        results, walls = measure(args.python, sizes, methods, repeats, Path(tmp))
-    print()
-    print("\n".join(table(results, walls, methods)))
-    print(f"\n{time.perf_counter() - started:.0f} s in all")
+        for env, group, folder in environments(args, modes, Path(tmp)):
+            measured = [Cell(mode, env, folder) for mode in group]
+            measure(measured, repeats)
+            for cell in measured:
+                cells.setdefault(cell.mode.key, {})[env.size] = cell
+            print(f"  {', '.join(m.key for m in group)}, N = {env.size}: done", file=sys.stderr)
+    for mode in modes:
+        by_n = cells[mode.key]
+        methods = next(iter(by_n.values())).methods
+        skipped = [m.label for m in METHODS if m not in methods and not (mode.host and m.bare_only)]
+        print(f"\n### {mode.key}: {mode.title}\n")
+        if skipped:
+            print(f"Skipped (not installed): {', '.join(skipped)}\n")
+        print("\n".join(table(by_n.values())))
+    took = time.perf_counter() - started
+    print(f"\n{took:.0f} s in all; load average at the end {os.getloadavg()[0]:.1f}\n")
+    print("\n".join(goals(cells)))
     if not args.smoke:
-        print()
-        print("\n".join(goals(results)))
-        plot(results, methods, args.plot)
+        plot(cells, args.plot)
         print(f"\nplot: {args.plot}")
     return 0
 

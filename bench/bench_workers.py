@@ -1,6 +1,6 @@
 """Benchmark what a worker pays to resolve like its driver (capture_state / apply_state).
 
-On the synthetic sites of bench_discovery.py (N distributions, five of them
+On the synthetic sites of sites.py (as bench_discovery.py) (N distributions, five of them
 attn plugins), in fresh subprocesses with a warm discovery cache (a private
 ``XDG_CACHE_HOME``, filled by one discarded run per case), times:
 
@@ -29,8 +29,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from bench_discovery import _run as run_snippet
-from bench_discovery import build_site
+from sites import build_site
 
 _LOOKUPS: Final = "attn.AttentionBackendEnum['FLASH_ATTN']; attn.MLAPrefillBackendEnum['CPU']\n"
 
@@ -63,10 +62,24 @@ print(json.dumps(timings))
 """
 
 
+_PRELUDE: Final = "import time as _t; _t0 = _t.perf_counter()\n"
+_EPILOGUE: Final = "\nimport sys as _s; print(repr(_t.perf_counter() - _t0), file=_s.stderr)\n"
+
+
 def _run(python: str, code: str, env: dict[str, str]) -> float:
-    """Seconds the snippet took, timed inside its subprocess (bench_discovery's runner)."""
-    inner, _ = run_snippet(python, code, env)
-    return inner
+    """Seconds the snippet took, timed inside its fresh process (the last line of its stderr)."""
+    done = subprocess.run(
+        [python, "-c", _PRELUDE + code + _EPILOGUE],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        msg = f"benchmark snippet failed ({done.returncode}):\n{code}\n{done.stderr}"
+        raise RuntimeError(msg)
+    return float(done.stderr.strip().splitlines()[-1])
 
 
 def _environment(site: Path, cache: Path) -> dict[str, str]:

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 import attn
-from attn.registry import state_of
+from attn.registry.enum import state_of
 
 TESTS = Path(__file__).resolve().parent
 

@@ -26,13 +26,9 @@ from attn.cli import main
 from attn.registry.report import FindingKind
 
 GOLDEN = Path(__file__).parent / "cli"
-# The contract's schema sits beside the checkout; docs/ ships a copy (kept equal
-# by tests/test_schema_copy.py) so the suite validates JSON without it.
+# The schema attn ships with its docs: every --json output is validated against it.
 _ROOT = Path(__file__).resolve().parents[1]
-_SHARED_SCHEMA = _ROOT.parent / "shared" / "attn-list.schema.json"
-SCHEMA_PATH = (
-    _SHARED_SCHEMA if _SHARED_SCHEMA.is_file() else _ROOT / "docs" / "attn-list.schema.json"
-)
+SCHEMA_PATH = _ROOT / "docs" / "attn-list.schema.json"
 VERSION = attn.__version__
 
 ATTENTION = [m.name for m in attn.AttentionBackendEnum]
@@ -253,13 +249,13 @@ def test_help_exits_0(run, args, usage):
     [
         (
             ["frobnicate"],
-            "unknown command 'frobnicate'; the commands are: list, show, doctor, state",
+            "unknown command 'frobnicate'; the commands are: list, show, doctor, select, state",
             HELP_HINT,
         ),
         (
             ["lsit", "--json"],
             (
-                "unknown command 'lsit'; the commands are: list, show, doctor, state. "
+                "unknown command 'lsit'; the commands are: list, show, doctor, select, state. "
                 "Did you mean 'list'?"
             ),
             HELP_HINT,
@@ -267,7 +263,7 @@ def test_help_exits_0(run, args, usage):
         (
             ["--version", "docter"],
             (
-                "unknown command 'docter'; the commands are: list, show, doctor, state. "
+                "unknown command 'docter'; the commands are: list, show, doctor, select, state. "
                 "Did you mean 'doctor'?"
             ),
             HELP_HINT,
@@ -1462,3 +1458,4 @@ def test_show_unknown_name_declared_in_a_typo_group(run, misgrouped):
         "'VENDOR_FAST' is declared by vendor-attn 1.2 in entry-point group 'attn.backend', which "
         "looks like a typo of 'attn.backends'; attn does not read that group.\n" + DOCTOR_HINT,
     )
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import textwrap
 from importlib.metadata import version
@@ -9,64 +10,22 @@ from importlib.metadata import version
 import pytest
 
 import attn
+import attn.registry
 
-EXPECTED = {
-    "AttentionBackend",
-    "AttentionBackendEnum",
-    "AttnConfigError",
-    "AttnError",
-    "AttnWarning",
-    "Backend",
-    "BackendEnum",
-    "BackendInterfaceError",
-    "BackendLoadError",
-    "BackendNotRegisteredError",
-    "ConflictWarning",
-    "InvalidPathError",
-    "MLAPrefillBackend",
-    "MLAPrefillBackendEnum",
-    "PluginBackend",
-    "PluginProblemError",
-    "PluginWarning",
-    "RejectedPluginWarning",
-    "StateMismatchError",
-    "UnknownBackendError",
-    "WorkerState",
-    "__version__",
-    "apply_state",
-    "capture_state",
-    "ray_setup_hook",
-    "register_backend",
-    "register_mla_prefill_backend",
-}
-
-
-def test_all_is_the_contract_and_sorted():
-    """__all__ names exactly the public names, sorted."""
-    assert set(attn.__all__) == EXPECTED
-    assert list(attn.__all__) == sorted(attn.__all__)
-
-
-#: Where each public name (but __version__) is defined: ``module:qualname``.
+#: attn's public names (but __version__), each with where it is defined: ``module:qualname``.
 DEFINED_IN = {
     "AttentionBackend": "attn.backends._base:AttentionBackend",
     "AttentionBackendEnum": "attn.backends.registry:AttentionBackendEnum",
-    "AttnConfigError": "attn:AttnConfigError",
     "AttnError": "attn:AttnError",
     "AttnWarning": "attn:AttnWarning",
-    "Backend": "attn.registry.backend:Backend",
-    "BackendEnum": "attn.registry.enum:BackendEnum",
-    "BackendInterfaceError": "attn:BackendInterfaceError",
     "BackendLoadError": "attn:BackendLoadError",
-    "BackendNotRegisteredError": "attn:BackendNotRegisteredError",
     "ConflictWarning": "attn:ConflictWarning",
-    "InvalidPathError": "attn:InvalidPathError",
     "MLAPrefillBackend": "attn.backends._base:MLAPrefillBackend",
     "MLAPrefillBackendEnum": "attn.backends.registry:MLAPrefillBackendEnum",
     "PluginBackend": "attn.registry.enum:PluginBackend",
-    "PluginProblemError": "attn:PluginProblemError",
-    "PluginWarning": "attn:PluginWarning",
     "RejectedPluginWarning": "attn:RejectedPluginWarning",
+    "Selection": "attn.registry.selection:Selection",
+    "SelectionError": "attn:SelectionError",
     "StateMismatchError": "attn:StateMismatchError",
     "UnknownBackendError": "attn:UnknownBackendError",
     "WorkerState": "attn.registry.workers:WorkerState",
@@ -76,11 +35,71 @@ DEFINED_IN = {
     "register_backend": "attn.backends.registry:register_backend",
     "register_mla_prefill_backend": "attn.backends.registry:register_mla_prefill_backend",
 }
+EXPECTED = {*DEFINED_IN, "__version__"}
+
+#: What a host author needs: the enum base, the backend base, errors, workers, listing.
+EXPECTED_REGISTRY = {
+    "AttnConfigError",
+    "AttnError",
+    "AttnWarning",
+    "Backend",
+    "BackendEnum",
+    "BackendInterfaceError",
+    "BackendLoadError",
+    "BackendNotRegisteredError",
+    "Candidate",
+    "Code",
+    "ConflictWarning",
+    "InvalidPathError",
+    "PluginBackend",
+    "PluginProblemError",
+    "PluginWarning",
+    "Reason",
+    "RejectedPluginWarning",
+    "Selection",
+    "SelectionError",
+    "StateMismatchError",
+    "UnknownBackendError",
+    "WorkerState",
+    "apply_state",
+    "build_report",
+    "capture_state",
+    "ray_setup_hook",
+    "register",
+}
 
 
-def test_every_public_name_but_the_version_has_a_home():
-    """DEFINED_IN covers every public name but __version__."""
-    assert set(DEFINED_IN) == EXPECTED - {"__version__"}
+def test_all_is_the_contract_and_sorted():
+    """__all__ names exactly the public names, sorted, at most 22 with room for selection."""
+    assert set(attn.__all__) == EXPECTED
+    assert list(attn.__all__) == sorted(attn.__all__)
+    assert len({*attn.__all__, "Selection", "SelectionError"}) <= 22
+
+
+def test_the_core_exports_what_a_host_author_needs():
+    """attn.registry's __all__ is exactly the host's surface, sorted; the rest is private."""
+    assert set(attn.registry.__all__) == EXPECTED_REGISTRY
+    assert list(attn.registry.__all__) == sorted(attn.registry.__all__)
+    for name in ("RegistryState", "Snapshot", "Entry", "BackendEnumMeta", "state_of"):
+        assert not hasattr(attn.registry, name), name
+    for name in ("declared_registries", "ClassPath", "parse_path", "BackendRow", "Finding"):
+        assert not hasattr(attn.registry, name), name
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_REGISTRY))
+def test_every_core_name_resolves(name):
+    """Each name of attn.registry resolves, is listed by dir(), and is attn's own where shared."""
+    obj = getattr(attn.registry, name)
+    assert name in dir(attn.registry)
+    if name in EXPECTED:
+        assert getattr(attn, name) is obj
+
+
+def test_dropped_names_are_not_in_attn():
+    """Names that only host authors need live in attn.registry, not in attn."""
+    for name in ("Backend", "BackendEnum", "PluginProblemError", "InvalidPathError"):
+        with pytest.raises(AttributeError):
+            getattr(attn, name)
 
 
 @pytest.mark.parametrize("name", sorted(DEFINED_IN))
@@ -102,20 +121,36 @@ def test_version_is_the_installed_distribution():
     assert attn.__version__ == version("attn")
 
 
+@pytest.mark.parametrize("reader", ["reference", "bogus"])
+def test_version_does_not_depend_on_the_reader_switch(python, monkeypatch, reader):
+    """attn.__version__ answers under any ATTN_READER; a bad value is discovery's error."""
+    monkeypatch.setenv("ATTN_READER", reader)
+    done = python.run("-c", "import attn; print(attn.__version__)")
+    assert done.stdout.strip() == version("attn")
+
+
 def test_error_and_warning_hierarchy():
     """Errors derive from AttnError and the builtin callers catch; warnings from UserWarning."""
+    core = attn.registry
     assert issubclass(attn.UnknownBackendError, attn.AttnError)
     assert issubclass(attn.UnknownBackendError, ValueError)
     assert issubclass(attn.BackendLoadError, attn.AttnError)
     assert issubclass(attn.BackendLoadError, ImportError)
-    assert issubclass(attn.BackendInterfaceError, attn.BackendLoadError)
-    assert issubclass(attn.BackendNotRegisteredError, ValueError)
-    assert issubclass(attn.InvalidPathError, ValueError)
-    assert issubclass(attn.AttnConfigError, ValueError)
+    assert issubclass(core.BackendInterfaceError, attn.BackendLoadError)
+    assert issubclass(core.BackendNotRegisteredError, ValueError)
+    assert issubclass(core.InvalidPathError, ValueError)
+    assert issubclass(core.AttnConfigError, ValueError)
     assert issubclass(attn.AttnWarning, UserWarning)
     assert issubclass(attn.ConflictWarning, attn.AttnWarning)
-    assert issubclass(attn.PluginWarning, attn.AttnWarning)
+    assert issubclass(core.PluginWarning, attn.AttnWarning)
     assert attn.AttnError.__module__ == "attn"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED_REGISTRY if n[0].isupper()))
+def test_every_class_is_where_its_module_says(name):
+    """A class's __module__ is a namespace that has it, so pickle and tracebacks find it."""
+    cls = getattr(attn.registry, name)
+    assert getattr(importlib.import_module(cls.__module__), cls.__qualname__) is cls
 
 
 def _imported_after(python, code: str) -> dict[str, bool]:

@@ -11,16 +11,15 @@ import pytest
 import attn
 from attn import (
     AttentionBackendEnum,
-    AttnConfigError,
     AttnError,
     BackendLoadError,
     ConflictWarning,
     MLAPrefillBackendEnum,
-    PluginProblemError,
     UnknownBackendError,
     register_backend,
 )
-from attn.registry import build_report, state_of
+from attn.registry import AttnConfigError, PluginProblemError, build_report
+from attn.registry.enum import state_of
 from attn.registry.errors import RejectedPluginWarning
 
 #: attn's installed version, as messages quote it.
@@ -68,7 +67,7 @@ def test_import_attn_does_not_discover(python):
         """
         import sys
         import attn
-        from attn.registry import state_of
+        from attn.registry.enum import state_of
         registry = attn.AttentionBackendEnum
         print(state_of(registry).discovered_yet, "importlib.metadata" in sys.modules)
         """

@@ -236,7 +236,7 @@ def test_strict_mode_errors_surface_at_the_first_access(pytester):
     result = run_inner(
         pytester,
         """
-        from attn import PluginProblemError
+        from attn.registry import PluginProblemError
 
 
         def test_strict(attn_plugins, monkeypatch):

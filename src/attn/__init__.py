@@ -10,8 +10,7 @@ nothing is scanned until a registry is used.
 
 from __future__ import annotations
 
-# Not typing.TYPE_CHECKING: importing typing would double the cost of import attn.
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .backends import (
@@ -23,20 +22,14 @@ if TYPE_CHECKING:
         register_mla_prefill_backend,
     )
     from .registry import (
-        AttnConfigError,
         AttnError,
         AttnWarning,
-        Backend,
-        BackendEnum,
-        BackendInterfaceError,
         BackendLoadError,
-        BackendNotRegisteredError,
         ConflictWarning,
-        InvalidPathError,
         PluginBackend,
-        PluginProblemError,
-        PluginWarning,
         RejectedPluginWarning,
+        Selection,
+        SelectionError,
         StateMismatchError,
         UnknownBackendError,
         WorkerState,
@@ -45,25 +38,20 @@ if TYPE_CHECKING:
         ray_setup_hook,
     )
 
+# The names of the contract (DESIGN.md), and the few docs/api.md justifies one by one.
 __all__ = [
     "AttentionBackend",
     "AttentionBackendEnum",
-    "AttnConfigError",
     "AttnError",
     "AttnWarning",
-    "Backend",
-    "BackendEnum",
-    "BackendInterfaceError",
     "BackendLoadError",
-    "BackendNotRegisteredError",
     "ConflictWarning",
-    "InvalidPathError",
     "MLAPrefillBackend",
     "MLAPrefillBackendEnum",
     "PluginBackend",
-    "PluginProblemError",
-    "PluginWarning",
     "RejectedPluginWarning",
+    "Selection",
+    "SelectionError",
     "StateMismatchError",
     "UnknownBackendError",
     "WorkerState",
@@ -77,13 +65,11 @@ __all__ = [
 
 
 def _version() -> str:
-    # What importlib.metadata.version("attn") says, without importing it; when
-    # an empty attn-*.dist-info left first on sys.path by an interrupted install
-    # has no version, the installed copy behind it does. None for both: running
-    # from a source tree that was never installed.
-    from .registry._scan import distribution_version, first_version  # noqa: PLC0415
+    # The first copy of attn's metadata on sys.path that has a version; none:
+    # running from a source tree that was never installed.
+    from .registry._metadata import installed_version  # noqa: PLC0415
 
-    return distribution_version("attn") or first_version("attn") or "0.0.0+unknown"
+    return installed_version("attn") or "0.0.0+unknown"
 
 
 def __getattr__(name: str) -> object:

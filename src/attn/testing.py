@@ -30,14 +30,16 @@ from typing import TYPE_CHECKING, ClassVar
 
 import pytest
 
-from attn.registry import BackendEnum, BackendEnumMeta, parse_path, state_of
+from attn.registry import BackendEnum
 from attn.registry.discovery import TESTING_SITES_VARIABLE
+from attn.registry.enum import BackendEnumMeta, state_of
+from attn.registry.paths import parse_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
     from importlib.metadata import Distribution
 
-    from attn.registry import Snapshot
+    from attn.registry.table import Snapshot
 
 __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 
@@ -271,7 +273,7 @@ class BackendConformance:
         return _import_class(target)
 
     def _interface(self) -> type:
-        from attn.registry.enum import _interface  # noqa: PLC0415
+        from attn.registry.loading import interface_of  # noqa: PLC0415
 
         registry = getattr(self, "registry", None)
         if not isinstance(registry, BackendEnumMeta) or "_attn_state" not in registry.__dict__:
@@ -280,7 +282,7 @@ class BackendConformance:
                 "backend is for, e.g. attn.AttentionBackendEnum",
                 pytrace=False,
             )
-        return _interface(registry)
+        return interface_of(registry)
 
     def test_derives_from_the_registry_interface(self) -> None:
         """The class derives from the registry's backend interface."""

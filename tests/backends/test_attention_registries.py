@@ -11,14 +11,13 @@ import attn
 from attn import (
     AttentionBackend,
     AttentionBackendEnum,
-    BackendNotRegisteredError,
-    InvalidPathError,
     MLAPrefillBackend,
     MLAPrefillBackendEnum,
     register_backend,
     register_mla_prefill_backend,
 )
-from attn.registry import state_of
+from attn.registry import BackendInterfaceError, BackendNotRegisteredError, InvalidPathError
+from attn.registry.enum import state_of
 
 ATTENTION_NAMES = [
     "FLASH_ATTN",
@@ -211,7 +210,7 @@ def test_registries_are_independent():
 def test_registered_class_of_the_wrong_interface_fails_to_load():
     """An MLA class registered as an attention backend fails the interface check."""
     register_backend(AttentionBackendEnum.CUSTOM, f"{__name__}:OuterMLA")
-    with pytest.raises(attn.BackendInterfaceError) as info:
+    with pytest.raises(BackendInterfaceError) as info:
         AttentionBackendEnum.CUSTOM.get_class()
     assert "does not derive from attn.backends._base.AttentionBackend" in str(info.value)
     assert isinstance(info.value, ImportError)

@@ -15,8 +15,8 @@ import attn
 from attn.cli import main
 from racy import settle_attn_sources
 
-#: Modules a warm ``attn list --json`` does without: the other commands, the
-#: readers of installed metadata, and what the pipeline imports only to run.
+#: Modules a warm ``attn list --json`` does without: the other commands,
+#: importlib.metadata with what it imports, and what the pipeline imports only to run.
 LIST_FORBIDDEN = (
     "attn.cli.doctor",
     "attn.cli.show",
@@ -27,7 +27,6 @@ LIST_FORBIDDEN = (
     "email",
     "zipfile",
     "pathlib",
-    "attn.registry._scan",
 )
 
 LIST_SCRIPT = """

@@ -34,7 +34,7 @@ import pytest
 
 import attn
 from attn.cli import main
-from attn.registry import state_of
+from attn.registry.enum import state_of
 
 ROOT = Path(__file__).resolve().parents[2]
 _SHARED_SCHEMA = ROOT.parent / "shared" / "attn-list.schema.json"

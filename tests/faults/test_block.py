@@ -12,6 +12,7 @@ import pytest
 from harness import cli, flat, fresh, validate
 
 import attn
+from attn.registry.enum import state_of
 
 GROUP = "attn.backends"
 BACKEND = "from attn import AttentionBackend\n\n\nclass B(AttentionBackend):\n    pass\n"
@@ -75,7 +76,7 @@ def test_block_wins_over_the_selection(plugins, monkeypatch):
     fresh()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no unmatched-selection warning: both are installed
-        result = attn.registry.state_of(attn.AttentionBackendEnum).ensure()
+        result = state_of(attn.AttentionBackendEnum).ensure()
     assert {(p.name, p.status, p.reason) for p in result.plugins} == {
         ("BAD_ONLY", "disabled", "blocked by ATTN_BLOCK_PLUGINS=bad-plug"),
         ("FLASH_ATTN", "disabled", "blocked by ATTN_BLOCK_PLUGINS=bad-plug"),
@@ -97,8 +98,8 @@ def test_a_blocked_claimant_never_wins_a_conflict(site, monkeypatch):
         warnings.simplefilter("error")
         assert enum["SHARED"].get_path() == "alpha_mod.B"
         assert enum["ALPHA"].get_path() == "alpha_mod.B"
-        assert "ZED" not in attn.registry.state_of(enum).names()
-    assert attn.registry.state_of(enum).ensure().conflicts == ()
+        assert "ZED" not in state_of(enum).names()
+    assert state_of(enum).ensure().conflicts == ()
 
 
 def test_show_says_which_variable_disabled_a_claimant(plugins, monkeypatch):

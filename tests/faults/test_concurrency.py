@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 import attn
-from attn.registry import build_report, state_of
+from attn.registry import build_report
 from attn.registry import enum as registry_enum
+from attn.registry.enum import state_of
 from racy import settle_attn_sources
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")

@@ -19,7 +19,8 @@ import pytest
 from test_scan import ENVIRONMENTS
 
 import attn
-from attn.registry import _cache, discovery, state_of
+from attn.registry import _cache, discovery
+from attn.registry.enum import state_of
 from racy import settle_attn_sources
 
 GROUP = "attn.backends"
@@ -81,7 +82,8 @@ SCRIPT = """
 import json, sys, warnings
 warnings.simplefilter("always")
 import attn
-from attn.registry import _cache, state_of
+from attn.registry import _cache
+from attn.registry.enum import state_of
 out = {}
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -345,6 +347,29 @@ def test_an_egg_info_rewritten_in_place_alone_is_seen(env):
     after = env.run()
     assert after["from_file"] is False
     assert after["AttentionBackendEnum"]["FIRST"] == ["edit.m:E", "edit", "0.1"]
+
+
+def test_a_requires_txt_rewritten_in_place_is_seen(env):
+    """A develop install's egg-info: its requires.txt edited in place is seen next time."""
+    src = env.root / "develop"
+    egg = src / "dev.egg-info"
+    egg.mkdir(parents=True)
+    (egg / "PKG-INFO").write_text("Name: dev\nVersion: 1.0\n", encoding="utf-8")
+    (egg / "requires.txt").write_text("attn>=0.1\n", encoding="utf-8")
+    (egg / "entry_points.txt").write_text(f"[{GROUP}]\nDEV = dev.m:B\n", encoding="utf-8")
+    env.extra["PYTHONPATH"] = os.pathsep.join((str(env.site), str(src)))
+    age(src)
+    env.age()
+    env.run()
+    before = env.run()
+    assert (before["from_file"], before["AttentionBackendEnum"]) == (
+        True,
+        {"DEV": ["dev.m:B", "dev", "1.0"]},
+    )
+    with (egg / "requires.txt").open("w", encoding="utf-8") as handle:
+        handle.write("attn>=99\n")
+    after = env.run()
+    assert (after["from_file"], after["AttentionBackendEnum"]) == (False, {})
 
 
 def rewrite_in_place(path: Path, old: str, new: str) -> None:
@@ -651,6 +676,17 @@ def test_a_result_that_is_not_plain_data_makes_the_file_invalid(result):
 
 
 @pytest.mark.parametrize(
+    "problem",
+    [("no-such-code", "", "", 0, ""), ("not-utf8", "METADATA", "0xe9", "23", ""), ("read-error",)],
+    ids=["unknown-code", "wrong-type", "short"],
+)
+def test_a_problem_attn_does_not_write_makes_the_file_invalid(problem):
+    """A reader problem in the file is a known code with fields of the right types."""
+    with pytest.raises(_cache._Invalid):
+        _cache._record_from(("plug", "/x/plug.dist-info", 0, "/x", (), None, problem))
+
+
+@pytest.mark.parametrize(
     "data",
     [("not", "a", "result"), (1,) * 8, ("g", None, ((1,),), (), (), False, (), ())],
     ids=["short", "wrong-types", "bad-plugin"],
@@ -710,11 +746,3 @@ def test_warm_path_imports_none_of_the_heavy_modules(env):
     cold = _imported(env)  # the first process scans: packaging checks the requirement
     assert "packaging" in cold
     assert _imported(env) == []
-
-
-def test_a_cold_scan_of_plain_requirements_imports_no_packaging(env):
-    """Without a cache, plugins requiring ``attn>=X.Y`` cost no packaging."""
-    env.dist("plug", entry_points={GROUP: {"FLASH_ATTN": "plug.m:B", "ADDED": "plug.m:A"}})
-    env.dist("other", entry_points={GROUP: {"OTHER": "other.m:B"}}, requires=("attn (>=0.1,<9)",))
-    env.age()
-    assert _imported(env, ATTN_NO_CACHE="1") == []

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from attn import AttnConfigError, AttnError
+from attn import AttnError
+from attn.registry import AttnConfigError
 from attn.registry.controls import Controls, parse_bool, read_controls
 
 

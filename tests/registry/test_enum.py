@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import pickle
 from collections.abc import Iterator
 
 import pytest
@@ -19,8 +20,8 @@ from attn.registry import (
     UnknownBackendError,
     build_report,
     register,
-    state_of,
 )
+from attn.registry.enum import state_of
 from attn.registry.errors import RejectedPluginWarning
 
 
@@ -126,7 +127,7 @@ def test_custom_must_be_registered_first(toy_env):
 
 def test_runtime_registration_cycle(toy_env):
     """Register, override, clear: the member returns to its default."""
-    register(ToyBackendEnum, ToyBackendEnum.FAST, f"{__name__}:Outer.NestedToy")
+    register(ToyBackendEnum.FAST, f"{__name__}:Outer.NestedToy")
     assert ToyBackendEnum.FAST.is_overridden()
     assert ToyBackendEnum.FAST.get_path() == f"{__name__}.Outer.NestedToy"
     assert ToyBackendEnum.FAST.get_path(include_classname=False) == __name__
@@ -138,7 +139,7 @@ def test_runtime_registration_cycle(toy_env):
 
 def test_decorator_refuses_local_classes(toy_env):
     """A class defined inside a function cannot be registered by the decorator."""
-    decorate = register(ToyBackendEnum, ToyBackendEnum.CUSTOM)
+    decorate = register(ToyBackendEnum.CUSTOM)
 
     class Local(ToyBackend):
         pass
@@ -150,7 +151,7 @@ def test_decorator_refuses_local_classes(toy_env):
 
 def test_decorator_records_module_level_class(toy_env):
     """Decorating a module-level class registers it under module:qualname."""
-    returned = register(ToyBackendEnum, ToyBackendEnum.CUSTOM)(Outer.NestedToy)
+    returned = register(ToyBackendEnum.CUSTOM)(Outer.NestedToy)
     assert returned is Outer.NestedToy
     assert ToyBackendEnum.CUSTOM.get_path() == f"{__name__}.Outer.NestedToy"
     assert ToyBackendEnum.CUSTOM.get_path(include_classname=False) == __name__
@@ -159,7 +160,7 @@ def test_decorator_records_module_level_class(toy_env):
 
 def test_direct_registration_returns_identity(toy_env):
     """A direct registration returns a function that hands back what it is given."""
-    identity = register(ToyBackendEnum, ToyBackendEnum.CUSTOM, f"{__name__}.SlowToy")
+    identity = register(ToyBackendEnum.CUSTOM, f"{__name__}.SlowToy")
     assert identity(FastToy) is FastToy
     assert ToyBackendEnum.CUSTOM.get_class() is SlowToy
 
@@ -167,21 +168,32 @@ def test_direct_registration_returns_identity(toy_env):
 def test_registration_refuses_malformed_path(toy_env):
     """A malformed path is refused at registration, not at first use."""
     with pytest.raises(InvalidPathError):
-        register(ToyBackendEnum, ToyBackendEnum.CUSTOM, "no_module_part")
+        register(ToyBackendEnum.CUSTOM, "no_module_part")
     assert not ToyBackendEnum.CUSTOM.is_overridden()
 
 
 def test_registration_refuses_members_of_other_registries(toy_env):
-    """Only the registry's own members (and plugin backends) can be registered."""
-    import attn  # noqa: PLC0415
+    """A registry's own register function takes only its members (and plugin backends)."""
+    with pytest.raises(TypeError, match="expected a member of AttentionBackendEnum"):
+        attn.register_backend(ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")  # type: ignore[arg-type]
+    assert not ToyBackendEnum.CUSTOM.is_overridden()
 
-    with pytest.raises(TypeError, match="expected a member of ToyBackendEnum"):
-        register(ToyBackendEnum, attn.AttentionBackendEnum.CUSTOM, f"{__name__}:SlowToy")
+
+def test_registration_refuses_what_is_not_a_backend():
+    """The generic register names what it got when that is no registry's backend."""
+    with pytest.raises(TypeError, match=r"expected a member of a registry .*, got 'FAST'"):
+        register("FAST", f"{__name__}:SlowToy")  # type: ignore[arg-type]
+
+
+def test_registration_names_the_caller(toy_env):
+    """A direct registration records the module that called register, as listings show."""
+    register(ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")
+    assert state_of(ToyBackendEnum).lookup("CUSTOM").registered_by == __name__
 
 
 def test_get_class_checks_the_interface(toy_env):
     """A registered class that is not a ToyBackend fails to load with an attn error."""
-    register(ToyBackendEnum, ToyBackendEnum.CUSTOM, f"{__name__}:NotAToy")
+    register(ToyBackendEnum.CUSTOM, f"{__name__}:NotAToy")
     with pytest.raises(BackendInterfaceError) as info:
         ToyBackendEnum.CUSTOM.get_class()
     assert isinstance(info.value, ImportError)
@@ -246,7 +258,7 @@ def test_controls_use_the_registry_prefix(toy_env, monkeypatch):
 
 def test_listing_records(toy_env):
     """build_report renders the registry's rows from the same state."""
-    register(ToyBackendEnum, ToyBackendEnum.SLOW, f"{__name__}:FastToy")
+    register(ToyBackendEnum.SLOW, f"{__name__}:FastToy")
     rows = {row.name: row for row in build_report(ToyBackendEnum).backends}
     assert rows["FAST"].origin == "builtin"
     assert rows["FAST"].requires == ("toy-kernels",)
@@ -260,7 +272,7 @@ def test_listing_records(toy_env):
 
 def test_refresh_is_a_classmethod_that_keeps_registrations(toy_env):
     """refresh() runs discovery again and keeps runtime registrations."""
-    register(ToyBackendEnum, ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")
+    register(ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")
     ToyBackendEnum.refresh()
     assert ToyBackendEnum.CUSTOM.get_class() is SlowToy
 
@@ -323,7 +335,7 @@ def test_state_of_refuses_non_registries():
 
 def test_snapshot_is_a_copy(toy_env):
     """A snapshot does not change when the registry does."""
-    register(ToyBackendEnum, ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")
+    register(ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")
     snap = state_of(ToyBackendEnum).snapshot()
     ToyBackendEnum.CUSTOM.clear_override()
     assert "CUSTOM" in snap.table
@@ -343,6 +355,93 @@ def test_unknown_name_declared_in_a_typo_group(site):
         ),
         "Run 'attn doctor' for the fix.",
     ]
+
+
+API = [
+    "clear_override",
+    "fingerprint",
+    "get_class",
+    "get_path",
+    "is_overridden",
+    "lookup",
+    "name",
+    "refresh",
+    "value",
+]
+
+
+@pytest.mark.parametrize("name", API)
+def test_members_that_shadow_the_registry_api_are_refused(name):
+    """A member named like the registry's own API is a TypeError naming it, at class creation."""
+    namespace = {"FAST": f"{__name__}:FastToy", name: f"{__name__}:SlowToy"}
+    with pytest.raises(TypeError, match=f"^Shadow: member {name!r} would shadow Shadow.{name} "):
+        type(BackendEnum)("Shadow", (BackendEnum,), _classdict(namespace), group="s.b", host="s")
+
+
+def _classdict(members: dict[str, str]) -> object:
+    classdict = type(BackendEnum).__prepare__("Shadow", (BackendEnum,))
+    for key, value in members.items():
+        classdict[key] = value
+    return classdict
+
+
+def test_the_refused_names_are_derived_from_the_classes():
+    """Every public attribute of BackendEnum is refused, and so is one a host's base adds."""
+    public = {n for k in BackendEnum.__mro__ for n in vars(k) if not n.startswith("_")}
+    assert set(API) <= public
+
+    class HostBase(BackendEnum):
+        @classmethod
+        def priorities(cls) -> list[str]:
+            return []
+
+    with pytest.raises(TypeError, match="member 'priorities' would shadow"):
+
+        class _Shadow(HostBase, group="shadow.backends", host="shadow"):
+            priorities = f"{__name__}:SlowToy"
+
+
+@pytest.fixture
+def vendor(plugin_module):
+    """A plugin adding VENDOR to attn's attention registry."""
+    plugin_module.dist("vendor-attn", entry_points={"attn.backends": {"VENDOR": "plug.mod:Other"}})
+    return attn.AttentionBackendEnum["VENDOR"]
+
+
+def test_a_plugin_backend_pickles_by_registry_and_name(vendor):
+    """A pickle is small (registry and name, no discovery data) and loads as the same object."""
+    data = pickle.dumps(vendor)
+    assert len(data) < 150
+    assert b"plug.mod" not in data
+    assert pickle.loads(data) is vendor  # noqa: S301 - our own bytes
+
+
+def test_plugin_backends_compare_by_registry_and_name(vendor):
+    """After a refresh the new object is equal, with the same hash, and unequal to a member."""
+    registry = attn.AttentionBackendEnum
+    registry.refresh()
+    again = registry["VENDOR"]
+    assert again is not vendor
+    assert again == vendor
+    assert hash(again) == hash(vendor)
+    assert again != registry.FLASH_ATTN
+    assert vendor != "VENDOR"
+
+
+def test_a_plugin_backend_is_equal_to_the_one_another_process_looks_up(vendor, python, tmp_path):
+    """Pickled here and loaded in another process (and back), it is that process's own backend."""
+    (tmp_path / "here.pickle").write_bytes(pickle.dumps(vendor))
+    code = (
+        "import pathlib, pickle, attn\n"
+        f"folder = pathlib.Path({str(tmp_path)!r})\n"
+        "theirs = pickle.loads((folder / 'here.pickle').read_bytes())\n"
+        "mine = attn.AttentionBackendEnum['VENDOR']\n"
+        "print(theirs == mine, theirs is mine, theirs.get_path())\n"
+        "(folder / 'there.pickle').write_bytes(pickle.dumps(mine))\n"
+    )
+    assert python.run("-c", code).stdout.split() == ["True", "True", "plug.mod.Other"]
+    back = pickle.loads((tmp_path / "there.pickle").read_bytes())  # noqa: S301 - our own bytes
+    assert back is vendor
 
 
 def test_lookup_is_the_same_as_indexing(site):

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import io
+import os
+
 import pytest
 
-from attn import AttentionBackend, AttnError, BackendInterfaceError, BackendLoadError
-from attn.registry.loading import LoadContext, load_class
+from attn import AttentionBackend, AttentionBackendEnum, AttnError, BackendLoadError
+from attn.registry import BackendInterfaceError, BackendNotRegisteredError
+from attn.registry.loading import (
+    LoadContext,
+    load,
+    load_class,
+    plugin_output_to,
+    resolve,
+    try_load,
+)
 from attn.registry.paths import ClassPath
+from attn.registry.table import Entry
 from hostile import SELF_HIDING
 
 CTX = LoadContext(
@@ -20,27 +32,27 @@ CTX = LoadContext(
 )
 
 
-def load(module: str, qualname: str) -> type:
+def load_path(module: str, qualname: str) -> type:
     return load_class(ClassPath(module, qualname), AttentionBackend, CTX)
 
 
 def test_loads_a_subclass_of_the_interface(plugin_module):
     """A class deriving from the interface is returned."""
-    cls = load("plug.mod", "Backend")
+    cls = load_path("plug.mod", "Backend")
     assert cls.__qualname__ == "Backend"
     assert issubclass(cls, AttentionBackend)
 
 
 def test_loads_a_nested_class(plugin_module):
     """A dotted qualname is followed attribute by attribute."""
-    assert load("plug.mod", "Outer.Inner").__qualname__ == "Outer.Inner"
+    assert load_path("plug.mod", "Outer.Inner").__qualname__ == "Outer.Inner"
 
 
 def test_module_raising_at_import(site):
     """A module that raises at import gives a BackendLoadError (an ImportError) chaining it."""
     site.module("plug.boom", "raise RuntimeError('no GPU found')\n")
     with pytest.raises(BackendLoadError) as info:
-        load("plug.boom", "Backend")
+        load_path("plug.boom", "Backend")
     error = info.value
     assert str(error) == (
         "Cannot load attention backend 'FLASH_ATTN' from plug 1.0, entry point "
@@ -62,7 +74,7 @@ def test_module_raising_at_import(site):
 def test_missing_module(site):
     """A module that does not exist chains the ModuleNotFoundError."""
     with pytest.raises(BackendLoadError) as info:
-        load("plug_missing", "Backend")
+        load_path("plug_missing", "Backend")
     assert info.value.detail == "ModuleNotFoundError: No module named 'plug_missing'"
     assert isinstance(info.value.__cause__, ModuleNotFoundError)
 
@@ -70,7 +82,7 @@ def test_missing_module(site):
 def test_missing_attribute(plugin_module):
     """An attribute the module lacks chains the AttributeError."""
     with pytest.raises(BackendLoadError) as info:
-        load("plug.mod", "Outer.Missing")
+        load_path("plug.mod", "Outer.Missing")
     assert info.value.detail == "AttributeError: type object 'Outer' has no attribute 'Missing'"
     assert isinstance(info.value.__cause__, AttributeError)
 
@@ -78,7 +90,7 @@ def test_missing_attribute(plugin_module):
 def test_not_a_class(plugin_module):
     """An object that is not a class is an interface error."""
     with pytest.raises(BackendInterfaceError) as info:
-        load("plug.mod", "not_a_class")
+        load_path("plug.mod", "not_a_class")
     assert str(info.value) == (
         "Cannot load attention backend 'FLASH_ATTN' from plug 1.0, entry point "
         "'plug.mod:Backend' (path 'plug.mod:not_a_class'): 'plug.mod:not_a_class' is not a "
@@ -90,7 +102,7 @@ def test_not_a_class(plugin_module):
 def test_wrong_base_class(plugin_module):
     """A class that does not derive from the interface is an interface error."""
     with pytest.raises(BackendInterfaceError) as info:
-        load("plug.mod", "NotABackend")
+        load_path("plug.mod", "NotABackend")
     assert info.value.detail == (
         "NotABackend does not derive from attn.backends._base.AttentionBackend"
     )
@@ -99,7 +111,7 @@ def test_wrong_base_class(plugin_module):
 def test_other_interface_is_refused(plugin_module):
     """A backend of one registry is refused by the other registry's interface."""
     with pytest.raises(BackendInterfaceError) as info:
-        load("plug.mod", "Prefill")
+        load_path("plug.mod", "Prefill")
     assert info.value.detail == "Prefill does not derive from attn.backends._base.AttentionBackend"
 
 
@@ -108,7 +120,7 @@ def test_interrupts_are_not_contained(site, exc):
     """KeyboardInterrupt and GeneratorExit raised at import go through untouched."""
     site.module("plug.stop", f"raise {exc}\n")
     with pytest.raises(BaseException) as info:  # noqa: PT011 - the exact type is checked below
-        load("plug.stop", "Backend")
+        load_path("plug.stop", "Backend")
     assert type(info.value).__name__ == exc
 
 
@@ -131,7 +143,7 @@ def test_plugin_exits_and_base_exceptions_are_load_failures(site, source, detail
     """SystemExit, a plugin's BaseException subclass or an unprintable error is a load failure."""
     site.module("plug.stop", source + "\n")
     with pytest.raises(BackendLoadError) as info:
-        load("plug.stop", "Backend")
+        load_path("plug.stop", "Backend")
     assert info.value.detail == detail
 
 
@@ -159,7 +171,7 @@ def test_objects_that_cannot_describe_themselves(site, attr, detail):
     """A __repr__, __class__ or __qualname__ that raises gives an interface error, not a crash."""
     site.module("plug.bad", HOSTILE)
     with pytest.raises(BackendInterfaceError) as info:
-        load("plug.bad", attr)
+        load_path("plug.bad", attr)
     assert info.value.detail == detail
 
 
@@ -167,8 +179,101 @@ def test_missing_third_party_dependency(site):
     """A plugin module importing a package that is not installed names it and the plugin."""
     site.module("plug.needs", "import numpy_that_is_not_here\n")
     with pytest.raises(BackendLoadError) as info:
-        load("plug.needs", "Backend")
+        load_path("plug.needs", "Backend")
     assert info.value.detail == (
         "missing dependency 'numpy_that_is_not_here' of plug (ModuleNotFoundError: No module "
         "named 'numpy_that_is_not_here'); install it, or reinstall plug with its dependencies"
     )
+
+
+# -- load(): the one path lookups, listing and doctor take --------------------------
+
+GROUP = "attn.backends"
+
+
+@pytest.fixture
+def broken(site):
+    """A plugin whose module raises at import, providing BROKEN."""
+    site.module("plug.boom", "raise RuntimeError('no GPU found')\n")
+    site.dist("plug", entry_points={GROUP: {"BROKEN": "plug.boom:Backend"}})
+
+
+@pytest.mark.parametrize("name", ["CUSTOM", "BROKEN"])
+def test_load_fails_with_the_error_a_lookup_gives(broken, name):
+    """load() raises what get_class() raises, type and message alike."""
+    with pytest.raises(AttnError) as lookup:
+        AttentionBackendEnum[name].get_class()
+    with pytest.raises(type(lookup.value)) as loaded:
+        load(AttentionBackendEnum, name)
+    assert str(loaded.value) == str(lookup.value)
+
+
+def test_load_of_a_plugin_names_its_distribution(broken):
+    """A plugin's failure is worded with its distribution and entry point."""
+    with pytest.raises(BackendLoadError) as info:
+        load(AttentionBackendEnum, "BROKEN")
+    assert str(info.value) == (
+        "Cannot load attention backend 'BROKEN' from plug 1.0, entry point "
+        "'plug.boom:Backend' (path 'plug.boom:Backend'): RuntimeError: no GPU found. "
+        "Fix or uninstall plug, or leave it out with ATTN_PLUGINS (or ATTN_DISABLE_PLUGINS=1)"
+    )
+    assert (info.value.distribution, info.value.version) == ("plug", "1.0")
+
+
+def test_try_load_returns_the_failure(broken, plugin_module):
+    """try_load() gives the class or the load failure, without raising it."""
+    cls, error = try_load(AttentionBackendEnum, "BROKEN")
+    assert cls is None
+    assert isinstance(error, BackendLoadError)
+    assert error.detail == "RuntimeError: no GPU found"
+    assert try_load(AttentionBackendEnum, "FLASH_ATTN")[1] is None
+
+
+def test_try_load_raises_what_is_not_a_load_failure():
+    """An unregistered member is not a load failure: try_load() raises it."""
+    with pytest.raises(BackendNotRegisteredError):
+        try_load(AttentionBackendEnum, "CUSTOM")
+
+
+def test_load_of_an_entry_or_the_default(plugin_module):
+    """With an entry, load() imports that one; with None, the built-in default."""
+    plugin_module.dist("plug", entry_points={GROUP: {"TORCH_SDPA": "plug.mod:Backend"}})
+    (entry, path) = resolve(AttentionBackendEnum, "TORCH_SDPA")
+    assert isinstance(entry, Entry)
+    assert path == ClassPath("plug.mod", "Backend")
+    assert load(AttentionBackendEnum, "TORCH_SDPA").__module__ == "plug.mod"
+    assert load(AttentionBackendEnum, "TORCH_SDPA", entry).__module__ == "plug.mod"
+    default = load(AttentionBackendEnum, "TORCH_SDPA", None)
+    builtin = AttentionBackendEnum._attn_defaults["TORCH_SDPA"]
+    assert f"{default.__module__}:{default.__qualname__}" == str(builtin)
+
+
+def test_load_of_no_default_says_how_to_register(plugin_module):
+    """Asking for the built-in default of CUSTOM, which has none, is the lookup's error."""
+    with pytest.raises(BackendNotRegisteredError, match="has no default attention backend"):
+        load(AttentionBackendEnum, "CUSTOM", None)
+
+
+def test_load_sends_plugin_output_to_the_stream_given(site, capsys):
+    """What a plugin prints at import goes to *output*, not to stdout."""
+    site.module(
+        "plug.loud",
+        "print('hello from the plugin')\n"
+        "from attn import AttentionBackend\n\n\nclass Backend(AttentionBackend):\n    pass\n",
+    )
+    site.dist("plug", entry_points={GROUP: {"LOUD": "plug.loud:Backend"}})
+    output = io.StringIO()
+    assert load(AttentionBackendEnum, "LOUD", output=output).__name__ == "Backend"
+    assert output.getvalue() == "hello from the plugin\n"
+    assert capsys.readouterr().out == ""
+
+
+def test_plugin_output_to_a_file_catches_file_descriptor_writes(tmp_path, capfd):
+    """Writes to file descriptor 1 itself (a C extension's printf) go to a real file too."""
+    with (tmp_path / "err").open("w+", encoding="utf-8") as err:
+        with plugin_output_to(err):
+            os.write(1, b"from C\n")
+            print("from Python")  # noqa: T201 - what a plugin does
+        err.seek(0)
+        assert err.read() == "from C\nfrom Python\n"
+    assert capfd.readouterr().out == ""

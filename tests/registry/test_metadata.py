@@ -7,13 +7,17 @@ import sys
 
 import pytest
 
+from attn.registry import _metadata
 from attn.registry._metadata import (
     DistributionRecord,
     EntryPointRecord,
+    Problem,
     canonical_name,
     scan,
 )
-from attn.registry.discovery import deduplicate
+from attn.registry.discovery import deduplicate, parse_entry_point_value
+from attn.registry.errors import Code, InvalidPathError
+from attn.registry.paths import parse_path
 
 GROUP = "attn.backends"
 
@@ -88,7 +92,7 @@ def test_scan_reads_metadata_of_wanted_distributions(site):
         "1.2",
         ("attn>=0.1", "numpy"),
     )
-    assert record.readable
+    assert record.metadata_problem is None
 
 
 def test_scan_skips_metadata_of_unrelated_distributions(site):
@@ -119,8 +123,8 @@ def test_scan_reports_a_folder_without_metadata(site):
     site.dist("empty", entry_points={GROUP: {"A": "a:A"}}, metadata=False)
     (record,) = records_of("empty")
     assert record.metadata is not None
-    assert record.metadata.problem == "no METADATA or PKG-INFO file"
-    assert not record.readable
+    assert record.metadata.problem == Problem(Code.NO_METADATA)
+    assert str(record.metadata.problem) == "no METADATA or PKG-INFO file"
 
 
 def test_scan_reports_metadata_without_name(site):
@@ -129,7 +133,8 @@ def test_scan_reports_metadata_without_name(site):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nVersion: 1.0\n", encoding="utf-8")
     (record,) = records_of("nameless")
     assert record.metadata is not None
-    assert record.metadata.problem == "metadata has no Name field"
+    assert record.metadata.problem == Problem(Code.NO_NAME)
+    assert str(record.metadata.problem) == "metadata has no Name field"
     assert record.name == "nameless"
 
 
@@ -138,11 +143,74 @@ def test_scan_reports_unreadable_entry_points(site):
     site.dist("broken-eps", raw_entry_points=f"[{GROUP}]\nthis line has no equals sign\n")
     (record,) = records_of("broken-eps")
     assert record.entry_points == ()
-    assert record.entry_points_problem == (
-        "entry_points.txt cannot be read: TypeError: "
-        "Pair.__new__() missing 1 required positional argument: 'value'"
+    assert str(record.entry_points_problem) == (
+        "entry_points.txt cannot be read: line 2 has no '=': 'this line has no equals sign'"
     )
-    assert not record.readable
+    assert record.entry_points_problem.code is Code.READ_ERROR
+
+
+def write(info, file, data):
+    path = info / file
+    if path.exists():
+        path.unlink()
+    if data is None:
+        path.mkdir()
+    else:
+        path.write_bytes(data)
+
+
+@pytest.mark.parametrize("reader", ["fast", "reference"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        (
+            "METADATA",
+            None,
+            Problem(Code.IS_A_FOLDER, "METADATA"),
+            "METADATA is a folder, not a file",
+        ),
+        (
+            "METADATA",
+            b"Name: plug\nSummary: caf\xe9\n",
+            Problem(Code.NOT_UTF8, "METADATA", "0xe9", 23),
+            "METADATA is not UTF-8 text (byte 0xe9 at offset 23)",
+        ),
+        (
+            "entry_points.txt",
+            f"\ufeff[{GROUP}]\nA = a:A\n".encode(),
+            Problem(Code.BYTE_ORDER_MARK, "entry_points.txt"),
+            (
+                "entry_points.txt starts with a byte-order mark, so Python (importlib.metadata) "
+                "reads no entry point before the next [group] header"
+            ),
+        ),
+        (
+            "entry_points.txt",
+            f"A = a:A\n[{GROUP}]\nB = b:B\n".encode(),
+            Problem(Code.ENTRIES_BEFORE_HEADER, "entry_points.txt", "A = a:A"),
+            (
+                "entry_points.txt has entries before any [group] header (first: 'A = a:A'); "
+                "Python (importlib.metadata) reads none of them"
+            ),
+        ),
+        (
+            "entry_points.txt",
+            None,
+            Problem(Code.IS_A_FOLDER, "entry_points.txt"),
+            "entry_points.txt is a folder, not a file",
+        ),
+    ],
+)
+def test_problems_carry_a_code_and_the_fields_their_message_names(site, monkeypatch, reader, case):
+    """Each problem is a code and its fields; the message is rendered from them."""
+    file, data, problem, message = case
+    monkeypatch.setenv("ATTN_READER", reader)
+    info = site.dist("plug", entry_points={GROUP: {"A": "a:A"}})
+    write(info, file, data)
+    (record,) = records_of("plug")
+    found = record.metadata_problem if file == "METADATA" else record.entry_points_problem
+    assert found == problem
+    assert str(found) == message
 
 
 @pytest.mark.parametrize(
@@ -206,3 +274,64 @@ def test_scan_agrees_with_importlib_metadata(sites):
     for group in (GROUP, "attn.mla_prefill_backends"):
         assert seam_view(group) == reference_view(group)
     assert ("Alpha.Plugin", "FLASH_ATTN", "alpha:New") in seam_view(GROUP)
+
+
+def test_a_problem_with_a_code_of_another_kind_still_renders():
+    """A code without a reader message of its own is shown as code and detail."""
+    assert str(Problem(Code.INVALID, detail="what went wrong")) == "invalid: what went wrong"
+
+
+#: Entry point values: extras, spaces, dotted attributes, a missing attribute, bad characters.
+VALUES = [
+    "plug.mod:Backend",
+    "plug.mod:Outer.Inner",
+    "plug.mod:Backend [gpu]",
+    "plug.mod:Backend[gpu, fast]",
+    "plug.mod:Backend [unclosed",
+    "plug : Backend",
+    "  plug:Backend  ",
+    "plug\t:\tBackend",
+    "plug.mod",
+    "plug.mod [gpu]",
+    "plug.mod:",
+    ":Backend",
+    "plug mod:Backend",
+    "plug-mod:Backend",
+    "plug.mod:Backend:Extra",
+    "plug..mod:Backend",
+    "plug:Outer..Inner",
+    "1plug:Backend",
+    "caf\u00e9:Backend",
+    "plug:Back-end",
+    "plug:Backend!",
+    "",
+]
+
+
+def by_the_standard_library(value: str) -> object:
+    """What importlib.metadata.EntryPoint.pattern makes of *value*: a class path, or refusal."""
+    match = importlib.metadata.EntryPoint.pattern.match(value.strip())
+    if match is None or match.group("attr") is None:
+        return InvalidPathError
+    try:
+        return parse_path(f"{match.group('module')}:{match.group('attr')}")
+    except InvalidPathError:
+        return InvalidPathError
+
+
+def by_attn(value: str) -> object:
+    try:
+        return parse_entry_point_value(value)
+    except InvalidPathError:
+        return InvalidPathError
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_entry_point_values_are_split_by_importlib_metadata_s_pattern(value):
+    """Module and attribute are what importlib.metadata's own EntryPoint.pattern finds."""
+    assert by_attn(value) == by_the_standard_library(value)
+
+
+def test_the_entry_point_pattern_is_the_standard_library_s():
+    """attn's copy of EntryPoint.pattern is the one of the Python running the tests."""
+    assert _metadata.entry_point_pattern().pattern == importlib.metadata.EntryPoint.pattern.pattern

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from attn.registry import ClassPath, InvalidPathError, parse_path
-from attn.registry.paths import path_of_class
+from attn.registry import InvalidPathError
+from attn.registry.paths import ClassPath, parse_path, path_of_class
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,14 @@
-"""The immutable records of ``registry/_records.py``."""
+"""The records attn hands out: immutable, equal by value, picklable."""
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 
 import pytest
 
-from attn.registry import ClassPath, Finding, PluginRecord
+from attn.registry.paths import ClassPath
+from attn.registry.report import Finding, PluginRecord
 
 
 def _plugin() -> PluginRecord:
@@ -36,7 +38,24 @@ def test_records_pickle_to_equal_records():
 def test_records_refuse_changes():
     """A record's fields cannot be set; replace() makes a changed copy."""
     finding = Finding("invalid", "attn-acme", "bad value", "fix it")
-    with pytest.raises(AttributeError, match="Finding is immutable"):
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'kind'"):
         finding.kind = "shadowed"  # type: ignore[misc]
-    assert finding.replace(kind="shadowed").kind == "shadowed"
-    assert finding.kind == "invalid"
+    plugin = _plugin()
+    assert plugin.replace(status="shadowed").status == "shadowed"
+    assert plugin.status == "used"
+
+
+class _Located(ClassPath):
+    """A class path with one more field, as a host might subclass it."""
+
+    __slots__ = ("where",)
+
+    def __init__(self, module: str, qualname: str, where: str) -> None:
+        super().__init__(module, qualname)
+        object.__setattr__(self, "where", where)
+
+
+def test_a_subclass_with_one_more_field_still_compares_the_paths():
+    """Two paths that differ are not equal, whatever a subclass adds."""
+    assert _Located("a.m", "A", "here") != _Located("b.m", "B", "here")
+    assert _Located("a.m", "A", "here") == _Located("a.m", "A", "here")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email
+import email.feedparser
 import importlib
 import importlib.metadata
 import os
@@ -10,19 +11,26 @@ import random
 import re
 import subprocess
 import sys
-import warnings
 import zipfile
-from pathlib import Path
+from dataclasses import replace
 
 import pytest
 
-from attn.registry import _scan
-from attn.registry._metadata import reference_scan
-from attn.registry._scan import fast_scan, parse_headers
+from attn.registry import _metadata, _scan
+from attn.registry._metadata import (
+    UNREADABLE_KEY,
+    Problem,
+    canonical_name,
+    installed_version,
+    scan,
+)
+from attn.registry._scan import parse_headers
 from attn.registry.controls import read_controls
 from attn.registry.discovery import discover, looks_like_typo, scan_host
+from attn.registry.errors import Code
 
-GROUPS = ("attn.backends", "attn.mla_prefill_backends")
+GROUP = "attn.backends"
+GROUPS = (GROUP, "attn.mla_prefill_backends")
 
 
 def wants_groups(ep):
@@ -36,6 +44,14 @@ def wants_host(ep):
 
 def wants_everything(ep):
     return True
+
+
+def fast_scan(wants, also=(), path=None, **kwargs):
+    return scan(wants, also, path, using="fast", **kwargs)
+
+
+def reference_scan(wants, also=(), path=None, **kwargs):
+    return scan(wants, also, path, using="reference", **kwargs)
 
 
 def both(path=None, wants=wants_groups, also=("attn",)):
@@ -63,9 +79,17 @@ def env_eggs(sites, tmp_path):
     site = sites.new()
     plugin(site, "egg-dir", folder="egg_dir.egg-info")
     plugin(site, "egg-versioned", folder="egg_versioned-1.0-py3.11.egg-info")
-    (site.root / "egg_file.egg-info").write_text(
-        "Metadata-Version: 1.1\nName: egg-file\nVersion: 0.1\n", encoding="utf-8"
-    )
+    # Legacy egg-info files, as Debian's python3-* packages install them.
+    legacy = {
+        "egg_file.egg-info": b"Metadata-Version: 1.1\nName: egg-file\nVersion: 0.1\n",
+        "egg_file_requires-2.0.egg-info": b"Name: egg-file-requires\nVersion: 2.0\n"
+        b"Requires-Dist: attn>=0.1\nRequires-Dist: numpy; extra == 'np'\n",
+        "egg_file_empty-1.egg-info": b"",
+        "egg_file_bytes-1.egg-info": b"Name: egg-file-bytes\nSummary: caf\xe9\n",
+        "dist_file-1.dist-info": b"Name: dist-file\nVersion: 1\n",
+    }
+    for name, data in legacy.items():
+        (site.root / name).write_bytes(data)
     pkg_info = site.dist("pkg-info-only", folder="pkg_info_only.egg-info", metadata=False)
     (pkg_info / "PKG-INFO").write_text(
         "Metadata-Version: 1.1\nName: pkg-info-only\nVersion: 3\nRequires-Dist: attn\n",
@@ -83,6 +107,56 @@ def env_eggs(sites, tmp_path):
         archive.writestr("EGG-INFO/PKG-INFO", "Metadata-Version: 1.1\nName: zipped\nVersion: 2.0\n")
         archive.writestr("EGG-INFO/entry_points.txt", "[attn.backends]\nZ = zipped:Z\n")
     sys.path.insert(2, str(zipped))
+
+
+def env_develop(sites, tmp_path):
+    """``setup.py develop``: an egg-link, easy-install.pth, and the project's egg-info folder."""
+    site = sites.new("site-packages")
+    project = tmp_path / "project"
+    info = project / "Develop_Plugin.egg-info"
+    info.mkdir(parents=True)
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: develop-plugin\nVersion: 0.3\n")
+    (info / "requires.txt").write_text(
+        "attn>=0.1\nnumpy\n\n[cuda]\nflash-attn>=2\n\n[:python_version < '3.12']\nold-lib\n"
+    )
+    (info / "entry_points.txt").write_text("[attn.backends]\nDEVELOP = develop_plugin:B\n")
+    (site.root / "develop-plugin.egg-link").write_text(f"{project}\n.", encoding="utf-8")
+    (site.root / "easy-install.pth").write_text(f"{project}\n", encoding="utf-8")
+    # A folder a .pth file adds (site puts it on sys.path), holding a wheel install.
+    added = tmp_path / "pth-added" / "pth_plugin-1.0.dist-info"
+    added.mkdir(parents=True)
+    (added / "METADATA").write_text("Name: pth-plugin\nVersion: 1.0\nRequires-Dist: attn\n")
+    (added / "entry_points.txt").write_text("[attn.backends]\nPTH = pth_plugin:B\n")
+    added = added.parent
+    (site.root / "extra.pth").write_text(f"{added}\n", encoding="utf-8")
+    sys.path[sys.path.index(str(site.root)) + 1 : 0] = [str(project), str(added)]
+
+
+REQUIRES = {
+    "plain": "attn>=0.1\nnumpy\n",
+    "extras": "attn>=0.1\n\n[cuda]\nflash-attn\n[cuda,rocm]\nkernels\n",
+    "markers": "base\n[:python_version < '3.12']\nold\n[gpu:sys_platform == 'linux']\ncuda-lib\n",
+    "urls": "pkg @ https://example.invalid/pkg.whl\n[extra]\nother @ file:///x ; os_name == 'nt'\n",
+    "odd_lines": "# comment\n  spaced  >= 1 \n[]\nempty-section\n\t\n[ x ]\nspaced-section\n",
+    "empty": "",
+    "crlf": "attn>=0.1\r\n[cuda]\r\nflash-attn\r\n",
+    "unicode": "attn\u2028numpy\n[caf\u00e9]\nx\n",
+}
+
+
+def env_requires(sites, tmp_path):
+    """Egg-info folders whose requirements are in requires.txt, in every shape it takes."""
+    site = sites.new()
+    for key, text in REQUIRES.items():
+        info = site.dist(f"req-{key}", folder=f"req_{key}.egg-info", metadata=False)
+        (info / "PKG-INFO").write_text(f"Name: req-{key}\nVersion: 1\n", encoding="utf-8")
+        (info / "requires.txt").write_bytes(text.encode())
+        (info / "entry_points.txt").write_text(f"[attn.backends]\nREQ = req_{key}:B\n")
+    # A dist-info reads requires.txt too, when it has no Requires-Dist; never when it has.
+    (plugin(site, "dist-requires", requires=()) / "requires.txt").write_text("attn>=9\n")
+    (plugin(site, "dist-both") / "requires.txt").write_text("attn>=9\n")
+    bad = site.dist("req-bytes", folder="req_bytes.egg-info", entry_points={GROUP: {"B": "b:B"}})
+    (bad / "requires.txt").write_bytes(b"attn\xff\n")
 
 
 def env_editable(sites, tmp_path):
@@ -208,6 +282,11 @@ def env_zip(sites, tmp_path):
         zipped.writestr("zipplug-1.0.dist-info/entry_points.txt", "[attn.backends]\nZ = z:Z\n")
         zipped.writestr("unzipped-9.dist-info/METADATA", "Name: unzipped\nVersion: 9\n")
     sys.path.insert(0, str(archive))
+    wheel = tmp_path / "wheeled-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zipped:
+        zipped.writestr("wheeled-1.0.dist-info/METADATA", "Name: wheeled\nVersion: 1.0\n")
+        zipped.writestr("wheeled-1.0.dist-info/entry_points.txt", "[attn.backends]\nW = w:W\n")
+    sys.path.append(str(wheel))
     not_a_zip = tmp_path / "not-a-zip.zip"
     not_a_zip.write_bytes(b"plain bytes")
     sys.path.insert(1, str(not_a_zip))
@@ -226,6 +305,8 @@ def env_symlinked(sites, tmp_path):
 ENVIRONMENTS = [
     env_duplicates,
     env_eggs,
+    env_develop,
+    env_requires,
     env_editable,
     env_conflicts,
     env_odd_names,
@@ -303,6 +384,7 @@ def test_fast_reader_sees_the_entry_points_importlib_metadata_sees(
         try:  # attn takes the first usable copy; unreadable ones are skipped here too
             name = dist.metadata.get("Name")
             eps = dist.entry_points.select(group="attn.backends")
+            dist.requires  # noqa: B018 - read as attn reads it
         except (TypeError, UnicodeDecodeError, AttributeError, OSError):
             continue
         key = re.sub(r"[-_.]+", "-", (name or "").lower())
@@ -341,15 +423,29 @@ def test_fast_reader_of_a_missing_or_unreadable_entry_finds_nothing(tmp_path):
 
 
 def test_fast_reader_never_imports_importlib_metadata_for_plain_folders(tmp_path):
-    """Plain folders are read without importlib.metadata, email or pathlib."""
-    site = tmp_path / "site"
-    (site / "p-1.dist-info").mkdir(parents=True)
-    (site / "p-1.dist-info" / "METADATA").write_text("Name: p\nVersion: 1\n", encoding="utf-8")
-    (site / "p-1.dist-info" / "entry_points.txt").write_text("[attn.backends]\nA = a:A\n", "utf-8")
+    """Plain folders of every shape are read without importlib.metadata, email, zipfile, pathlib."""
+    site, project = tmp_path / "site", tmp_path / "project"
+    files = {
+        site / "p-1.dist-info" / "METADATA": "Name: p\nVersion: 1\n",
+        site / "p-1.dist-info" / "entry_points.txt": "[attn.backends]\nA = a:A\n",
+        site / "legacy-2.egg-info": "Name: legacy\nVersion: 2\n",
+        site / "develop.egg-link": f"{project}\n.",
+        project / "develop.egg-info" / "PKG-INFO": "Name: develop\nVersion: 3\n",
+        project / "develop.egg-info" / "requires.txt": "attn\n[cuda]\nkernels\n",
+        project / "develop.egg-info" / "entry_points.txt": "[attn.backends]\nD = d:D\n",
+    }
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
     code = (
-        "import sys; from attn.registry._scan import fast_scan\n"
-        f"records = fast_scan(lambda ep: True, (), [{str(site)!r}])\n"
-        "assert records[0].version == '1', records\n"
+        "import sys; from attn.registry import _metadata\n"
+        f"path = [{str(site)!r}, {str(project)!r}]\n"
+        "records = {r.key: r for r in _metadata.scan(lambda ep: True, ('legacy',), path)}\n"
+        "assert {k: r.version for k, r in records.items()} == {'p': '1', 'legacy': '2',"
+        " 'develop': '3'}, records\n"
+        "assert records['develop'].metadata.requires == ('attn', 'kernels; extra == \"cuda\"')\n"
+        f"sys.path[:0] = [{str(site)!r}, {str(project)!r}]\n"
+        "assert _metadata.installed_version('develop') == '3'\n"
         "print(sorted(m for m in ('importlib.metadata', 'email', 'pathlib', 'zipfile')"
         " if m in sys.modules))\n"
     )
@@ -364,17 +460,24 @@ def test_fast_reader_never_imports_importlib_metadata_for_plain_folders(tmp_path
     assert done.stdout.strip() == "[]"
 
 
-class DistributionsFinder:
-    """A meta-path finder that provides a distribution of its own."""
+class Finder:
+    """A meta-path finder whose ``find_distributions`` returns what *provide* returns."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self, provide) -> None:
+        self.provide = provide
 
     def find_spec(self, *_args):
         return None
 
     def find_distributions(self, _context=None):
-        return [importlib.metadata.PathDistribution(self.folder)]
+        return self.provide()
+
+
+def raising(error: BaseException):
+    def provide():
+        raise error
+
+    return provide
 
 
 def test_fast_reader_defers_to_finders_that_provide_distributions(site, tmp_path, monkeypatch):
@@ -384,11 +487,203 @@ def test_fast_reader_defers_to_finders_that_provide_distributions(site, tmp_path
     extra.mkdir(parents=True)
     (extra / "METADATA").write_text("Name: from-finder\nVersion: 1.0\n", encoding="utf-8")
     (extra / "entry_points.txt").write_text("[attn.backends]\nF = f:F\n", encoding="utf-8")
-    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, DistributionsFinder(extra)])
-    assert not _scan.standard_finders()
+    provide = [importlib.metadata.PathDistribution(extra)].copy
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder(provide)])
+    assert not _metadata.standard_finders()
     fast, reference = both()
     assert "from-finder" in {r.name for r in fast}
     assert fast == reference
+
+
+class Mute(Exception):  # noqa: N818 - named as plugin code might name it
+    def __str__(self):
+        raise ValueError
+
+
+class Abort(BaseException):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("error", "detail"),
+    [
+        (RuntimeError("the finder is broken"), "RuntimeError: the finder is broken"),
+        (SystemExit(3), "SystemExit: plugin code tried to exit the process (exit code 3)"),
+        (Abort("stop"), "Abort: stop"),
+        (Mute(), "Mute (its message cannot be shown: str() raised ValueError)"),
+    ],
+)
+def test_a_finder_that_raises_is_reported_once(site, monkeypatch, error, detail):
+    """Whatever a meta-path finder raises is contained: one FINDER_FAILED record, the rest read."""
+    plugin(site, "on-disk")
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder(raising(error))])
+    records = scan(wants_groups)
+    problems = [r.entry_points_problem for r in records if r.key == UNREADABLE_KEY]
+    finder = f"{__name__}.Finder"
+    assert problems == [Problem(Code.FINDER_FAILED, detail=detail, finder=finder)]
+    assert str(problems[0]) == (
+        f"the meta-path finder {finder} raised {detail} while listing distributions"
+    )
+    assert "on-disk" in {r.key for r in records}
+
+
+def test_a_finder_lets_keyboard_interrupt_through(site, monkeypatch):
+    """Ctrl-C in a meta-path finder stops the scan, as the user asked."""
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder(raising(KeyboardInterrupt()))])
+    with pytest.raises(KeyboardInterrupt):
+        scan(wants_groups)
+
+
+@pytest.mark.parametrize("using", ["fast", "reference"])
+def test_entries_that_are_not_strings_are_skipped(site, monkeypatch, using):
+    """None, bytes and int entries are skipped, as the import system skips them: no TypeError."""
+    plugin(site, "plug")
+    expected = scan(wants_groups, ("attn",), using=using)
+    monkeypatch.setattr(sys, "path", [None, b"/", 3, *sys.path])
+    shifted = tuple(replace(r, path_index=r.path_index + 3) for r in expected)
+    assert scan(wants_groups, ("attn",), using=using) == shifted
+    monkeypatch.setenv("ATTN_READER", using)
+    assert installed_version("plug") == "1.0"
+
+
+def test_a_lookup_with_entries_that_are_not_strings_on_sys_path(site, monkeypatch):
+    """A registry discovers its plugins with such entries on sys.path."""
+    import attn  # noqa: PLC0415
+
+    plugin(site, "plug", backends={"PLUG": "plug.m:B"})
+    monkeypatch.setattr(sys, "path", [None, *sys.path, b"/"])
+    assert attn.AttentionBackendEnum["PLUG"].get_path() == "plug.m.B"
+
+
+def importlib_view(entry):
+    """What importlib.metadata reads from one sys.path entry, copy by copy (None: cannot)."""
+    view = []
+    for dist in importlib.metadata.distributions(path=[entry]):
+        try:
+            meta = dist.metadata
+            fields = (meta.get("Name"), meta.get("Version"), tuple(dist.requires or ()))
+            eps = tuple((ep.group, ep.name, ep.value) for ep in dist.entry_points)
+        except (TypeError, UnicodeDecodeError, OSError):
+            fields = eps = None
+        view.append((str(dist._path), fields, eps))
+    return view
+
+
+def attn_view(records, entry):
+    view = []
+    for r in records:
+        if r.path_entry != entry or r.key == UNREADABLE_KEY:
+            continue
+        meta = r.metadata
+        if meta is None or meta.problem is not None or r.entry_points_problem is not None:
+            view.append((r.location, None, None))
+        else:
+            eps = tuple((ep.group, ep.name, ep.value) for ep in r.entry_points)
+            view.append((r.location, (meta.name, meta.version, meta.requires), eps))
+    return view
+
+
+@pytest.mark.parametrize("build", ENVIRONMENTS, ids=lambda f: f.__name__[4:])
+def test_fast_reader_reads_each_copy_as_importlib_metadata_distributions(
+    sites, tmp_path, monkeypatch, build
+):
+    """Copy by copy, entry by entry: the same folders, names, versions, requirements, entry points.
+
+    Copies attn reports a problem for are those importlib.metadata fails on, or reads in part.
+    """
+    monkeypatch.chdir(tmp_path)
+    build(sites, tmp_path)
+    importlib.invalidate_caches()
+    records = fast_scan(wants_everything)
+    for entry in dict.fromkeys(sys.path):
+        expected = importlib_view(entry)
+        found = attn_view(records, entry)
+        assert [e[0] for e in found] == [e[0] for e in expected], entry
+        for (location, fields, eps), (_, want_fields, want_eps) in zip(
+            found, expected, strict=True
+        ):
+            if want_fields is None:  # importlib.metadata fails on it: attn says why
+                assert fields is None, location
+            elif fields is not None:
+                assert (fields, eps) == (want_fields, want_eps), location
+
+
+@pytest.mark.parametrize("key", list(REQUIRES))
+def test_requires_txt_is_converted_as_importlib_metadata_converts_it(site, key):
+    """An egg-info's requires.txt gives the requirements Distribution.requires gives."""
+    info = site.dist(f"req-{key}", folder=f"req_{key}.egg-info", metadata=False)
+    (info / "PKG-INFO").write_text(f"Name: req-{key}\nVersion: 1\n", encoding="utf-8")
+    (info / "requires.txt").write_bytes(REQUIRES[key].encode())
+    expected = tuple(importlib.metadata.PathDistribution(info).requires or ())
+    also = (canonical_name(f"req-{key}"),)
+    for using in ("fast", "reference"):
+        (record,) = scan(wants_groups, also, [str(site.root)], using=using)
+        assert record.metadata.requires == expected, using
+
+
+def test_legacy_egg_info_files_are_read_as_importlib_metadata_reads_them(site):
+    """A pkg-1.0.egg-info file: its Name, Version and Requires-Dist, and no entry points."""
+    (site.root / "legacy-1.0.egg-info").write_text(
+        "Metadata-Version: 1.1\nName: Legacy\nVersion: 1.0\nRequires-Dist: attn>=0.1\n",
+        encoding="utf-8",
+    )
+    (dist,) = importlib.metadata.distributions(path=[str(site.root)])
+    for using in ("fast", "reference"):
+        (record,) = scan(wants_groups, ("legacy",), [str(site.root)], using=using)
+        assert record.metadata == _metadata.MetadataRecord(
+            dist.metadata["Name"], dist.version, tuple(dist.requires)
+        )
+        assert (record.entry_points, record.entry_points_problem) == ((), None)
+        assert list(dist.entry_points) == []
+
+
+@pytest.mark.parametrize("using", ["fast", "reference"])
+def test_a_host_installed_as_an_egg_info_file_is_found(
+    site, monkeypatch, runtime, run_discovery, using
+):
+    """With attn installed as Debian does it, plugins are checked against that version."""
+    (site.root / "attn-7.0.egg-info").write_text("Name: attn\nVersion: 7.0\n", encoding="utf-8")
+    plugin(site, "plug", requires=["attn>=7"])
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(runtime.site)])
+    monkeypatch.setenv("ATTN_READER", using)
+    assert importlib.metadata.version("attn") == "7.0"
+    assert installed_version("attn") == "7.0"
+    result = run_discovery()
+    assert result.host_version == "7.0"
+    assert [(p.distribution, p.status) for p in result.plugins] == [("plug", "used")]
+
+
+@pytest.mark.parametrize(("file", "code"), [("requires.txt", Code.IS_A_FOLDER)])
+def test_a_requires_txt_that_cannot_be_read_makes_the_metadata_unusable(site, file, code):
+    """Python reads no requirement from it; attn says so rather than skip the version check."""
+    info = site.dist("plug", folder="plug.egg-info", requires=())
+    (info / file).mkdir()
+    for using in ("fast", "reference"):
+        (record,) = scan(wants_groups, ("plug",), [str(site.root)], using=using)
+        assert record.metadata_problem == Problem(code, file)
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"), [((3, 10), True), ((3, 13), True), ((3, 14), False), ((4, 0), False)]
+)
+def test_the_fast_reader_covers_the_pythons_the_tests_compare_it_on(version, expected):
+    """3.10 to 3.13 are compared with importlib.metadata; a newer Python is not."""
+    assert _metadata.covered(version) is expected
+
+
+def test_a_newer_python_reads_through_importlib_metadata(monkeypatch, python):
+    """On a Python the tests have not covered, scans and value parsing use the standard library."""
+    monkeypatch.setattr(_metadata, "NEWEST_COVERED", (3, 9))
+    monkeypatch.setenv("ATTN_READER", "fast")
+    assert _metadata.reader() == "reference"
+    assert _metadata.entry_point_pattern() is importlib.metadata.EntryPoint.pattern
+    code = (
+        "import os, sys; os.environ['ATTN_NO_CACHE'] = '1'\n"
+        "from attn.registry import _metadata; _metadata.NEWEST_COVERED = (3, 9)\n"
+        "import attn; attn.AttentionBackendEnum['FLASH_ATTN']\n"
+        "print('importlib.metadata' in sys.modules)\n"
+    )
+    assert python.run("-c", code).stdout.strip() == "True"
 
 
 LINES = [
@@ -427,42 +722,36 @@ def test_parse_headers_reads_fields_as_email_does():
 
 
 def reference_version(name):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    except (UnicodeDecodeError, OSError) as exc:  # the fast reader hands these to the stdlib
-        return type(exc)
-
-
-def fast_version(name):
-    try:
-        return _scan.distribution_version(name)
-    except (UnicodeDecodeError, OSError) as exc:
-        return type(exc)
+    """The version of the first copy that has one, as importlib.metadata reads them."""
+    for dist in importlib.metadata.distributions(name=name):
+        try:
+            version = dist.metadata.get("Version")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if version:
+            return version
+    return None
 
 
 @pytest.mark.parametrize("build", ENVIRONMENTS, ids=lambda f: f.__name__[4:])
-def test_distribution_version_is_importlib_metadata_s(sites, tmp_path, monkeypatch, build):
-    """The version read directly is importlib.metadata.version's, for every name installed."""
+def test_installed_version_is_importlib_metadata_s(sites, tmp_path, monkeypatch, build):
+    """The version read directly is importlib.metadata's, for every name installed."""
     monkeypatch.chdir(tmp_path)
     build(sites, tmp_path)
     importlib.invalidate_caches()
     names = {r.name for r in reference_scan(wants_everything)} | {"attn", "not-installed"}
-    for name in sorted(names):
-        assert fast_version(name) == reference_version(name), name
-
-
-_HEADER_RE = re.compile(r"(From |[\041-\071\073-\176]*:|[\t ])")
+    for using in ("fast", "reference"):
+        monkeypatch.setenv("ATTN_READER", using)
+        for name in sorted(names):
+            assert installed_version(name) == reference_version(name), (name, using)
 
 
 def test_header_lines_are_told_apart_as_email_tells_them():
-    """The hand-written header rule equals email.feedparser's ``headerRE``."""
+    """The header rule is email.feedparser's ``headerRE``."""
+    assert _scan._HEADER.pattern == email.feedparser.headerRE.pattern
     rng = random.Random(5)  # noqa: S311 - reproducible, not secret
     alphabet = "Ab: \t-\x7f\x00\u00e9From"
     lines = ["", ":", "From ", "From", " x", "\tx", "Name: x", "Na me: x", "N\u00e9: x", "a\x7f:"]
     lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))) for _ in range(5000)]
     for line in lines:
-        assert _scan._header_line(line) == bool(_HEADER_RE.match(line)), repr(line)
+        assert bool(_scan._HEADER.match(line)) == bool(email.feedparser.headerRE.match(line))

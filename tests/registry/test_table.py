@@ -9,8 +9,9 @@ import warnings
 import pytest
 
 import attn
-from attn import AttnConfigError, AttnError, AttnWarning, ConflictWarning, PluginProblemError
-from attn.registry import discovery, state_of
+from attn import AttnError, AttnWarning, ConflictWarning
+from attn.registry import AttnConfigError, PluginProblemError, discovery
+from attn.registry.enum import state_of
 from attn.registry.errors import PluginWarning
 from attn.registry.paths import parse_path
 from attn.registry.table import Entry

@@ -15,6 +15,7 @@ starting the workers, which then start in that other environment.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pickle
@@ -26,7 +27,8 @@ import pytest
 
 import attn
 from attn import AttentionBackendEnum, MLAPrefillBackendEnum, StateMismatchError
-from attn.registry import BackendEnum, declared_registries, state_of
+from attn.registry import BackendEnum
+from attn.registry.enum import declared_registries, state_of
 from attn.registry.workers import (
     BackendResolution,
     CapturedRegistry,
@@ -76,7 +78,8 @@ import sys
 
 import attn
 from attn import AttentionBackendEnum as A, MLAPrefillBackendEnum as M
-from attn.registry import build_report, declared_registries
+from attn.registry import build_report
+from attn.registry.enum import declared_registries
 
 
 @attn.register_backend(A.CUSTOM)
@@ -544,7 +547,7 @@ def test_state_round_trips_through_json(acme):
 def test_records_are_immutable():
     """Captured records cannot be changed after the fact."""
     row = BackendResolution("X", "builtin", "m:C")
-    with pytest.raises(AttributeError, match="BackendResolution is immutable"):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         row.name = "Y"  # type: ignore[misc]
 
 
@@ -749,8 +752,60 @@ def test_check_false_skips_a_missing_registry():
         backends=(),
     )
     attn.apply_state(WorkerState([ghost]), check=False)
-    with pytest.raises(StateMismatchError, match="No module named 'no_such_host'"):
+    with pytest.raises(StateMismatchError, match="worker: absent: no module imported here"):
         attn.apply_state(WorkerState([ghost]))
+
+
+ZEN = "Beautiful is better than ugly."
+
+
+def _naming_this() -> dict[str, object]:
+    """A saved state edited to name the module ``this`` (importing it prints the Zen of Python)."""
+    data = attn.capture_state().to_json()
+    registries = [r for r in data["registries"] if r["host"] == "attn"]  # type: ignore[index]
+    registries[0]["module"] = "this"
+    data["registries"] = registries
+    return data
+
+
+def test_a_state_never_imports_a_module_it_names(capsys):
+    """A registry the state names in a module nothing imported is a mismatch; it is not imported."""
+    sys.modules.pop("this", None)
+    state = WorkerState.from_json(_naming_this())
+    with pytest.raises(StateMismatchError) as caught:
+        attn.apply_state(state)
+    assert "this" not in sys.modules
+    assert ZEN not in capsys.readouterr().out
+    assert caught.value.missing_registries == ("AttentionBackendEnum",)
+    assert (
+        "  AttentionBackendEnum (this:AttentionBackendEnum, group 'attn.backends')\n"
+        "    driver: declared\n"
+        "    worker: absent: no module imported here declares it (a state never makes attn "
+        "import one); import this before applying the state\n"
+    ) in str(caught.value)
+
+
+def test_a_pickled_state_brings_only_the_modules_of_declared_registries(tmp_path, python):
+    """Unpickling imports what declared the driver's registries, never a module the data names."""
+    state = WorkerState.from_json(_naming_this())
+    (tmp_path / "state.pickle").write_bytes(pickle.dumps(state))
+    code = (
+        "import pickle, sys\n"
+        f"state = pickle.loads(open({str(tmp_path / 'state.pickle')!r}, 'rb').read())\n"
+        "print('this' in sys.modules, 'attn.backends.registry' in sys.modules)\n"
+    )
+    done = python.run("-c", code)
+    assert done.stdout.split() == ["False", "True"]  # MLAPrefillBackendEnum's module came along
+
+
+def test_doctor_against_a_state_naming_a_module_imports_nothing(tmp_path, python):
+    """``attn doctor --against`` uses the same check: exit 1 naming the registry, no Zen."""
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(_naming_this()), encoding="utf-8")
+    done = python.run("-m", "attn", "doctor", "--against", str(path), check=False)
+    assert done.returncode == 1, done.stderr
+    assert ZEN not in done.stdout + done.stderr
+    assert "AttentionBackendEnum (this:AttentionBackendEnum" in done.stdout
 
 
 def test_a_registry_declared_in_a_function_is_reported():

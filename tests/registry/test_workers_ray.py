@@ -64,7 +64,8 @@ import ray
 
 import attn
 from attn import AttentionBackendEnum as A, MLAPrefillBackendEnum as M
-from attn.registry import build_report, declared_registries
+from attn.registry import build_report
+from attn.registry.enum import declared_registries
 
 RETRIES = {"max_retries": 0}
 

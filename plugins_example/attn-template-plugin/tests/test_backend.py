@@ -15,6 +15,7 @@ from attn_template_plugin.backend import TemplateAttentionBackend
 from attn_template_plugin.impl import TemplateAttentionImpl
 
 from attn import AttentionBackendEnum
+from attn.registry.selection import SelectionError, select
 from attn.testing import BackendConformance
 
 DISTRIBUTION = "attn-template-plugin"
@@ -55,6 +56,26 @@ def test_leading_dimensions_are_kept():
     matrix = [[1.0, 0.0], [0.0, 1.0]]
     out = TemplateAttentionImpl(scale=0.0).forward([[matrix]] * 2, [[matrix]] * 2, [[matrix]] * 2)
     assert out == [[[[0.5, 0.5], [0.5, 0.5]]]] * 2
+
+
+def test_it_runs_on_the_cpu_only():
+    """validate_configuration accepts the CPU, refuses other devices and MLA, ignores the rest."""
+    check = TemplateAttentionBackend.validate_configuration
+    assert check(device="cpu", head_size=64, dtype="float32", block_size=16) == []
+    assert check() == []
+    assert check(device="cuda", use_mla=True) == [
+        "runs on the CPU only, not 'cuda'",
+        "no multi-head latent attention (MLA)",
+    ]
+
+
+def test_selection_accepts_it_on_the_cpu_and_refuses_it_elsewhere(attn_plugins):
+    """Chosen by name, attn's selection takes it on the CPU and says why not on a GPU."""
+    attn_plugins.add(DISTRIBUTION, {"attn.backends": {"TEMPLATE_ATTN": ENTRY_POINT}})
+    chosen = select(AttentionBackendEnum, "TEMPLATE_ATTN", device="cpu")
+    assert chosen.backend_class is TemplateAttentionBackend
+    with pytest.raises(SelectionError, match="runs on the CPU only, not 'cuda'"):
+        select(AttentionBackendEnum, "TEMPLATE_ATTN", device="cuda")
 
 
 def test_attn_finds_the_installed_plugin(attn_plugins, monkeypatch):

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from attn.registry import Backend
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
-
-if TYPE_CHECKING:
-    from typing import ClassVar
 
 __all__ = ["AttentionBackend", "MLAPrefillBackend"]
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from attn.registry import BackendEnum, PluginBackend, register
+from typing import TYPE_CHECKING
 
+from attn.registry import BackendEnum, PluginBackend
+from attn.registry.enum import registration
+
+from . import _facts
 from ._base import AttentionBackend, MLAPrefillBackend
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from typing_extensions import Self
 
 __all__ = [
     "AttentionBackendEnum",
@@ -53,6 +57,17 @@ class AttentionBackendEnum(
     CPU_ATTN = "attn.backends.attention:CPUAttentionBackend"
     CUSTOM = None
 
+    @classmethod
+    def priorities(cls, **settings: object) -> list[str]:
+        """VLLM's order for the ``device``, ``capability`` and ``use_mla`` settings."""
+        return _facts.attention_priorities(cls, **settings)
+
+    if TYPE_CHECKING:  # classes of AttentionBackend, for type checkers
+
+        def get_class(self) -> type[AttentionBackend]: ...  # noqa: D102
+        @classmethod
+        def lookup(cls, name: str) -> Self | PluginBackend[AttentionBackend]: ...  # noqa: D102
+
 
 class MLAPrefillBackendEnum(
     BackendEnum,
@@ -73,9 +88,20 @@ class MLAPrefillBackendEnum(
     ZEN_CPU = "attn.backends.mla_prefill:ZenCPUMLAPrefillBackend"
     CUSTOM = None
 
+    @classmethod
+    def priorities(cls, **settings: object) -> list[str]:
+        """VLLM's MLA prefill order for the ``device`` and ``capability`` settings."""
+        return _facts.mla_prefill_priorities(cls, **settings)
+
+    if TYPE_CHECKING:  # classes of MLAPrefillBackend, for type checkers
+
+        def get_class(self) -> type[MLAPrefillBackend]: ...  # noqa: D102
+        @classmethod
+        def lookup(cls, name: str) -> Self | PluginBackend[MLAPrefillBackend]: ...  # noqa: D102
+
 
 def register_backend(
-    backend: AttentionBackendEnum | PluginBackend, class_path: str | None = None
+    backend: AttentionBackendEnum | PluginBackend[AttentionBackend], class_path: str | None = None
 ) -> Callable[[type], type]:
     """Register an attention backend class at runtime.
 
@@ -88,11 +114,12 @@ def register_backend(
     ``module.QualName``) and returns an identity function. A runtime
     registration replaces a plugin's entry for that name.
     """
-    return register(AttentionBackendEnum, backend, class_path, caller_depth=2)
+    return registration(AttentionBackendEnum, backend, class_path, depth=2)
 
 
 def register_mla_prefill_backend(
-    backend: MLAPrefillBackendEnum | PluginBackend, class_path: str | None = None
+    backend: MLAPrefillBackendEnum | PluginBackend[MLAPrefillBackend],
+    class_path: str | None = None,
 ) -> Callable[[type], type]:
     """Register an MLA prefill backend class at runtime; see :func:`register_backend`."""
-    return register(MLAPrefillBackendEnum, backend, class_path, caller_depth=2)
+    return registration(MLAPrefillBackendEnum, backend, class_path, depth=2)

@@ -1,4 +1,4 @@
-"""The ``attn`` command: ``list``, ``show``, ``doctor`` and ``state``.
+"""The ``attn`` command: ``list``, ``show``, ``doctor``, ``select`` and ``state``.
 
 Usage::
 
@@ -6,32 +6,15 @@ Usage::
     attn show NAME [--registry REGISTRY] [--load]
     attn doctor [--load] [--json]
     attn doctor --against FILE
+    attn select REGISTRY [--set KEY=VALUE ...] [--backend NAME] [--json]
     attn state save FILE
     attn --version
 
-REGISTRY is a registry's class name (``AttentionBackendEnum``) or its
-entry-point group (``attn.backends``), spelled exactly.
-
-Exit codes, as click and httpx use them:
-
-- 0: success (``doctor``: no problem found);
-- 1: a problem was found: ``show`` of an unknown name, ``doctor`` found a
-  problem, or, under ``ATTN_STRICT=1``, a plugin has a problem (discovery
-  raises :class:`attn.PluginProblemError`, or ``list --load`` finds a backend
-  that cannot be loaded);
-- 2: the invocation is wrong: bad arguments, no command at all (the help is
-  printed on stderr), or an ``ATTN_*`` variable with an invalid value.
-
-Errors go to stderr as ``Error: ...``; usage errors add a hint to the
-``--help`` of the (sub)command whose arguments were wrong.
-Warnings that attn issues while a command runs (a conflict between plugins,
-an ``ATTN_PLUGINS`` name that matches nothing) are printed on stderr as
-``Warning: ...`` instead of Python's default warning format.
-
-Output is plain text unless stdout is a terminal, ``NO_COLOR`` is unset or
-empty and ``TERM`` is not ``dumb``; then statuses are coloured. Tables are
-laid out for 100 columns whatever the terminal's width, so the output is the
-same in a terminal, a pipe and a log. docs/cli.md records these choices.
+Exit codes, as click and httpx use them: 0 success; 1 a problem was found
+(``show`` of an unknown name, ``doctor``'s findings, a plugin problem under
+``ATTN_STRICT=1``); 2 a wrong invocation (bad arguments, no command, an
+invalid ``ATTN_*`` value). Errors go to stderr as ``Error: ...``, attn's
+warnings as ``Warning: ...``. docs/cli.md records every choice.
 """
 
 from __future__ import annotations
@@ -40,6 +23,9 @@ import importlib
 import os
 import sys
 import warnings
+from typing import IO, TYPE_CHECKING
+
+from attn.registry.errors import AttnConfigError, AttnError, AttnWarning, RejectedPluginWarning
 
 from ._common import (
     EXIT_OK,
@@ -49,16 +35,13 @@ from ._common import (
     Parser,
     ParserExit,
     UsageError,
+    did_you_mean,
     version_label,
 )
-
-# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
-TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
-    from typing import IO
 
 __all__ = ["main"]
 
@@ -68,7 +51,13 @@ __all__ = ["main"]
 #: Each command and the module (in this package) that declares and runs it. The
 #: module for ``list`` is ``listing``: a submodule named ``list`` would become the
 #: package's attribute ``list`` and hide the built-in in this module.
-_MODULES = {"list": "listing", "show": "show", "doctor": "doctor", "state": "state"}
+_MODULES = {
+    "list": "listing",
+    "show": "show",
+    "doctor": "doctor",
+    "select": "select",
+    "state": "state",
+}
 _COMMANDS = tuple(_MODULES)
 
 
@@ -97,27 +86,20 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _command(argv: Sequence[str]) -> str | None:
-    """The command *argv* names: its first argument that is not an option."""
-    return next((a for a in argv if not a.startswith("-")), None)
+    """The command *argv* names (its first argument that is not an option), if any.
 
-
-def _check_command(argv: Sequence[str]) -> None:
-    """Refuse an unknown command with attn's own message (argparse's varies by Python)."""
-    command = _command(argv)
-    if command is None or command in _COMMANDS:
-        return
-    import difflib  # noqa: PLC0415 - only for a mistyped command
-
-    msg = f"unknown command {command!r}; the commands are: {', '.join(_COMMANDS)}"
-    close = difflib.get_close_matches(command, _COMMANDS, n=1, cutoff=0.6)
-    if close:
-        msg += f". Did you mean {close[0]!r}?"
-    raise UsageError(msg, "attn")
+    Raises:
+        UsageError: it is not a command; attn's own message, as argparse's varies by Python.
+    """
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command is not None and command not in _COMMANDS:
+        msg = f"unknown command {command!r}; the commands are: {', '.join(_COMMANDS)}"
+        raise UsageError(msg + did_you_mean(command, _COMMANDS), "attn")
+    return command
 
 
 def _run(argv: Sequence[str] | None, out: IO[str], err: IO[str]) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    _check_command(argv)
     parser = _parser(_command(argv))
     args, extra = parser.parse_known_args(argv)
     if extra:
@@ -139,22 +121,13 @@ def _run(argv: Sequence[str] | None, out: IO[str], err: IO[str]) -> int:
 
 
 def _report_warnings(caught: Sequence[warnings.WarningMessage], err: IO[str]) -> None:
-    from attn.registry.errors import RejectedPluginWarning  # noqa: PLC0415
-
-    shown: set[str] = set()
-    for w in caught:
-        if issubclass(w.category, RejectedPluginWarning):
-            continue  # every command shows rejected plugins itself, with the reason
-        text = str(w.message)
-        if text not in shown:
-            shown.add(text)
-            err.write(f"Warning: {text}\n")
+    # Not rejected plugins: every command shows them itself, with the reason.
+    texts = (str(w.message) for w in caught if not issubclass(w.category, RejectedPluginWarning))
+    err.writelines(f"Warning: {text}\n" for text in dict.fromkeys(texts))
 
 
 def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return per outcome
     """Run the ``attn`` command with *argv* (default ``sys.argv[1:]``); return the exit code."""
-    from attn.registry import AttnConfigError, AttnError, AttnWarning  # noqa: PLC0415
-
     out, err = sys.stdout, sys.stderr
     try:
         with warnings.catch_warnings(record=True) as caught:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
-TYPE_CHECKING = False
+from attn import _version
+from attn.registry.loading import plugin_output_to as plugin_output_to  # noqa: PLC0414 - doctor, show
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import IO, Any, NoReturn
 
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import BackendRow, RegistryReport
@@ -24,6 +24,7 @@ SUMMARIES = {
     "list": "the backends in effect and every plugin not in effect",
     "show": "one backend in detail, with every claimant",
     "doctor": "check installed plugins and print a fix for each problem",
+    "select": "choose a registry's backend for a configuration, with every candidate's verdict",
     "state": "save what every backend resolves to here, for 'attn doctor --against'",
 }
 
@@ -73,15 +74,15 @@ class Parser(argparse.ArgumentParser):
 def _terminal_columns() -> int:
     """``shutil.get_terminal_size().columns``: ``COLUMNS``, else the terminal's, else 80."""
     try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
         columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 # -- registries -----------------------------------------------------------------
@@ -115,32 +116,27 @@ def select(names: Sequence[str], prog: str) -> list[BackendEnumMeta]:
         if registry is None:
             valid = ", ".join(f"{r.__name__} ({group(r)})" for r in every)
             msg = f"unknown registry {name!r}; valid registries are: {valid}"
-            import difflib  # noqa: PLC0415 - only for a mistyped name
-
-            close = difflib.get_close_matches(name, list(spellings), n=1, cutoff=0.6)
-            if close:
-                msg += f". Did you mean {close[0]!r}?"
-            raise UsageError(msg, prog)
+            raise UsageError(msg + did_you_mean(name, list(spellings)), prog)
         if registry not in chosen:
             chosen.append(registry)
     return chosen
+
+
+def did_you_mean(name: str, options: Sequence[str]) -> str:
+    """``. Did you mean 'x'?`` for the option closest to a mistyped *name*; empty if none is."""
+    import difflib  # noqa: PLC0415 - only for a mistyped name
+
+    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    return f". Did you mean {close[0]!r}?" if close else ""
 
 
 # -- rendering helpers ------------------------------------------------------------
 
 
 _COLOURS = {
-    "ok": "32",
-    "used": "32",
-    "yes": "32",
-    "unregistered": "33",
-    "disabled": "33",
-    "shadowed": "33",
-    "note": "33",
-    "broken": "31",
-    "invalid": "31",
-    "incompatible": "31",
-    "problem": "31",
+    **dict.fromkeys(("ok", "used", "yes"), "32"),  # green
+    **dict.fromkeys(("unregistered", "disabled", "shadowed", "note"), "33"),  # yellow
+    **dict.fromkeys(("broken", "invalid", "incompatible", "problem"), "31"),  # red
 }
 
 
@@ -192,8 +188,6 @@ def fit(text: str, width: int) -> str:
 
 def version_label() -> str:
     """The installed version of attn."""
-    from attn import _version  # noqa: PLC0415
-
     return _version()
 
 
@@ -232,50 +226,6 @@ def available(row: BackendRow) -> str:
     if answer is None:
         return "unknown"
     return "yes" if answer else "no"
-
-
-class plugin_output_to:  # noqa: N801 - used as a function: with plugin_output_to(err): ...
-    """While plugin code may run (``--load``), its output goes to stderr, never into ours.
-
-    Python-level prints (``sys.stdout``), as :func:`contextlib.redirect_stdout`
-    does, and writes to file descriptor 1 itself (``os.write(1, ...)``, a C
-    extension's ``printf``) when *err* is a real file: ``--json`` stays JSON.
-    """
-
-    def __init__(self, err: IO[str]) -> None:
-        """Send what is printed to *err* while the block runs."""
-        self._err = err
-        self._saved: list[tuple[IO[str], int | None]] = []
-
-    def __enter__(self) -> IO[str]:
-        saved_fd = None
-        try:
-            target = self._err.fileno()
-            sys.stdout.flush()  # what we wrote so far stays on stdout
-            self._err.flush()
-            saved_fd = os.dup(1)
-        except (AttributeError, OSError, ValueError):
-            pass  # err is not a file (tests), or there is no fd 1: Python level only
-        else:
-            try:
-                os.dup2(target, 1)
-            except OSError:
-                os.close(saved_fd)
-                saved_fd = None
-        self._saved.append((sys.stdout, saved_fd))
-        sys.stdout = self._err
-        return self._err
-
-    def __exit__(self, *exc_info: object) -> None:
-        stdout, saved_fd = self._saved.pop()
-        sys.stdout = stdout
-        if saved_fd is not None:
-            try:  # noqa: SIM105 - contextlib is not imported for every listing
-                self._err.flush()
-            except (OSError, ValueError):
-                pass
-            os.dup2(saved_fd, 1)
-            os.close(saved_fd)
 
 
 def plural(count: int, noun: str) -> str:

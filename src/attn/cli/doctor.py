@@ -10,10 +10,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from attn.registry.enum import _interface, load_context
-from attn.registry.errors import BackendLoadError, Code, StateMismatchError
+from attn.registry.errors import Code, StateMismatchError
 from attn.registry.listing import availability_problem, one_line
-from attn.registry.loading import load_class
+from attn.registry.loading import try_load
 from attn.registry.report import Finding
 from attn.registry.table import Entry
 from attn.registry.workers import apply_state
@@ -89,13 +88,11 @@ def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterat
     """Import every built-in default and every merged plugin of *registry*; report failures."""
     state = registry._attn_state
     config, block = state.config, state.controls().block_variable
-    interface = _interface(registry)
     for name, default in registry._attn_defaults.items():
         if default is None:
             continue
-        try:
-            load_class(default, interface, load_context(registry, name, None))
-        except BackendLoadError as exc:
+        _, exc = try_load(registry, name, None)
+        if exc is not None:
             yield Finding(
                 "load-failure",
                 name,
@@ -105,23 +102,22 @@ def _load_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterat
                 "if that does not help, report a bug",
             )
     for plugin in result.used:
-        entry = Entry.from_plugin(plugin)
-        try:
-            cls = load_class(entry.path, interface, load_context(registry, plugin.name, entry))
-        except BackendLoadError as exc:
-            problem: str | None = f"cannot be loaded: {one_line(exc.detail)}"
-        else:
-            problem = availability_problem(cls)
-            problem = None if problem is None else f"loads, but {problem}"
-        if problem is not None:
-            yield Finding(
-                "load-failure",
-                plugin.name,
-                f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which "
-                f"{problem}",
-                f"fix or uninstall {plugin.distribution}, or block it with "
-                f"{block}={plugin.distribution}",
-            )
+        cls, exc = try_load(registry, plugin.name, Entry.from_plugin(plugin))
+        problem = availability_problem(cls) if cls is not None else None
+        if exc is None and problem is None:
+            continue
+        what = f"cannot be loaded: {one_line(exc.detail)}" if exc else f"loads, but {problem}"
+        yield Finding(
+            "load-failure",
+            plugin.name,
+            f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}",
+            f"fix or uninstall {plugin.distribution}, or block it with "
+            f"{block}={plugin.distribution}",
+            distribution=plugin.distribution,
+            version=plugin.distribution_version,
+            value=plugin.value,
+            plugin_code=True,
+        )
 
 
 def _registration_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterator[Finding]:
@@ -141,6 +137,10 @@ def _registration_findings(registry: BackendEnumMeta, result: DiscoveryResult) -
             "past attn's conflict checks and controls",
             f"report it to {distribution}'s authors, and uninstall {distribution} or block it "
             f"with {block}={distribution} until it is fixed",
+            distribution=distribution,
+            version=entry.plugin_version,
+            value=entry.path.colon,
+            plugin_code=True,
         )
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import IO, TYPE_CHECKING
+
+from attn.registry.listing import build_report
 
 from ._common import (
     EXIT_OK,
@@ -12,20 +15,15 @@ from ._common import (
     Style,
     available,
     fit,
-    plugin_output_to,
     select,
     source,
     version_label,
     wrap,
 )
 
-# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
-TYPE_CHECKING = False
-
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
-    from typing import IO
 
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import RegistryReport
@@ -166,11 +164,8 @@ def _attn_version(reports: Sequence[RegistryReport]) -> str:
 
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print the listing of the registries *args* name; return the exit code."""
-    from attn.registry import build_report  # noqa: PLC0415
-
     registries = select(args.registry, "attn list")
-    with plugin_output_to(err):
-        reports = [build_report(r, load=args.load) for r in registries]
+    reports = [build_report(r, load=args.load, output=err) for r in registries]
     if args.json:
         payload = {
             "attn_version": _attn_version(reports),

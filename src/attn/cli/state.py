@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import IO, TYPE_CHECKING
 
-from ._common import EXIT_OK, SUMMARIES, UsageError, plugin_output_to, plural, version_label
+from attn.registry.loading import plugin_output_to
+from attn.registry.workers import WorkerState, capture_state
 
-# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
-TYPE_CHECKING = False
+from ._common import EXIT_OK, SUMMARIES, UsageError, plural, registries, version_label
 
 if TYPE_CHECKING:
     import argparse
-    from typing import IO
-
-    from attn.registry.workers import WorkerState
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,10 +41,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Write the state to the file (or stdout) and say so on stderr."""
-    from attn.registry.workers import capture_state  # noqa: PLC0415
-
-    from ._common import registries  # noqa: PLC0415
-
     registries()  # declare attn's registries: capture_state() takes those declared
     with plugin_output_to(err):
         state = capture_state()
@@ -79,8 +73,6 @@ def load(path: str, prog: str) -> WorkerState:
     Raises:
         UsageError: the file cannot be read, is not JSON, or is not a saved state.
     """
-    from attn.registry.workers import WorkerState  # noqa: PLC0415
-
     name = "stdin" if path == "-" else path
     try:
         if path == "-":

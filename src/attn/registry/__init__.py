@@ -2,7 +2,7 @@
 
 A host declares one Enum per kind of backend::
 
-    from attn.registry import Backend, BackendEnum, register
+    from attn.registry import Backend, BackendEnum
 
     class ToyBackend(Backend):
         '''What every toy backend provides.'''
@@ -20,15 +20,10 @@ Nothing here imports the attention modules.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .backend import Backend
-from .enum import (
-    BackendEnum,
-    BackendEnumMeta,
-    PluginBackend,
-    declared_registries,
-    register,
-    state_of,
-)
+from .enum import BackendEnum, PluginBackend, register
 from .errors import (
     AttnConfigError,
     AttnError,
@@ -36,32 +31,25 @@ from .errors import (
     BackendInterfaceError,
     BackendLoadError,
     BackendNotRegisteredError,
+    Code,
     ConflictWarning,
     InvalidPathError,
     PluginProblemError,
     PluginWarning,
     RejectedPluginWarning,
+    SelectionError,
     StateMismatchError,
     UnknownBackendError,
 )
-from .paths import ClassPath, parse_path
-from .table import Entry, RegistryState, Snapshot
+from .selection import Candidate, Reason, Selection
 
-# Not typing.TYPE_CHECKING: the warm path (a cache hit, then a lookup) imports
-# neither typing nor dataclasses, so listing and workers load on first use.
-TYPE_CHECKING = False
-
+# Listing and workers load on first use: a lookup needs neither.
 if TYPE_CHECKING:
     from .listing import build_report
-    from .report import BackendRow, Finding, PluginRecord, RegistryReport
     from .workers import WorkerState, apply_state, capture_state, ray_setup_hook
 
 _LAZY = {
     "build_report": "listing",
-    "BackendRow": "report",
-    "Finding": "report",
-    "PluginRecord": "report",
-    "RegistryReport": "report",
     "WorkerState": "workers",
     "apply_state": "workers",
     "capture_state": "workers",
@@ -74,35 +62,28 @@ __all__ = [
     "AttnWarning",
     "Backend",
     "BackendEnum",
-    "BackendEnumMeta",
     "BackendInterfaceError",
     "BackendLoadError",
     "BackendNotRegisteredError",
-    "BackendRow",
-    "ClassPath",
+    "Candidate",
+    "Code",
     "ConflictWarning",
-    "Entry",
-    "Finding",
     "InvalidPathError",
     "PluginBackend",
     "PluginProblemError",
-    "PluginRecord",
     "PluginWarning",
-    "RegistryReport",
-    "RegistryState",
+    "Reason",
     "RejectedPluginWarning",
-    "Snapshot",
+    "Selection",
+    "SelectionError",
     "StateMismatchError",
     "UnknownBackendError",
     "WorkerState",
     "apply_state",
     "build_report",
     "capture_state",
-    "declared_registries",
-    "parse_path",
     "ray_setup_hook",
     "register",
-    "state_of",
 ]
 
 

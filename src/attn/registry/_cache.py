@@ -7,12 +7,12 @@ that scan. ``refresh()`` scans again and replaces it.
 
 On disk, ``$XDG_CACHE_HOME/attn/`` (else ``~/.cache/attn/``) holds one file
 per host, interpreter and ``sys.path``: the records of the distributions that
-matter to the host (its plugins, the host, duplicates, unreadable copies),
-the version verdicts on them, and each registry's merge outcome per setting
-of the host's variables. A process trusts the file only when a fresh scan
-would give the same answer, which it checks with one ``stat`` per ``sys.path``
-entry and per cached metadata file. The file is data (:mod:`marshal` of
-plain tuples), validated on load; nothing in it is executed or unpickled.
+matter to the host (its plugins, the host, duplicates, unreadable copies) and
+each registry's merge outcome per setting of the host's variables. A process
+trusts the file only when a fresh scan would give the same answer, which it
+checks with one ``stat`` per ``sys.path`` entry and per cached metadata file.
+The file is data (:mod:`marshal` of plain tuples), validated on load; nothing
+in it is executed or unpickled.
 """
 
 from __future__ import annotations
@@ -30,12 +30,13 @@ from ._metadata import (
     DistributionRecord,
     EntryPointRecord,
     MetadataRecord,
+    Problem,
     canonical_name,
     reader,
     standard_finders,
 )
-from .compat import seed_verdicts, verdicts_for
 from .controls import Controls, parse_bool
+from .errors import Code
 from .report import result_from
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
-FORMAT = 3
+FORMAT = 5
 """Bumped whenever the layout of the file changes."""
 
 RACY_NS = 2_000_000_000
@@ -114,6 +115,7 @@ def _metadata_files(record: DistributionRecord) -> tuple[str, ...]:
         os.path.join(folder, "entry_points.txt"),
         os.path.join(folder, "METADATA"),
         os.path.join(folder, "PKG-INFO"),
+        os.path.join(folder, "requires.txt"),
     )
 
 
@@ -125,9 +127,15 @@ def _record_data(record: DistributionRecord) -> tuple[object, ...]:
         record.path_index,
         record.path_entry,
         tuple((ep.group, ep.name, ep.value) for ep in record.entry_points),
-        None if meta is None else (meta.name, meta.version, meta.requires, meta.problem),
-        record.entry_points_problem,
+        None if meta is None else (meta.name, meta.version, meta.requires, _data(meta.problem)),
+        _data(record.entry_points_problem),
     )
+
+
+def _data(problem: Problem | None) -> tuple[object, ...] | None:
+    if problem is None:
+        return None
+    return (problem.code.value, problem.file, problem.detail, problem.offset, problem.finder)
 
 
 class _Invalid(Exception):  # noqa: N818 - internal signal, never escapes this module
@@ -154,10 +162,22 @@ def _strings(value: object) -> bool:
     return type(value) is tuple and all(type(v) is str for v in value)
 
 
+def _problem_from(data: object) -> Problem | None:
+    if data is None:
+        return None
+    code, file, detail, offset, finder = _tuple(data, 5)
+    _check(type(file) is str and type(detail) is str and type(finder) is str)
+    _check(type(code) is str and type(offset) is int)
+    try:
+        return Problem(Code(code), file, detail, offset, finder)
+    except ValueError:  # not a code of this version of attn
+        raise _Invalid from None
+
+
 def _record_from(data: object) -> DistributionRecord:
     key, location, index, entry, eps, meta, problem = _tuple(data, 7)
     _check(type(key) is str and type(location) is str and type(entry) is str)
-    _check(type(index) is int and _str_or_none(problem))
+    _check(type(index) is int)
     entry_points = []
     for ep in _tuple(eps):
         group, name, value = _tuple(ep, 3)
@@ -166,10 +186,11 @@ def _record_from(data: object) -> DistributionRecord:
     metadata = None
     if meta is not None:
         dist_name, version, requires, why = _tuple(meta, 4)
-        _check(_str_or_none(dist_name) and _str_or_none(version) and _str_or_none(why))
-        _check(_strings(requires))
-        metadata = MetadataRecord(dist_name, version, requires, why)
-    return DistributionRecord(key, location, index, entry, tuple(entry_points), metadata, problem)
+        _check(_str_or_none(dist_name) and _str_or_none(version) and _strings(requires))
+        metadata = MetadataRecord(dist_name, version, requires, _problem_from(why))
+    return DistributionRecord(
+        key, location, index, entry, tuple(entry_points), metadata, _problem_from(problem)
+    )
 
 
 def _outcome_from(data: object) -> Outcome:
@@ -205,7 +226,7 @@ class HostScan:
     """One scan of a host's distributions, from ``sys.path`` or from the cache file.
 
     ``records`` are those the pipeline reads: the host scan returns only them,
-    and the file stores only them, with the version ``verdicts`` on them.
+    and the file stores only them.
     """
 
     host: str
@@ -218,17 +239,7 @@ class HostScan:
     writable: bool
     """Whether the file may be written: nothing it depends on changed near the scan."""
     from_file: bool
-    verdicts: tuple[object, ...] = ()
     outcomes: dict[object, Outcome] = field(default_factory=dict)
-    seeded: bool = False
-    """Whether the version check has the file's verdicts."""
-
-    def pipeline_records(self) -> tuple[DistributionRecord, ...]:
-        """The records, with the file's version verdicts given to the check first."""
-        if self.from_file and not self.seeded:
-            seed_verdicts(self.verdicts)
-            self.seeded = True
-        return self.records
 
     def outcome(self, group: str, context: MergeContext) -> Outcome | None:
         """The cached outcome of merging *group* in *context* (variables, built-in names)."""
@@ -239,13 +250,11 @@ class HostScan:
         self.outcomes[(group, context[0], context[1])] = outcome
         if self.file is None or not self.writable:
             return
-        self.verdicts = verdicts_for(r.metadata.requires for r in self.records if r.metadata)
         data = (
             FORMAT,
             self.key,
             self.stamps,
             tuple(_record_data(r) for r in self.records),
-            self.verdicts,
             {k: v.data() for k, v in self.outcomes.items()},
         )
         _write(self.file, marshal.dumps(data))  # type: ignore[arg-type]
@@ -379,7 +388,7 @@ def _load(file: str, key: tuple[object, ...], host: str, groups: tuple[str, ...]
         loaded = marshal.loads(data)  # noqa: S302 - our own file, owner-only, validated
     except (EOFError, ValueError, TypeError):
         raise _Invalid from None
-    version, stored_key, stamps, records, verdicts, outcomes = _tuple(loaded, 6)
+    version, stored_key, stamps, records, outcomes = _tuple(loaded, 5)
     _check(version == FORMAT and stored_key == key)
     for item in _tuple(stamps):
         path, stamp = _tuple(item, 2)
@@ -399,7 +408,6 @@ def _load(file: str, key: tuple[object, ...], host: str, groups: tuple[str, ...]
         file,
         writable=True,
         from_file=True,
-        verdicts=_tuple(verdicts),
         outcomes=parsed,
     )
 

@@ -1,23 +1,15 @@
-"""A base for attn's small immutable records, without dataclasses.
+"""A hand-written base for immutable records that are not dataclasses.
 
-The warm path (a cache hit, then a lookup) must not import :mod:`dataclasses`
-(which imports :mod:`inspect`) or :mod:`typing`; the records it touches are
-plain classes with ``__slots__`` built on :class:`Record`.
+attn's records are ``@dataclass(frozen=True, slots=True)`` (report.py,
+paths.py); :class:`Record` gives the others the same behaviour by hand.
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING, final
 
 if TYPE_CHECKING:
-    from typing import final
-
     from typing_extensions import Self
-else:
-
-    def final(cls: type) -> type:
-        """``typing.final`` for the type checker; at run time typing is not imported."""
-        return cls
 
 
 __all__ = ["Record", "final", "set_field"]

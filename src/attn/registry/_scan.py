@@ -1,67 +1,160 @@
-"""The fast reader behind :func:`attn.registry._metadata.scan`.
+"""Records of installed metadata, and the fast reader that makes them from folders.
 
-It reads ``sys.path`` folders with :func:`os.listdir` and opens only
-``entry_points.txt`` of each metadata folder (and ``METADATA`` where the scan
-needs it), parsing both exactly as :mod:`importlib.metadata` does: the same
-folders in the same order, the same entry points, the same header values,
-the same problems. What it cannot read the same way it hands to
-:mod:`importlib.metadata`: a ``sys.path`` entry that is a file (a zip or an
-egg) or an egg folder, an ``entry_points.txt`` line that the standard library
-rejects (so the problem is worded as it words it), every entry when a
-meta-path finder other than the standard one provides distributions, and
-every entry on a platform whose paths are not POSIX paths.
+Every reader yields these records and the pipeline reads nothing else; a
+problem is a :class:`Problem`, a :class:`~attn.registry.errors.Code` and the
+fields its message is rendered from. The fast reader lists a ``sys.path``
+folder and reads its metadata as :mod:`importlib.metadata` does: the same
+copies in the same order (``*.dist-info``, ``*.egg-info``, folders or legacy
+files), the same header values, entry points and requirements (``requires.txt``
+converted as ``Distribution.requires`` converts it). Entries it does not read
+(a zip, a wheel, an egg) are left to the reference reader of :mod:`._metadata`.
 """
 
 from __future__ import annotations
 
 import os
-import sys
+import re
+import textwrap
+from dataclasses import dataclass
+from functools import partial
+from itertools import takewhile
+from typing import TYPE_CHECKING
 
-from ._metadata import (
-    EntryPointRecord,
-    MetadataRecord,
-    assemble,
-    canonical_name,
-    key_from_folder,
-    key_of,
-    metadata_file_record,
-    reference_entry,
-    reference_scan,
-    standard_finders,
-)
-
-TYPE_CHECKING = False
+from .errors import Code
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable
 
-    from ._metadata import DistributionRecord, Found
+    #: One copy as a reader found it (metadata not read yet) and how to read its metadata.
+    Copy = tuple["DistributionRecord", Callable[[], "MetadataRecord"]]
+    #: The entry points of one copy, and what Python misses of them.
+    EntryPoints = tuple[tuple["EntryPointRecord", ...], "Problem | None"]
 
-__all__ = ["distribution_version", "fast_scan", "parse_headers", "standard_finders"]
+_MESSAGES = {
+    Code.PERMISSION_DENIED: "{p.file} cannot be read: permission denied",
+    Code.NOT_UTF8: "{p.file} is not UTF-8 text (byte {p.detail} at offset {p.offset})",
+    Code.IS_A_FOLDER: "{p.file} is a folder, not a file",
+    Code.NO_METADATA: "no METADATA or PKG-INFO file",
+    Code.NO_NAME: "metadata has no Name field",
+    Code.READ_ERROR: "{p.file} cannot be read: {p.detail}",
+    Code.BYTE_ORDER_MARK: "{p.file} starts with a byte-order mark, so Python "
+    "(importlib.metadata) reads no entry point before the next [group] header",
+    Code.ENTRIES_BEFORE_HEADER: "{p.file} has entries before any [group] header (first: "
+    "{p.detail!r}); Python (importlib.metadata) reads none of them",
+    Code.FINDER_FAILED: "the meta-path finder {p.finder} raised {p.detail} while listing "
+    "distributions",
+    Code.PATH_UNREADABLE: "the sys.path entry {p.file} cannot be read (permission denied)",
+}
 
-_SUFFIXES = (".dist-info", ".egg-info")
-_CHUNK = 1 << 16
-_QUIET = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
-"""What ``Distribution.read_text`` treats as "no such file"."""
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Why a metadata file or a ``sys.path`` entry cannot be read (``str()`` says it)."""
+
+    code: Code
+    file: str = ""
+    """The file (``METADATA``, ``entry_points.txt``, ...), or the ``sys.path`` entry."""
+    detail: str = ""
+    """The error's text, the first stray entry, or the byte that is not UTF-8."""
+    offset: int = 0
+    """Where that byte is."""
+    finder: str = ""
+    """The meta-path finder that failed, as ``module.QualName``."""
+
+    def __str__(self) -> str:
+        """The message, as attn shows it."""
+        return _MESSAGES.get(self.code, "{p.code}: {p.detail}").format(p=self)
 
 
-def _root(root: str) -> str:
-    """What ``str(pathlib.Path(root, child))`` puts before a folder name *child*, without pathlib.
+@dataclass(frozen=True, slots=True)
+class EntryPointRecord:
+    """One entry point as declared: its group, name and value."""
 
-    ``_root(root) + child`` is that path: the parts of *root* without empty
-    and ``.`` parts, joined by ``/``, with pathlib's leading ``/`` or ``//``.
+    group: str
+    name: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataRecord:
+    """The core metadata fields attn reads from one copy, or why they cannot be used."""
+
+    name: str | None
+    version: str | None
+    requires: tuple[str, ...] = ()
+    problem: Problem | None = None
+
+
+#: The key of a record that stands for something unreadable on ``sys.path``
+#: itself (a folder, a meta-path finder), not for a distribution.
+UNREADABLE_KEY = "<unreadable>"
+
+
+@dataclass(frozen=True, slots=True)
+class DistributionRecord:
+    """One copy of a distribution's metadata found on ``sys.path``.
+
+    ``key`` is the canonical name used to tell copies apart (from the folder's
+    name); ``location`` the metadata folder (or legacy file); ``path_index``
+    the index of the ``sys.path`` entry it was found under; ``metadata`` is
+    ``None`` when the scan had no reason to read it.
     """
-    if root.startswith("/"):
-        prefix = "//" if root.startswith("//") and not root.startswith("///") else "/"
-    else:
-        prefix = ""
-    parts = [part for part in root.split("/") if part and part != "."]
-    return prefix + "".join(part + "/" for part in parts)
+
+    key: str
+    location: str
+    path_index: int
+    path_entry: str
+    entry_points: tuple[EntryPointRecord, ...]
+    metadata: MetadataRecord | None
+    entry_points_problem: Problem | None = None
+
+    @property
+    def name(self) -> str:
+        """The ``Name`` field as written, else the canonical key."""
+        if self.metadata is not None and self.metadata.name:
+            return self.metadata.name
+        return self.key
+
+    @property
+    def version(self) -> str | None:
+        """The ``Version`` field, if the metadata was read and has one."""
+        return None if self.metadata is None else self.metadata.version
+
+    @property
+    def metadata_problem(self) -> Problem | None:
+        """Why this copy's core metadata (name, version, requirements) cannot be used."""
+        return None if self.metadata is None else self.metadata.problem
 
 
-def _join(root: str, child: str) -> str:
-    """``str(pathlib.Path(root, child))`` for a folder name *child*, without pathlib."""
-    return _root(root) + child
+def unreadable_record(index: int, entry: str, problem: Problem) -> DistributionRecord:
+    """A record that stands for a part of ``sys.path`` nothing could be read from."""
+    return DistributionRecord(UNREADABLE_KEY, entry, index, entry, (), None, problem)
+
+
+def canonical_name(name: str) -> str:
+    """Normalize a distribution name as pip does (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def key_from_folder(folder: str) -> str:
+    """The canonical name of the distribution a metadata folder's name names."""
+    # As importlib.metadata's Lookup: the part before the last dot, then before the first dash.
+    stem = folder.rpartition(".")[0] if "." in folder else folder
+    return canonical_name(stem.partition("-")[0])
+
+
+def key_of(location: str) -> str:
+    """The canonical name of the copy whose metadata folder is *location*."""
+    # A folder inside a zip file is named with a trailing slash; an egg's
+    # EGG-INFO folder is named after the egg around it.
+    folder = location.rstrip("/")
+    base = os.path.basename(folder)
+    if base.lower() == "egg-info":
+        base = os.path.basename(os.path.dirname(folder))
+    return key_from_folder(base)
+
+
+# -- reading files as Path.read_text(encoding="utf-8") does ----------------------
 
 
 def _bytes(path: str) -> bytes:
@@ -69,81 +162,72 @@ def _bytes(path: str) -> bytes:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         chunks = []
-        while chunk := os.read(fd, _CHUNK):
+        while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)
-            if len(chunk) < _CHUNK:
+            if len(chunk) < 1 << 16:
                 break  # a regular file reads short only at its end: no second call
     finally:
         os.close(fd)
     return b"".join(chunks)
 
 
-def _header_line(line: str) -> bool:
-    r"""Whether *line* is a header, an envelope (``From ``) line or a continuation.
+def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
+    """*path*'s text with universal newlines; ``None`` if absent; else why it cannot be read.
 
-    email.feedparser's ``headerRE``, ``(From |[\041-\071\073-\176]*:|[\t ])``,
-    without :mod:`re`: before the first colon, printable ASCII other than space.
+    *file* names the file in the problem. Absent is what ``Distribution.read_text``
+    treats as absent, less a folder and missing permission, which attn reports.
     """
-    if line.startswith(("From ", "\t", " ")):
-        return True
-    colon = line.find(":")
-    if colon < 0:
-        return False
-    head = line[:colon]
-    return head.isascii() and head.isprintable() and " " not in head
-
-
-def _universal(text: str) -> str:
-    """*text* with universal newlines, as text mode reads it."""
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
-
-
-def _read(path: str) -> str | None:
-    """The file's text as ``Path.read_text(encoding="utf-8")`` gives it, or ``None``."""
     try:
         data = _bytes(path)
-    except _QUIET:
-        return None
-    return _universal(data.decode("utf-8"))
+    except (FileNotFoundError, NotADirectoryError):
+        return None, None
+    except IsADirectoryError:
+        return None, Problem(Code.IS_A_FOLDER, file)
+    except PermissionError:
+        return None, Problem(Code.PERMISSION_DENIED, file)
+    except OSError as exc:
+        return None, Problem(Code.READ_ERROR, file, exc.strerror or str(exc))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, Problem(Code.NOT_UTF8, file, f"0x{data[exc.start]:02x}", exc.start)
+    return text.replace("\r\n", "\n").replace("\r", "\n"), None
 
 
-def parse_headers(text: str) -> list[tuple[str, str]]:  # noqa: C901 - email's rules, one by one
+def path_problem(entry: str) -> Problem | None:
+    """Why the ``sys.path`` folder *entry* cannot be read, if it cannot."""
+    if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):
+        return Problem(Code.PATH_UNREADABLE, entry)
+    return None
+
+
+# -- core metadata (METADATA, PKG-INFO, requires.txt) ----------------------------------
+
+#: email.feedparser's headerRE: a header, an envelope (``From ``) line or a continuation.
+_HEADER = re.compile(r"^(From |[\041-\071\073-\176]*:|[\t ])")
+
+
+def parse_headers(text: str) -> list[tuple[str, str]]:
     """The header fields of a core-metadata text, as :mod:`email` (compat32) parses them.
 
     Headers end at the first line that is neither a field, an envelope
     (``From ``) line nor a continuation; folded values keep their line breaks.
     """
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    block = []
-    for line in lines:
-        if not _header_line(line):
-            break
-        block.append(line)
-    fields: list[tuple[str, str]] = []
-    current: list[str] = []
-    last = len(block) - 1
+    parts = text.split("\n")  # email's line breaks: the text has universal newlines
+    lines = [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    block = list(takewhile(_HEADER.match, lines))
+    fields: list[list[str]] = [[]]  # the lines of each field; [] where email drops lines
     for number, line in enumerate(block):
         if line[0] in " \t":
-            if current:
-                current.append(line)
-            continue
-        if current:
-            fields.append(_field(current))
-            current = []
-        if line.startswith("From "):
-            if number == last and number:
-                break
-            continue
-        if line.find(":") > 0:
-            current = [line]
-    if current:
-        fields.append(_field(current))
-    return fields
+            if fields[-1]:
+                fields[-1].append(line)
+        elif line.startswith("From "):
+            if number == len(block) - 1 and number:
+                break  # the body's first line, for email
+            fields.append([])
+        else:
+            fields.append([line] if line.find(":") > 0 else [])
+    return [_field(field) for field in fields if field]
 
 
 def _field(lines: list[str]) -> tuple[str, str]:
@@ -154,241 +238,154 @@ def _field(lines: list[str]) -> tuple[str, str]:
 
 def _redent(value: str) -> str:
     """Undo RFC 822 folding as ``importlib.metadata`` does for every header value."""
-    if "\n" not in value:
-        return value
-    import textwrap  # noqa: PLC0415 - only folded values need it
-
-    return textwrap.dedent(" " * 8 + value)
+    return textwrap.dedent(" " * 8 + value) if "\n" in value else value
 
 
-def _metadata(location: str) -> MetadataRecord:  # noqa: C901 - email's fields, one by one
-    if not location.endswith(".dist-info") and os.path.exists(_join(location, "requires.txt")):
-        return _reference_metadata(location)  # an egg-info's requires.txt: read as Python does
-    try:
-        try:
-            text = _read(_join(location, "METADATA")) or _read(_join(location, "PKG-INFO"))
-        except (UnicodeDecodeError, OSError):
-            text = None
-        if not text:
-            # A folder, no permission, not UTF-8, a link loop: the shared reader words it.
-            special = metadata_file_record(location)
-            if special is not None:
-                return special
-            return MetadataRecord(None, None, (), "no METADATA or PKG-INFO file")
-        name = version = None
-        requires = []
-        for field, raw in parse_headers(text):
-            folded = field.lower()
-            value = _redent(raw)
-            if folded == "name":
-                name = value if name is None else name
-            elif folded == "version":
-                version = value if version is None else version
-            elif folded == "requires-dist":
-                requires.append(value)
-    except Exception as exc:  # noqa: BLE001 - worded as the reference reader words it
-        return MetadataRecord(None, None, (), f"unreadable metadata: {type(exc).__name__}: {exc}")
+def _core_text(location: str) -> tuple[str | None, Problem | None]:
+    """The text Python reads a copy's core metadata from: ``METADATA``, else ``PKG-INFO``.
+
+    Else the file *location* itself: a legacy egg-info file (``pkg-1.0.egg-info``).
+    """
+    for file in ("METADATA", "PKG-INFO"):
+        text, problem = read_text(f"{location}/{file}", file)
+        if problem is not None or text:
+            return text, problem
+    text, problem = read_text(location, os.path.basename(location))
+    if problem is not None and problem.code is Code.IS_A_FOLDER:
+        return None, None  # the metadata folder itself: no file of core metadata in it
+    return text, problem
+
+
+def egg_requirements(text: str) -> tuple[str, ...]:
+    """An egg-info's ``requires.txt``, converted as ``Distribution.requires`` converts it.
+
+    Lines before any ``[section]`` are unconditional; a section ``[extra]``,
+    ``[:marker]`` or ``[extra:marker]`` becomes the marker of its lines.
+    """
+    found = []
+    marker = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            extra, _, markers = line.strip("[]").partition(":")
+            conditions = [f"({markers})" if extra and markers else markers]
+            conditions += [f'extra == "{extra}"'] if extra else []
+            marker = " and ".join(filter(None, conditions))
+            continue
+        found.append(line + " " * ("@" in line) + (f"; {marker}" if marker else ""))
+    return tuple(found)
+
+
+def local_metadata(location: str) -> MetadataRecord:
+    """Name, version and requirements of the copy at *location*, or why they cannot be used."""
+    text, problem = _core_text(location)
+    if problem is not None or not text:
+        return MetadataRecord(None, None, (), problem or Problem(Code.NO_METADATA))
+    name = version = None
+    requires = []
+    for field, value in parse_headers(text):
+        folded = field.lower()
+        if folded == "name" and name is None:
+            name = _redent(value)
+        elif folded == "version" and version is None:
+            version = _redent(value)
+        elif folded == "requires-dist":
+            requires.append(_redent(value))
+    if not requires:  # as Distribution.requires: Requires-Dist, else requires.txt
+        egg, problem = read_text(f"{location}/requires.txt", "requires.txt")
+        if problem is not None:
+            return MetadataRecord(None, None, (), problem)
+        requires = list(egg_requirements(egg or ""))
     if not name:
-        return MetadataRecord(None, version, tuple(requires), "metadata has no Name field")
+        return MetadataRecord(None, version, tuple(requires), Problem(Code.NO_NAME))
     return MetadataRecord(name, version, tuple(requires))
 
 
-_REFER = object()
-"""Marks a file that only the reference reader can word the problem of."""
+# -- entry points (entry_points.txt) -----------------------------------------------------
 
 
-def _entry_points_text(location: str) -> str | object | None:
-    """``entry_points.txt`` as text, ``None`` when absent, else :data:`_REFER`.
-
-    :data:`_REFER` when Python cannot read it whole: a folder, no permission,
-    not UTF-8, a byte-order mark.
-    """
-    try:
-        # location is a normalized path (_join's): appending is joining.
-        text = _bytes(location + "/entry_points.txt").decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError):
-        return _REFER
-    return _REFER if text.startswith("\ufeff") else _universal(text)
-
-
-def _entry_points(location: str) -> tuple[tuple[EntryPointRecord, ...], str | None] | None:
-    """The entry points of one folder, or ``None`` when only the reference can word the problem.
-
-    The reference words every file Python cannot read whole: a folder, no
-    permission, not UTF-8, a byte-order mark, entries before any header.
-    """
-    text = _entry_points_text(location)
-    if text is _REFER:
-        return None
-    if not isinstance(text, str) or not text:
-        return (), None
+def parse_entry_points(text: str) -> EntryPoints:
+    """The entry points Python reads from *text*, and the first thing it misses or fails on."""
+    file = "entry_points.txt"
+    problem = Problem(Code.BYTE_ORDER_MARK, file) if text.startswith("\ufeff") else None
     found = []
-    section = None
-    for raw in text.splitlines():
+    group = None
+    for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line[0] == "#":
             continue
         if line[0] == "[" and line[-1] == "]":
-            section = line.strip("[]")
-            continue
-        if section is None:
-            if "=" in line and line[0] != ";":
-                return None  # entries before any header: Python drops them, attn says so
+            group = line.strip("[]")
             continue
         name, equals, value = line.partition("=")
-        if not equals:
-            return None
-        found.append(EntryPointRecord(section, name.strip(), value.strip()))
-    return tuple(found), None
+        if group is None:  # Python drops entries before any header: attn says so
+            if equals and line[0] != ";" and problem is None:
+                problem = Problem(Code.ENTRIES_BEFORE_HEADER, file, line[:60])
+        elif not equals:  # Python cannot read the file at all
+            return (), Problem(Code.READ_ERROR, file, f"line {number} has no '=': {line[:60]!r}")
+        else:
+            found.append(EntryPointRecord(group, name.strip(), value.strip()))
+    return tuple(found), problem
 
 
-def _reference_entry_points(location: str) -> tuple[tuple[EntryPointRecord, ...], str | None]:
-    import pathlib  # noqa: PLC0415 - only for an entry_points.txt the fast parser refuses
-    from importlib.metadata import PathDistribution  # noqa: PLC0415
-
-    from ._metadata import _read_entry_points  # noqa: PLC0415
-
-    return _read_entry_points(PathDistribution(pathlib.Path(location)))
-
-
-def _reference_metadata(location: str) -> MetadataRecord:
-    import pathlib  # noqa: PLC0415 - only for an egg-info with requires.txt
-    from importlib.metadata import PathDistribution  # noqa: PLC0415
-
-    from ._metadata import _read_metadata  # noqa: PLC0415
-
-    return _read_metadata(PathDistribution(pathlib.Path(location)))
+def local_entry_points(location: str) -> EntryPoints:
+    """The entry points of the copy at *location*, and what Python misses of them."""
+    path = f"{location}/entry_points.txt"
+    if not os.access(path, os.F_OK):  # most copies have none: ask without raising
+        return (), None
+    text, problem = read_text(path, "entry_points.txt")
+    return ((), problem) if text is None else parse_entry_points(text)
 
 
-def _metadata_reader(location: str) -> Callable[[], MetadataRecord]:
-    return lambda: _metadata(location)
+# -- the fast reader ----------------------------------------------------------------
 
 
-def _entry(index: int, entry: str, keys: list[str]) -> list[Found] | None:
-    """Every copy under one ``sys.path`` folder, or ``None`` to use the reference.
+def _root(root: str) -> str:
+    """What ``str(pathlib.Path(root, child))`` puts before a folder name *child*.
 
-    The canonical name of each copy is appended to *keys*, in the same order.
+    The parts of *root* without empty and ``.`` parts, joined by ``/``, with
+    pathlib's leading ``/`` or ``//``.
     """
-    if not isinstance(entry, str) or os.path.basename(entry).lower().endswith(".egg"):
+    prefix = ""
+    if root.startswith("/"):
+        prefix = "//" if root.startswith("//") and not root.startswith("///") else "/"
+    return prefix + "".join(part + "/" for part in root.split("/") if part not in {"", "."})
+
+
+def metadata_children(entry: str) -> list[tuple[str, str]] | None:
+    """``(key, name)`` of the metadata in the folder *entry*, in :mod:`importlib.metadata`'s order.
+
+    ``None`` when the fast reader does not read *entry*: a file (a zip, a
+    wheel, an egg) or an ``.egg`` folder.
+    """
+    if os.path.basename(entry).lower().endswith(".egg"):
         return None
     try:
         children = os.listdir(entry or ".")
-    except FileNotFoundError:
-        return []  # the reference finds nothing there either
-    except PermissionError:
-        return None  # the reference reports it
-    except OSError:
-        return None  # a zip file, or something else only the reference knows how to read
-    # importlib.metadata groups the folders of one name, in order of first sight.
-    by_name: dict[str, list[str]] = {}
-    for child in children:
-        low = child.lower()
-        if low.endswith(_SUFFIXES):
-            by_name.setdefault(key_from_folder(child), []).append(child)
-    root = _root(entry)
-    found: list[Found] = []
-    none: tuple[EntryPointRecord, ...] = ()
-    for key, group in by_name.items():
-        for child in group:
-            location = root + child
-            eps, problem = none, None
-            # Most folders have no entry_points.txt: ask without raising for them.
-            if os.access(location + "/entry_points.txt", os.F_OK):
-                read = _entry_points(location)
-                eps, problem = _reference_entry_points(location) if read is None else read
-            found.append((index, entry, location, eps, problem, _metadata_reader(location)))
-            keys.append(key)
-    return found
-
-
-def fast_scan(
-    wants_metadata: Callable[[EntryPointRecord], bool],
-    also: Iterable[str] = (),
-    path: Sequence[str] | None = None,
-    *,
-    kept_only: bool = False,
-) -> tuple[DistributionRecord, ...]:
-    """What :func:`attn.registry._metadata.reference_scan` returns, read directly."""
-    entries = list(sys.path if path is None else path)
-    if os.sep != "/" or not standard_finders():
-        return reference_scan(wants_metadata, also, entries, kept_only=kept_only)
-    found: list[Found] = []
-    keys: list[str] = []
-    unreadable: list[DistributionRecord] = []
-    for index, entry in enumerate(entries):
-        copies = _entry(index, entry, keys)
-        if copies is None:
-            copies, problems = reference_entry(index, entry)
-            unreadable.extend(problems)
-            keys.extend(key_of(copy[2]) for copy in copies)
-        found.extend(copies)
-    return assemble(found, wants_metadata, also, unreadable, keys, kept_only=kept_only)
-
-
-def _first_folder(children: Iterable[str], wanted: str) -> str | None:
-    """The first metadata folder among *children* of the distribution named *wanted*."""
-    # A folder of that name starts with its first letter, whatever the spelling.
-    starts = ("-", "_", ".") if wanted.startswith("-") else (wanted[:1],)
-    for child in children:
-        low = child.lower()
-        if low.startswith(starts) and low.endswith(_SUFFIXES) and key_from_folder(child) == wanted:
-            return child
-    return None
-
-
-def distribution_version(name: str) -> str | None:
-    """``importlib.metadata.version(name)``, read directly; ``None`` when it is not installed.
-
-    The first folder of that name on ``sys.path`` wins, as for the standard
-    library. Whenever the answer could differ (an egg or zip entry, another
-    finder, a folder without a readable ``Version``), the standard library answers.
-    """
-    if os.sep == "/" and standard_finders():
-        wanted = canonical_name(name)
-        for entry in sys.path:
-            if not isinstance(entry, str) or os.path.basename(entry).lower().endswith(".egg"):
-                break
-            try:
-                children = os.listdir(entry or ".")
-            except (FileNotFoundError, PermissionError):
-                continue
-            except OSError:
-                break
-            match = _first_folder(children, wanted)
-            if match is not None:
-                record = _metadata(_join(entry, match))
-                if record.problem is None and record.version:
-                    return record.version
-                break
-        else:
-            return None
-    import warnings  # noqa: PLC0415
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-    try:
-        with warnings.catch_warnings():
-            # 3.12+ warns when the metadata has no Version; None says the same.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return version(name)
-    except PackageNotFoundError:
+    except NotADirectoryError:
         return None
+    except OSError:
+        return []  # missing, no permission (path_problem says so), a link loop: nothing there
+    # importlib.metadata groups the copies of one name, in order of first sight.
+    by_key: dict[str, list[str]] = {}
+    for child in children:
+        if child.lower().endswith((".dist-info", ".egg-info")):
+            by_key.setdefault(key_from_folder(child), []).append(child)
+    return [(key, child) for key, group in by_key.items() for child in group]
 
 
-def first_version(name: str) -> str | None:
-    """The version of the first copy of *name* that has one, through the standard library.
-
-    An empty copy left before the installed one by an interrupted install must
-    not make the version ``None``.
-    """
-    from importlib.metadata import distributions  # noqa: PLC0415
-
-    for dist in distributions(name=name):
-        try:
-            version = dist.version
-        except Exception:  # noqa: BLE001, S112 - an unreadable copy: try the next one
-            continue
-        if version:
-            return str(version)
-    return None
+def fast_entry(index: int, entry: str) -> list[Copy] | None:
+    """Every copy in the ``sys.path`` folder *entry*; ``None`` if the fast reader skips it."""
+    children = metadata_children(entry)
+    if children is None:
+        return None
+    root = _root(entry)
+    copies: list[Copy] = []
+    for key, child in children:
+        location = root + child
+        eps, problem = local_entry_points(location)
+        record = DistributionRecord(key, location, index, entry, eps, None, problem)
+        copies.append((record, partial(local_metadata, location)))
+    return copies

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from _thread import _local  # threading.local, without importing threading
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
+from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from types import TracebackType
-    from typing import ClassVar
+    from collections.abc import Iterator
 
 __all__ = ["Backend"]
 
@@ -33,26 +32,21 @@ def _installed(top: str) -> bool:
     return found
 
 
-class same_modules:  # noqa: N801 - used as a function: with same_modules(): ...
+@contextlib.contextmanager
+def same_modules() -> Iterator[None]:
     """Within this block, each top-level module is looked for once (one listing's rows).
 
     Backends share kernel packages (``flash-attn``, ``triton``, ``torch``):
     a listing asks about each package once instead of once per backend. The
     answers are this thread's, and forgotten when the outermost block ends.
     """
-
-    def __enter__(self) -> None:
-        self._outer = getattr(_MEMO, "installed", None)
-        if self._outer is None:
-            _MEMO.installed = {}
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        _MEMO.installed = self._outer
+    outer = getattr(_MEMO, "installed", None)
+    if outer is None:
+        _MEMO.installed = {}
+    try:
+        yield
+    finally:
+        _MEMO.installed = outer
 
 
 class Backend:

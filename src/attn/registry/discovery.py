@@ -22,16 +22,19 @@ from ._metadata import (
     DistributionRecord,
     EntryPointRecord,
     canonical_name,
+    entry_point_pattern,
     scan,
 )
 from .compat import check_host_requirement
-from .errors import InvalidPathError
+from .errors import Code, InvalidPathError
 from .paths import ClassPath, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
+    from ._metadata import Problem
+    from .compat import HostRequirement
     from .controls import Controls
     from .report import PluginStatus
 
@@ -45,12 +48,6 @@ __all__ = [
     "resolve_conflicts",
     "scan_host",
 ]
-
-# importlib.metadata.EntryPoint.pattern, so values are read exactly as the
-# standard library reads them (extras allowed and ignored).
-_VALUE_PATTERN = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
-#: What a plain ``module:attr`` value holds: it matches the pattern as it stands.
-_PLAIN_VALUE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
 
 
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
@@ -112,17 +109,12 @@ def parse_entry_point_value(value: str) -> ClassPath:
     Raises:
         InvalidPathError: the value has no ``module:attr`` form.
     """
-    module, colon, attr = value.strip().partition(":")
-    if not (colon and module and attr and _PLAIN_VALUE.issuperset(module + attr)):
-        import re  # noqa: PLC0415 - only for a value that is not plain module:attr
-
-        match = re.match(_VALUE_PATTERN, value.strip())
-        if match is None:
-            raise InvalidPathError(value, "expected 'module:attr'")
-        if match.group("attr") is None:
-            raise InvalidPathError(value, "no attribute part; expected 'module:attr'")
-        module, attr = match.group("module"), match.group("attr")
-    return parse_path(f"{module}:{attr}")
+    match = entry_point_pattern().match(value.strip())
+    if match is None:
+        raise InvalidPathError(value, "expected 'module:attr'")
+    if match.group("attr") is None:
+        raise InvalidPathError(value, "no attribute part; expected 'module:attr'")
+    return parse_path(f"{match.group('module')}:{match.group('attr')}")
 
 
 def _editable_source(dist_info: str) -> str | None:
@@ -166,23 +158,26 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
 _UNREADABLE_REASON = "the distribution's metadata cannot be read"
 
 
-def _unusable_fix(record: DistributionRecord, problem: str) -> str:
-    """The fix for a metadata copy that cannot be used, by what is wrong with it."""
-    return _unusable_fix_for(record.location, record.name, problem)
+def _unusable_fix(where: str, name: str, problem: Problem, *, reinstall: bool = True) -> str:
+    """The fix for a metadata copy that cannot be used, by what is wrong with it.
 
-
-def _unusable_fix_for(where: str, name: str, problem: str) -> str:
-    if "permission denied" in problem:
-        return f"make {where} readable (chmod -R a+rX {where}), or reinstall {name}"
-    if "not UTF-8" in problem or "is a folder" in problem or "unreadable metadata" in problem:
+    Without *reinstall* (another copy is used), only what to do with this one.
+    """
+    if problem.code is Code.PERMISSION_DENIED:
+        fix = f"make {where} readable (chmod -R a+rX {where})"
+    elif problem.code in {Code.NO_METADATA, Code.NO_NAME}:
+        fix = f"delete {where} (left behind by an interrupted install)"
+    elif not reinstall:
+        return f"delete {where}"
+    else:  # its files are broken: a new copy may be too
         return (
             f"delete {where} and reinstall {name} (pip install --force-reinstall {name}); "
             f"if the new copy is broken too, report it to {name}'s authors"
         )
-    return f"delete {where} (left behind by an interrupted install), or reinstall {name}"
+    return f"{fix}, or reinstall {name}" if reinstall else fix
 
 
-def deduplicate(  # noqa: C901, PLR0912 - one branch per kind of copy
+def deduplicate(  # noqa: C901 - one branch per kind of copy
     records: Sequence[DistributionRecord], relevant: Iterable[str]
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution: the first usable one on ``sys.path``.
@@ -228,9 +223,7 @@ def deduplicate(  # noqa: C901, PLR0912 - one branch per kind of copy
                         f"{winner.name}: the metadata copy at {other.location} cannot be used "
                         f"({problem}); attn uses {winner.location}"
                     )
-                fix = _unusable_fix(other, problem)
-                if winner is not None:
-                    fix = fix.split(", or reinstall")[0].split(" and reinstall")[0]
+                fix = _unusable_fix(other.location, other.name, problem, reinstall=winner is None)
                 findings.append(Finding("empty-metadata", (winner or other).name, message, fix))
                 continue
             assert winner is not None  # noqa: S101 - a usable copy wins before any other
@@ -297,10 +290,10 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
         if record.key == UNREADABLE_KEY:
             fix = (
                 f"make {record.location} readable, or take it off sys.path"
-                if "sys.path entry" in problem
+                if problem.code is Code.PATH_UNREADABLE
                 else "fix, update or uninstall the package that adds that finder to sys.meta_path"
             )
-            findings.append(Finding("unreadable-metadata", record.location, problem, fix))
+            findings.append(Finding("unreadable-metadata", record.location, str(problem), fix))
             continue
         findings.append(
             Finding(
@@ -308,7 +301,7 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
                 record.name,
                 f"{record.name}: {problem} (at {record.location}); any backend it declares "
                 "is not in effect",
-                _unusable_fix(record, problem),
+                _unusable_fix(record.location, record.name, problem),
             )
         )
     return findings
@@ -438,37 +431,63 @@ def _invalid_reason(ep: EntryPointRecord) -> tuple[str | None, ClassPath | None]
     return None, path
 
 
+def _status(
+    dist: DistributionRecord, requirement: HostRequirement, invalid: str | None, controls: Controls
+) -> tuple[PluginStatus, str | None]:
+    """An entry point's status and reason: the first that applies, in DESIGN 6's order."""
+    disabled = _disabled_reason(dist.name, controls)
+    if disabled is not None:
+        return "disabled", disabled
+    if dist.metadata_problem is not None:
+        return "invalid", f"{_UNREADABLE_REASON}: {dist.metadata_problem}"
+    if requirement.code is not None:
+        # An entry packaging cannot parse is the plugin's mistake (invalid); one the
+        # installed host does not satisfy, a mismatch of releases (incompatible).
+        invalid_entry = requirement.code is Code.INVALID_REQUIREMENT
+        return "invalid" if invalid_entry else "incompatible", requirement.reason
+    if invalid is not None:
+        return "invalid", invalid
+    return "used", None
+
+
 def _findings(
     plugins: Sequence[PluginRecord],
     *,
     conflicts: Sequence[Conflict],
     undeclared: Sequence[PluginRecord],
+    bad_requirement: set[str],
     group: str,
     host: str,
     controls: Controls,
     builtin_names: Sequence[str],
     host_version: str | None,
+    unusable: Mapping[str, Problem],
 ) -> list[Finding]:
     findings: list[Finding] = []
     for p in plugins:
-        if p.status == "invalid" and p.reason and p.reason.startswith(_UNREADABLE_REASON):
+        if p.status == "invalid" and p.location in unusable:
             findings.append(
                 Finding(
                     "unreadable-metadata",
                     p.name,
                     f"{p.origin_label} declares {p.name!r}, but {p.reason}",
-                    _unusable_fix_for(p.location, p.distribution, p.reason),
+                    _unusable_fix(p.location, p.distribution, unusable[p.location]),
                 )
             )
         elif p.status == "invalid":
+            fix = (
+                f"fix the requirement on {host} in {p.distribution}'s dependencies "
+                "([project] dependencies in its pyproject.toml) to a valid PEP 508 one"
+                if p.distribution_key in bad_requirement
+                else f"fix the entry point in {p.distribution}'s pyproject.toml "
+                f'([project.entry-points.{group!r}]) to NAME = "module:Class"'
+            )
             findings.append(
                 Finding(
                     "invalid",
                     p.name,
                     f"{p.origin_label}: {p.reason}",
-                    f"fix the entry point in {p.distribution}'s pyproject.toml "
-                    f'([project.entry-points.{group!r}]) to NAME = "module:Class", '
-                    "or report it to its authors",
+                    f"{fix}, or report it to its authors",
                 )
             )
         elif p.status == "incompatible":
@@ -513,7 +532,7 @@ def _findings(
     return findings
 
 
-def discover(  # noqa: C901 - the pipeline, step by step
+def discover(
     *,
     group: str,
     host: str,
@@ -557,6 +576,7 @@ def discover(  # noqa: C901 - the pipeline, step by step
 
     plugins: list[PluginRecord] = []
     undeclared: list[PluginRecord] = []
+    bad_requirement: set[str] = set()  # distributions invalid for their requirement on the host
     for dist in dists:
         eps = [ep for ep in dist.entry_points if ep.group == group]
         if not eps or dist.key == host_key:
@@ -564,20 +584,11 @@ def discover(  # noqa: C901 - the pipeline, step by step
         requirement = check_host_requirement(
             dist.metadata.requires if dist.metadata else (), host_key, host_version
         )
+        if requirement.code is Code.INVALID_REQUIREMENT:
+            bad_requirement.add(dist.key)
         for ep in eps:
             invalid, path = _invalid_reason(ep)
-            status: PluginStatus = "used"
-            reason: str | None = None
-            disabled = _disabled_reason(dist.name, controls)
-            if disabled is not None:
-                status, reason = "disabled", disabled
-            elif dist.metadata_problem is not None:
-                status = "invalid"
-                reason = f"{_UNREADABLE_REASON}: {dist.metadata_problem}"
-            elif requirement.problem is not None:
-                status, reason = "incompatible", requirement.problem
-            elif invalid is not None:
-                status, reason = "invalid", invalid
+            status, reason = _status(dist, requirement, invalid, controls)
             record = PluginRecord(
                 name=ep.name,
                 value=ep.value,
@@ -609,11 +620,13 @@ def discover(  # noqa: C901 - the pipeline, step by step
             resolved,
             conflicts=conflicts,
             undeclared=undeclared,
+            bad_requirement=bad_requirement,
             group=group,
             host=host_key,
             controls=controls,
             builtin_names=builtin_names,
             host_version=host_version,
+            unusable={d.location: why for d in dists if (why := d.metadata_problem) is not None},
         ),
     ]
     if controls.only is not None:

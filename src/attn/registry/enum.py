@@ -14,37 +14,33 @@ a backend's class is asked for.
 
 from __future__ import annotations
 
-import _thread  # threading.Lock, without importing threading (the warm path)
+import _thread  # threading.Lock, without importing threading
 import enum
+import operator
 import os
 import sys
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 
-from ._records import final
 from .backend import Backend
-from .errors import BackendNotRegisteredError, PluginWarning, UnknownBackendError
+from .errors import PluginWarning, UnknownBackendError
+from .loading import LoadContext, load, loading_now, resolve
 from .paths import ClassPath, parse_path, path_of_class
-from .table import Entry, RegistryConfig, RegistryState
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
+from .selection import Selection, default_priorities, select
+from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import Any
+    from typing import TypeAlias
 
     from typing_extensions import Self
 
-    from .loading import LoadContext
+    #: What a registry resolves one name to: name, origin, path, distribution, version.
+    Resolution: TypeAlias = tuple[str, str, str | None, str | None, str | None]
 
-__all__ = [
-    "BackendEnum",
-    "BackendEnumMeta",
-    "PluginBackend",
-    "declared_registries",
-    "register",
-    "state_of",
-]
+__all__ = ["BackendEnum", "PluginBackend", "register"]
 
-_KEYWORDS = ("group", "host", "interface", "noun", "env_prefix", "register_hint")
+#: The interface a registry's classes implement (what ``get_class()`` returns a subclass of).
+_I = TypeVar("_I")
 
 # Every declared registry's (env prefix, group), so discovery can tell which
 # distributions are plugins of the same host.
@@ -72,16 +68,7 @@ class BackendEnumMeta(enum.EnumMeta):
     _attn_defaults: dict[str, ClassPath | None]
     _attn_interface: type | str
 
-    @classmethod
-    def __prepare__(  # type: ignore[override]
-        metacls, cls: str, bases: tuple[type, ...], **kwds: Any
-    ) -> Any:
-        """Accept the registry keywords; Enum's own preparation ignores them."""
-        for key in _KEYWORDS:
-            kwds.pop(key, None)
-        return super().__prepare__(cls, bases, **kwds)
-
-    def __new__(  # noqa: D102
+    def __new__(
         metacls,
         cls: str,
         bases: tuple[type, ...],
@@ -95,6 +82,16 @@ class BackendEnumMeta(enum.EnumMeta):
         register_hint: str | None = None,
         **kwds: Any,
     ) -> BackendEnumMeta:
+        # The API of the registry's bases (refresh, get_path, name, ...), derived
+        # from the classes, so that an attribute added to BackendEnum is covered.
+        api = {n for base in bases for k in base.__mro__ for n in vars(k) if n[0] != "_"}
+        shadowing = [name for name in classdict._member_names if name in api]
+        if shadowing:
+            msg = (
+                f"{cls}: member {shadowing[0]!r} would shadow {cls}.{shadowing[0]} of the "
+                "registry's own API; give the backend another name"
+            )
+            raise TypeError(msg)
         new = super().__new__(metacls, cls, bases, classdict, **kwds)
         members: list[tuple[str, Any]] = list(new.__members__.items())
         if group is None:
@@ -112,10 +109,7 @@ class BackendEnumMeta(enum.EnumMeta):
                 "repeat the value of another member"
             )
             raise TypeError(msg)
-        defaults: dict[str, ClassPath | None] = {}
-        for name, member in members:
-            value = member.value
-            defaults[name] = None if value is None else parse_path(value)
+        defaults = {n: None if m.value is None else parse_path(m.value) for n, m in members}
         prefix = env_prefix or host.upper().replace("-", "_").replace(".", "_")
         config = RegistryConfig(
             registry=cls,
@@ -123,8 +117,7 @@ class BackendEnumMeta(enum.EnumMeta):
             host=host,
             noun=noun or f"{host} backend",
             env_prefix=prefix,
-            register_hint=register_hint
-            or f"attn.registry.register({cls}, {cls}.NAME, 'module:Class')",
+            register_hint=register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')",
         )
         groups = _GROUPS.setdefault(prefix, [])
         if group not in groups:
@@ -158,10 +151,10 @@ class BackendEnumMeta(enum.EnumMeta):
         raise _unknown(cls, name)
 
 
-def _plugin_backend(cls: BackendEnumMeta, name: str) -> PluginBackend:
+def _plugin_backend(cls: BackendEnumMeta, name: str) -> PluginBackend[Any]:
     generation = cls._attn_state.ready()
     with _ADDED_LOCK:  # two threads looking a new name up get one object
-        cache: dict[str, PluginBackend] = cls.__dict__.get("_attn_added", {})
+        cache: dict[str, PluginBackend[Any]] = cls.__dict__.get("_attn_added", {})
         backend = cache.get(name)
         if backend is None or backend._generation is not generation:
             backend = PluginBackend(cls, name, generation)
@@ -175,6 +168,22 @@ def valid_names(cls: BackendEnumMeta) -> list[str]:
     builtins = list(cls._attn_defaults)
     added = sorted(n for n in cls._attn_state.names() if n not in cls._attn_defaults)
     return builtins + added
+
+
+def resolution(cls: BackendEnumMeta) -> list[Resolution]:
+    """What every name of *cls* resolves to now, in :func:`valid_names` order (runs discovery)."""
+    state, defaults = cls._attn_state, cls._attn_defaults
+    with state._lock:  # one view of the table, even while another thread registers
+        table = {name: state.lookup(name) for name in state.names()}
+    rows: list[Resolution] = []
+    for name in (*defaults, *sorted(n for n in table if n not in defaults)):
+        entry = table.get(name)
+        if entry is None:
+            default = defaults[name]
+            rows.append((name, "builtin", None if default is None else default.colon, None, None))
+        else:
+            rows.append((name, entry.origin, entry.path.colon, entry.distribution, entry.version))
+    return rows
 
 
 def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0.75) -> list[str]:
@@ -235,91 +244,13 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
 # -- behaviour shared by members and plugin-added backends ---------------------
 
 
-def _entry_or_default(cls: BackendEnumMeta, name: str) -> tuple[Entry | None, ClassPath]:
-    state = cls._attn_state
-    entry = state.lookup(name)
-    if entry is not None:
-        return entry, entry.path
-    config = state.config
-    if name in cls._attn_defaults:
-        default = cls._attn_defaults[name]
-        if default is not None:
-            return None, default
-        msg = (
-            f"{config.registry}.{name} has no default {config.noun}: register one with "
-            f"{config.register_hint.replace('NAME', name)}, or declare an entry point "
-            f"named {name!r} in the {config.group!r} group of a plugin distribution"
-        )
-        raise BackendNotRegisteredError(msg, name=name, registry=config.registry)
-    if state.was_cleared(name):
-        msg = (
-            f"{config.noun} {name!r} was removed with clear_override(); "
-            f"{config.registry}.refresh() discovers it again"
-        )
-    else:
-        msg = (
-            f"{config.noun} {name!r} is no longer provided: since the last discovery no "
-            "plugin in effect declares it (was its distribution uninstalled, or left out "
-            f"by {config.env_prefix}_PLUGINS?); '{config.host} list' shows what is in effect"
-        )
-    raise UnknownBackendError(msg, name=name, registry=config.registry)
-
-
 def _get_path(cls: BackendEnumMeta, name: str, include_classname: bool) -> str:
-    _, path = _entry_or_default(cls, name)
+    _, path = resolve(cls, name)
     return path.dotted if include_classname else path.module
 
 
-def _interface(cls: BackendEnumMeta) -> type:
-    interface = cls._attn_interface
-    if isinstance(interface, str):
-        path = parse_path(interface)
-        import importlib  # noqa: PLC0415 - off the warm path
-
-        obj: Any = importlib.import_module(path.module)
-        for part in path.qualname.split("."):
-            obj = getattr(obj, part)
-        type.__setattr__(cls, "_attn_interface", obj)
-        return obj  # type: ignore[no-any-return]
-    return interface
-
-
-def load_context(cls: BackendEnumMeta, name: str, entry: Entry | None) -> LoadContext:
-    """How a load failure of *name* names its source and its fix."""
-    config = cls._attn_state.config
-    from .loading import LoadContext  # noqa: PLC0415 - loading a class is off the warm path
-
-    base = {"backend": name, "registry": config.registry, "noun": config.noun}
-    if entry is None:
-        return LoadContext(
-            **base,
-            source=f"{config.host} (built-in)",
-            fix=f"Reinstall {config.host}; if that does not help, report a bug",
-        )
-    if entry.origin == "runtime":
-        return LoadContext(
-            **base,
-            source=f"a runtime registration by {entry.registrant or 'unknown code'}",
-            fix=f"Register an importable class with {config.register_hint}",
-        )
-    label = entry.distribution if entry.version is None else f"{entry.distribution} {entry.version}"
-    return LoadContext(
-        **base,
-        source=f"{label}, entry point {entry.value!r}",
-        fix=(
-            f"Fix or uninstall {entry.distribution}, or leave it out with "
-            f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)"
-        ),
-        distribution=entry.distribution,
-        version=entry.version,
-    )
-
-
 def _get_class(cls: BackendEnumMeta, name: str) -> type:
-    from .loading import load_class  # noqa: PLC0415 - loading a class is off the warm path
-
-    entry, path = _entry_or_default(cls, name)
-    return load_class(path, _interface(cls), load_context(cls, name, entry))
+    return load(cls, name)
 
 
 class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
@@ -358,7 +289,7 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         state_of(cls).refresh()
 
     @classmethod
-    def lookup(cls, name: str) -> Self | PluginBackend:
+    def lookup(cls, name: str) -> Self | PluginBackend[Any]:
         """The backend called *name*: the same object as ``cls[name]``, typed as it can be.
 
         Type checkers type ``Registry["NAME"]`` as a member (they treat Enum
@@ -368,8 +299,32 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         Raises:
             UnknownBackendError: no member, plugin or registration has *name*.
         """
-        found: Self | PluginBackend = BackendEnumMeta.__getitem__(cls, name)
+        found: Self | PluginBackend[Any] = BackendEnumMeta.__getitem__(cls, name)
         return found
+
+    @classmethod
+    def select(cls, backend: object = None, **settings: object) -> Selection:
+        """Choose the backend for *settings*: the first valid candidate, or *backend* alone.
+
+        Candidates are :meth:`priorities`, then plugin-added names, sorted;
+        ``<PREFIX>_<NOUN>`` (``ATTN_ATTENTION_BACKEND``) is an explicit choice
+        when *backend* is not given. The result is cached per settings until
+        the table changes.
+
+        Raises:
+            SelectionError: the explicit choice, or every candidate, is rejected.
+            UnknownBackendError: the explicit choice names no backend.
+        """
+        return select(cls, backend, **settings)
+
+    @classmethod
+    def priorities(cls, **settings: object) -> list[str]:
+        """The host's order of candidates for *settings*.
+
+        By default every built-in in enum order, ``CUSTOM`` only when
+        registered; a registry overrides it with its own list.
+        """
+        return default_priorities(cls, **settings)
 
     @classmethod
     def fingerprint(cls) -> str:
@@ -379,17 +334,17 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         resolves to the same path, from the same origin, distribution and
         version; ``attn.apply_state`` compares it between driver and workers.
         """
-        from .workers import fingerprint  # noqa: PLC0415 - workers imports this module
-
-        return fingerprint(cls)
+        return fingerprint(state_of(cls).config.group, resolution(cls))
 
 
 @final
-class PluginBackend:
+class PluginBackend(Generic[_I]):
     """A backend that a plugin added under a new name.
 
     It has the same four methods as a member, and ``name``. Lookups return
-    the same object until the registry is refreshed.
+    the same object until the registry is refreshed; it compares equal to
+    any backend of the same name and registry, and pickles as the two (the
+    receiving process looks the name up in its own registry).
     """
 
     __slots__ = ("_generation", "name", "registry")
@@ -404,13 +359,27 @@ class PluginBackend:
         """Like an enum member's repr, marked as a plugin backend."""
         return f"<{self.registry.__name__}.{self.name}: plugin backend>"
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to the plugin backend of the same registry and name."""
+        if not isinstance(other, PluginBackend):
+            return NotImplemented
+        return (self.registry, self.name) == (other.registry, other.name)
+
+    def __hash__(self) -> int:
+        """Hash of the registry and the name."""
+        return hash((self.registry, self.name))
+
+    def __reduce__(self) -> tuple[object, tuple[BackendEnumMeta, str]]:
+        """Pickle as ``registry[name]``: the registry by reference, looked up where loaded."""
+        return (operator.getitem, (self.registry, self.name))
+
     def get_path(self, include_classname: bool = True) -> str:
         """The effective class path, dotted (``module.QualName``)."""
         return _get_path(self.registry, self.name, include_classname)
 
-    def get_class(self) -> type:
+    def get_class(self) -> type[_I]:
         """Import and return the backend class."""
-        return _get_class(self.registry, self.name)
+        return cast("type[_I]", _get_class(self.registry, self.name))
 
     def is_overridden(self) -> bool:
         """Whether a runtime registration replaced the plugin's class."""
@@ -440,7 +409,9 @@ def state_of(registry: type) -> RegistryState:
     return state
 
 
-def _registered_by_plugin(state: RegistryState, name: str, during: LoadContext) -> None:
+def _registered_by_plugin(
+    state: RegistryState, name: str, during: LoadContext, stacklevel: int
+) -> None:
     """Warn when plugin code, while attn imports it, registers a name it does not declare."""
     label = str(during.distribution)
     if during.version is not None:
@@ -458,42 +429,24 @@ def _registered_by_plugin(state: RegistryState, name: str, during: LoadContext) 
             "this replaces it past conflict checks and controls. Report it to the plugin's "
             f"authors; '{config.host} doctor --load' lists such registrations",
             PluginWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,  # the registering code
         )
 
 
-def _caller_module(depth: int) -> str | None:
-    try:
-        frame = sys._getframe(depth + 1)
-    except ValueError:  # pragma: no cover - shallow stacks
-        return None
-    name = frame.f_globals.get("__name__")
-    return name if isinstance(name, str) else None
-
-
-def register(
-    registry: type[BackendEnum],
-    backend: BackendEnum | PluginBackend,
-    class_path: str | None = None,
-    *,
-    caller_depth: int = 1,
+def registration(
+    registry: BackendEnumMeta,
+    backend: BackendEnum | PluginBackend[Any],
+    class_path: str | None,
+    depth: int,
 ) -> Callable[[type], type]:
-    """Register *class_path* for *backend* at runtime, or return a decorator.
-
-    With *class_path*, the registration happens now and an identity function
-    is returned (as the seeds do). Without it, the returned decorator records
-    the decorated class's ``module:qualname`` and returns the class.
+    """:func:`register` for *registry* only, naming the caller *depth* frames up as registrant.
 
     Raises:
         TypeError: *backend* is not a member or plugin backend of *registry*.
-        InvalidPathError: *class_path* is malformed, or the class was defined
-            inside a function.
     """
-    if isinstance(backend, PluginBackend):
-        if backend.registry is not registry:
-            msg = f"{backend!r} is not a backend of {registry.__name__}"
-            raise TypeError(msg)
-    elif not isinstance(backend, registry):
+    if not (isinstance(backend, PluginBackend) and backend.registry is registry) and not (
+        isinstance(backend, registry)
+    ):
         msg = (
             f"expected a member of {registry.__name__} or a backend a plugin added to it, "
             f"got {backend!r}"
@@ -502,14 +455,12 @@ def register(
     state = state_of(registry)
     name = backend.name
 
-    def put(path: ClassPath, by: str | None) -> None:
-        # Only while attn imports a plugin can plugin code be registering; the
-        # loading module is not imported before (it is off the warm path).
-        loading = sys.modules.get(f"{__package__}.loading")
-        during = None if loading is None else loading.loading_now()
+    def put(path: ClassPath, by: str | None, stacklevel: int) -> None:
+        # Only while attn imports a plugin can plugin code be registering.
+        during = loading_now()
         entry = Entry(name, path, "runtime", registered_by=by)
         if during is not None and during.distribution is not None:
-            _registered_by_plugin(state, name, during)
+            _registered_by_plugin(state, name, during, stacklevel)
             entry = Entry(
                 name,
                 path,
@@ -521,17 +472,36 @@ def register(
         state.register(entry)
 
     if class_path is not None:
-        put(parse_path(class_path), _caller_module(caller_depth))
-
-        def identity(cls: type) -> type:
-            return cls
-
-        return identity
+        caller = sys._getframe(depth).f_globals.get("__name__")
+        put(parse_path(class_path), caller if isinstance(caller, str) else None, depth + 3)
+        return lambda cls: cls  # an identity function, as the seeds return
 
     state.ready()
 
     def decorator(cls: type) -> type:
-        put(path_of_class(cls), cls.__module__)
+        put(path_of_class(cls), cls.__module__, 4)
         return cls
 
     return decorator
+
+
+def register(
+    backend: BackendEnum | PluginBackend[Any], class_path: str | None = None
+) -> Callable[[type], type]:
+    """Register *class_path* for *backend* (of its own registry) at runtime, or return a decorator.
+
+    With *class_path*, the registration happens now and an identity function
+    is returned (as the seeds do); listings name the caller's module as the
+    registrant. Without it, the returned decorator records the decorated
+    class's ``module:qualname`` and returns the class.
+
+    Raises:
+        TypeError: *backend* is not a member or plugin backend of a registry.
+        InvalidPathError: *class_path* is malformed, or the class was defined
+            inside a function.
+    """
+    if not isinstance(backend, (BackendEnum, PluginBackend)):
+        msg = f"expected a member of a registry or a backend a plugin added to one, got {backend!r}"  # type: ignore[unreachable]
+        raise TypeError(msg)
+    registry = backend.registry if isinstance(backend, PluginBackend) else type(backend)
+    return registration(registry, backend, class_path, depth=2)

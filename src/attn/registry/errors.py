@@ -3,7 +3,8 @@
 Every error attn raises derives from :class:`AttnError` and also from the
 builtin exception that callers already catch (``ValueError`` for bad names and
 values, ``ImportError`` for backends that cannot be loaded), so code written
-against the seeds' ``ValueError`` keeps working.
+against the seeds' ``ValueError`` keeps working. Also how an exception that
+plugin code raised is shown (:func:`describe`), and which ones pass through.
 """
 
 from __future__ import annotations
@@ -26,9 +27,43 @@ __all__ = [
     "PluginProblemError",
     "PluginWarning",
     "RejectedPluginWarning",
+    "SelectionError",
     "StateMismatchError",
     "UnknownBackendError",
 ]
+
+
+#: Exceptions that plugin code may raise through attn: the user's Ctrl-C and
+#: the interpreter's closing of a generator.
+_PASS_THROUGH = (KeyboardInterrupt, GeneratorExit)
+
+
+def passes_through(exc: BaseException) -> bool:
+    """Whether *exc* must propagate out of plugin code rather than be reported."""
+    return isinstance(exc, _PASS_THROUGH)
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of *exc*, even when its ``__str__`` raises."""
+    try:
+        name = type(exc).__name__
+    except Exception:  # noqa: BLE001 - a hostile metaclass
+        name = "exception"
+    if isinstance(exc, SystemExit):
+        return f"{name}: plugin code tried to exit the process (exit code {shown(exc.code)})"
+    try:
+        text = str(exc)
+    except Exception as inner:  # noqa: BLE001 - plugin code can break even str()
+        return f"{name} (its message cannot be shown: str() raised {type(inner).__name__})"
+    return f"{name}: {text}" if text else name
+
+
+def shown(value: object, width: int = 60) -> str:
+    """``repr(value)`` cut to *width*, or a note when the object's ``__repr__`` raises."""
+    try:
+        return f"{value!r:.{width}}"
+    except Exception:  # noqa: BLE001 - plugin objects can break even repr()
+        return "(its repr() raises)"
 
 
 class Code(str, enum.Enum):
@@ -65,6 +100,12 @@ class Code(str, enum.Enum):
     REQUIREMENT_UNMET = "requirement-unmet"
     HOST_NOT_INSTALLED = "host-not-installed"
 
+    # -- why selection rejects a candidate ---------------------------------------
+    MISSING_REQUIREMENT = "missing-requirement"
+    INVALID_CONFIGURATION = "invalid-configuration"
+    VALIDATION_FAILED = "validation-failed"
+    UNREGISTERED = "unregistered"
+
     # -- why a metadata file or sys.path entry cannot be read (the reader) -------
     PERMISSION_DENIED = "permission-denied"
     NOT_UTF8 = "not-utf8"
@@ -88,9 +129,25 @@ NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED})
 
 
 class AttnError(Exception):
-    """Base class of every error raised by attn."""
+    """Base class of every error raised by attn.
+
+    Every attn error pickles with its message and attributes (a worker's error
+    reaches ``multiprocessing``, ``concurrent.futures`` and Ray callers whole).
+    """
 
     __module__ = "attn"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Rebuild without ``__init__``, whose arguments are not the message alone."""
+        state = dict(vars(self))
+        if isinstance(self, ImportError):  # slots of ImportError, not in vars()
+            state.update(msg=self.msg, name=self.name, path=self.path)
+        return (_new, (type(self), *self.args), state)
+
+
+def _new(cls: type[AttnError], *args: object) -> AttnError:
+    """An error of *cls* holding *args*, without calling ``__init__`` (for pickle)."""
+    return cls.__new__(cls, *args)
 
 
 class AttnWarning(UserWarning):
@@ -110,7 +167,7 @@ class ConflictWarning(AttnWarning):
 class PluginWarning(AttnWarning):
     """A plugin or a plugin control needs the user's attention."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
 
 @final
@@ -126,7 +183,7 @@ class RejectedPluginWarning(AttnWarning):
 class InvalidPathError(AttnError, ValueError):
     """A class path is not of the form ``module:QualName`` or ``module.QualName``."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
     def __init__(self, path: object, reason: str) -> None:
         """Record the offending *path* and why it was refused."""
@@ -152,7 +209,7 @@ class UnknownBackendError(AttnError, ValueError):
 class BackendNotRegisteredError(AttnError, ValueError):
     """A member without a default (``CUSTOM``) was used before registration."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
     def __init__(self, message: str, *, name: str, registry: str) -> None:
         """Record the unregistered *name* and its *registry*."""
@@ -191,14 +248,14 @@ class BackendLoadError(AttnError, ImportError):
 class BackendInterfaceError(BackendLoadError):
     """The object a backend path names is not a class of the registry's interface."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
 
 @final
 class PluginProblemError(AttnError, RuntimeError):
     """Strict mode (``ATTN_STRICT=1``) found a problem with installed plugins."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
     def __init__(self, message: str, *, problems: tuple[str, ...]) -> None:
         """Record every problem found, one sentence each."""
@@ -210,7 +267,7 @@ class PluginProblemError(AttnError, RuntimeError):
 class AttnConfigError(AttnError, ValueError):
     """An ``ATTN_*`` environment variable has a value attn cannot use."""
 
-    __module__ = "attn"
+    __module__ = "attn.registry"
 
     def __init__(self, variable: str, value: str, expected: str) -> None:
         """Record the *variable*, its *value*, and what was *expected*."""
@@ -239,3 +296,26 @@ class StateMismatchError(AttnError):
         super().__init__(message)
         self.differences = differences
         self.missing_registries = missing_registries
+
+
+class SelectionError(AttnError, ValueError):
+    """No candidate is valid, or the explicit choice is not: every candidate with its reasons."""
+
+    __module__ = "attn"
+
+    def __init__(
+        self,
+        message: str,
+        registry: str = "",
+        tried: tuple[object, ...] = (),
+        explicit: bool = False,
+    ) -> None:
+        """Record the *registry*'s name, the rows *tried* and whether the choice was *explicit*."""
+        super().__init__(message, registry, tried, explicit)
+        self.registry = registry
+        self.tried = tried  # the rows of attn.registry.selection.Candidate
+        self.explicit = explicit
+
+    def __str__(self) -> str:
+        """The message alone."""
+        return str(self.args[0])

@@ -2,51 +2,35 @@
 
 from __future__ import annotations
 
-import functools
 import sys
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING
 
-from ._records import Record, final, set_field
 from .backend import same_modules
-from .enum import _entry_or_default, _get_class, valid_names
-from .errors import AttnError, BackendLoadError
-from .loading import describe, passes_through
-from .report import BackendRow, Finding, RegistryReport
-
-# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
-TYPE_CHECKING = False
+from .enum import valid_names
+from .errors import AttnError, BackendLoadError, Code, describe, passes_through
+from .loading import resolve, try_load
+from .report import BackendRow, BackendStatus, Finding, RegistryReport
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Mapping
+    from collections.abc import Collection
 
     from .enum import BackendEnumMeta
-    from .report import BackendStatus
-    from .table import Entry
+    from .paths import ClassPath
 
-__all__ = ["build_report", "one_line"]
+__all__ = ["availability_problem", "build_report", "one_line"]
+
+_Outcome = tuple[type | None, BackendLoadError | None]
 
 
-@final
-class _Availability(Record):
-    __slots__ = ("available", "missing", "problem", "requires")
-
+@dataclass(frozen=True, slots=True)
+class _Availability:
     available: bool | None
     """``None``: cannot tell."""
-    requires: tuple[str, ...]
-    missing: tuple[str, ...]
-    problem: str | None
+    requires: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    problem: str | None = None
     """Why the class's ``requires`` or ``missing_requirements()`` failed."""
-
-    def __init__(
-        self,
-        available: bool | None,
-        requires: tuple[str, ...] = (),
-        missing: tuple[str, ...] = (),
-        problem: str | None = None,
-    ) -> None:
-        set_field(self, "available", available)
-        set_field(self, "requires", requires)
-        set_field(self, "missing", missing)
-        set_field(self, "problem", problem)
 
 
 _UNKNOWN = _Availability(None)
@@ -86,145 +70,116 @@ def one_line(text: str) -> str:
     return " ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
-def _class_without_plugin_code(
-    registry: BackendEnumMeta, name: str, entry: Entry | None
-) -> type | None:
-    """The backend class, if it can be had without running plugin code."""
-    if entry is not None and entry.origin == "plugin":
-        return None
-    if entry is not None and entry.path.module not in sys.modules:
-        return None  # a runtime registration whose module nobody imported yet
+def _known_availability(registry: BackendEnumMeta, name: str) -> _Availability:
+    """Availability as known without running plugin code (nor importing a registration)."""
     try:
-        return _get_class(registry, name)
+        entry, path = resolve(registry, name)
     except AttnError:
-        return None
+        return _UNKNOWN
+    if entry is not None and (entry.origin == "plugin" or path.module not in sys.modules):
+        return _UNKNOWN
+    cls, _ = try_load(registry, name, entry)
+    return _availability(cls)
+
+
+def _load_finding(
+    registry: BackendEnumMeta, name: str, path: ClassPath, outcome: _Outcome
+) -> tuple[_Availability, str | None, Finding | None]:
+    """What importing *name* gave: the class's availability, and why it is broken, if it is."""
+    cls, error = outcome
+    loaded = _availability(cls)
+    config = registry._attn_state.config
+    if error is not None:
+        reason, message, fix = one_line(error.detail), str(error), "see the message for the fix"
+    elif loaded.problem is not None:
+        reason = loaded.problem
+        message = f"{config.registry}.{name} ({path.dotted}) loads, but {reason}"
+        fix = "fix the backend class (or uninstall the plugin that provides it)"
+    else:
+        return loaded, None, None
+    entry = registry._attn_state.lookup(name)
+    if entry is None or entry.origin != "plugin":
+        finding = Finding(
+            Code.LOAD_FAILURE, name, message, fix, group=config.group, value=path.colon
+        )
+    else:
+        found = (entry.distribution, entry.version, config.group, entry.value)
+        finding = Finding(Code.LOAD_FAILURE, name, message, fix, *found, plugin_code=True)
+    return loaded, reason, finding
 
 
 def _row(
-    registry: BackendEnumMeta,
-    name: str,
-    *,
-    load: bool,
-    loads: Mapping[str, Callable[[], type]],
-    before: Mapping[str, _Availability],
+    registry: BackendEnumMeta, name: str, known: _Availability, outcome: _Outcome | None
 ) -> tuple[BackendRow, Finding | None]:
-    state = registry._attn_state
-    entry = state.lookup(name)
-    default = registry._attn_defaults.get(name)
-    builtin = name in registry._attn_defaults
-    status: BackendStatus = "ok"
-    reason: str | None = None
-    path: str | None
-    try:
-        _, effective = _entry_or_default(registry, name)
-        path = effective.dotted
-    except AttnError as exc:
-        path = None
-        status, reason = "unregistered", str(exc)
-    # Availability first: importing the class below must not change it, since
-    # --load changes only status and reason.
-    known = before.get(name, _UNKNOWN)
-    loaded = _UNKNOWN
-    finding = None
-    if load and path is not None:
-        try:
-            loaded = _availability(loads[name]() if name in loads else _get_class(registry, name))
-        except BackendLoadError as exc:
-            status, reason = "broken", one_line(exc.detail)
-            finding = Finding("load-failure", name, str(exc), "see the message for the fix")
-        if loaded.problem is not None:
-            status, reason = "broken", loaded.problem
-            finding = Finding(
-                "load-failure",
-                name,
-                f"{registry.__name__}.{name} ({path}) loads, but {loaded.problem}",
-                "fix the backend class (or uninstall the plugin that provides it)",
-            )
-    origin = "builtin" if entry is None else entry.origin
-    return (
-        BackendRow(
-            name=name,
-            path=path,
-            default_path=None if default is None else default.dotted,
-            origin=origin,
-            overridden=(entry is not None)
-            if builtin
-            else (entry is not None and origin == "runtime"),
-            distribution=None if entry is None else entry.distribution,
-            distribution_version=None if entry is None else entry.version,
-            status=status,
-            reason=reason,
-            available=known.available,
-            requires=known.requires,
-            registered_by=None if entry is None else entry.registrant,
-            missing=known.missing,
-            loaded_available=loaded.available,
-        ),
-        finding,
-    )
-
-
-def _known_availability(registry: BackendEnumMeta, name: str) -> _Availability:
+    """*name*'s row, and with *outcome* (``--load``: what importing it gave), its finding."""
     entry = registry._attn_state.lookup(name)
+    default = registry._attn_defaults.get(name)
+    status: BackendStatus = "ok"
+    reason = effective = None
     try:
-        _entry_or_default(registry, name)
-    except AttnError:
-        return _UNKNOWN
-    return _availability(_class_without_plugin_code(registry, name, entry))
-
-
-def _load_all(
-    registry: BackendEnumMeta, load: bool | Collection[str]
-) -> dict[str, Callable[[], type]]:
-    """Import every backend once, before any row is made.
-
-    Plugin code may register other names while it is imported; the rows then
-    show the table as it is after every import. Each value returns the class
-    or raises the load failure again, without importing a second time.
-    """
-    outcomes: dict[str, Callable[[], type]] = {}
-    for name in valid_names(registry):
-        if not isinstance(load, bool) and name not in load:
-            continue
-        try:
-            cls = _get_class(registry, name)
-        except BackendLoadError as exc:
-            outcomes[name] = functools.partial(_reraise, exc)
-        except AttnError:
-            continue  # unregistered: the row says so
-        else:
-            outcomes[name] = functools.partial(_same, cls)
-    return outcomes
-
-
-def _same(cls: type) -> type:
-    return cls
-
-
-def _reraise(exc: BackendLoadError) -> type:
-    raise exc
+        effective = resolve(registry, name)[1]
+    except AttnError as exc:
+        status, reason = "unregistered", str(exc)
+    loaded, finding = _UNKNOWN, None
+    if outcome is not None and effective is not None:
+        loaded, reason, finding = _load_finding(registry, name, effective, outcome)
+        status = "ok" if reason is None else "broken"
+    origin = "builtin" if entry is None else entry.origin
+    row = BackendRow(
+        name=name,
+        path=None if effective is None else effective.dotted,
+        default_path=None if default is None else default.dotted,
+        origin=origin,
+        overridden=entry is not None and (name in registry._attn_defaults or origin == "runtime"),
+        distribution=None if entry is None else entry.distribution,
+        distribution_version=None if entry is None else entry.version,
+        status=status,
+        reason=reason,
+        available=known.available,
+        requires=known.requires,
+        registered_by=None if entry is None else entry.registrant,
+        missing=known.missing,
+        loaded_available=loaded.available,
+    )
+    return row, finding
 
 
 def build_report(
-    registry: BackendEnumMeta, *, load: bool | Collection[str] = False
+    registry: BackendEnumMeta,
+    *,
+    load: bool | Collection[str] = False,
+    output: IO[str] | None = None,
 ) -> RegistryReport:
     """Everything listing shows about *registry*.
 
     With *load* true, every backend is imported and checked; with a collection
-    of names, only those.
+    of names, only those. What plugin code prints meanwhile goes to *output*
+    when given.
     """
     state = registry._attn_state
     result = state.ensure()
-    rows = []
-    findings = list(result.findings)
+
+    def wanted(name: str) -> bool:
+        return load if isinstance(load, bool) else name in load
+
     # Availability as it is known without importing plugin code, before --load
     # imports anything: --load changes only status and reason.
     with same_modules():
-        before = {name: _known_availability(registry, name) for name in valid_names(registry)}
-    loads = _load_all(registry, load) if load else {}
+        known = {name: _known_availability(registry, name) for name in valid_names(registry)}
+
+    def attempt(name: str) -> _Outcome | None:
+        try:
+            return try_load(registry, name, output=output)
+        except AttnError:
+            return None  # unregistered: the row says so
+
+    # Import every backend before any row is made: plugin code may register
+    # other names while it is imported, and the rows show the table after it.
+    outcomes = {name: attempt(name) for name in valid_names(registry) if wanted(name)}
+    rows, findings = [], list(result.findings)
     for name in valid_names(registry):
-        wanted = load if isinstance(load, bool) else name in load
-        row, finding = _row(registry, name, load=wanted, loads=loads, before=before)
+        outcome = outcomes.get(name) or (attempt(name) if wanted(name) else None)
+        row, finding = _row(registry, name, known.get(name, _UNKNOWN), outcome)
         rows.append(row)
         if finding is not None:
             findings.append(finding)
@@ -232,7 +187,6 @@ def build_report(
     return RegistryReport(
         registry=config.registry,
         group=config.group,
-        noun=config.noun,
         backends=tuple(rows),
         plugins=result.plugins,
         findings=tuple(findings),

@@ -1,68 +1,54 @@
-"""Importing a backend's class by path and checking it against the interface.
+"""The one path that resolves a backend's name, imports its class and checks it.
 
-Importing a plugin runs someone else's code. Whatever that code raises,
-``SystemExit`` and a plugin's own ``BaseException`` subclasses included,
-becomes a :class:`~attn.registry.errors.BackendLoadError` naming the backend
-and its distribution; only ``KeyboardInterrupt`` and ``GeneratorExit`` pass
-through, as the user or the interpreter asked for them. Objects that fail
-even to describe themselves (a ``__repr__``, ``__class__`` or ``__qualname__``
-that raises) are load failures too.
+Lookups, listing, ``--load`` and doctor all call :func:`load`, so a failure is
+worded here once. Whatever plugin code raises at import, ``SystemExit`` and its
+own ``BaseException`` subclasses included, becomes a
+:class:`~attn.registry.errors.BackendLoadError` naming the backend and its
+distribution; only ``KeyboardInterrupt`` and ``GeneratorExit`` pass through.
+Objects that fail even to describe themselves (a ``__repr__``, ``__class__``
+or ``__qualname__`` that raises) are load failures too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
+import sys
 from _thread import _local  # threading.local, without importing threading
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Literal, Protocol, cast
 
-from ._records import Record, final, set_field
-from .errors import BackendInterfaceError, BackendLoadError
-
-# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
-TYPE_CHECKING = False
+from .errors import (
+    BackendInterfaceError,
+    BackendLoadError,
+    BackendNotRegisteredError,
+    UnknownBackendError,
+    describe,
+    passes_through,
+    shown,
+)
+from .paths import parse_path
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from .paths import ClassPath
-
-__all__ = ["LoadContext", "describe", "load_class", "loading_now", "passes_through"]
-
-#: Exceptions that plugin code may raise through attn: the user's Ctrl-C and
-#: the interpreter's closing of a generator.
-_PASS_THROUGH = (KeyboardInterrupt, GeneratorExit)
+    from .table import Entry, RegistryState
 
 
-def passes_through(exc: BaseException) -> bool:
-    """Whether *exc* must propagate rather than become a load failure."""
-    return isinstance(exc, _PASS_THROUGH)
+class Registry(Protocol):
+    """What loading reads of a registry class (a ``BackendEnum`` subclass)."""
+
+    __name__: str
+    _attn_state: RegistryState
+    _attn_defaults: dict[str, ClassPath | None]
+    _attn_interface: type | str
 
 
-def describe(exc: BaseException) -> str:
-    """``Type: message`` of *exc*, even when its ``__str__`` raises."""
-    try:
-        name = type(exc).__name__
-    except Exception:  # noqa: BLE001 - a hostile metaclass
-        name = "exception"
-    if isinstance(exc, SystemExit):
-        return f"{name}: plugin code tried to exit the process (exit code {_shown(exc.code)})"
-    try:
-        text = str(exc)
-    except Exception as inner:  # noqa: BLE001 - plugin code can break even str()
-        return f"{name} (its message cannot be shown: str() raised {type(inner).__name__})"
-    return f"{name}: {text}" if text else name
-
-
-def _shown(value: object, width: int = 60) -> str:
-    """``repr(value)`` cut to *width*, or a note when the object's ``__repr__`` raises."""
-    try:
-        return f"{value!r:.{width}}"
-    except Exception:  # noqa: BLE001 - plugin objects can break even repr()
-        return "(its repr() raises)"
-
-
-@final
-class LoadContext(Record):
+@dataclass(frozen=True, slots=True)
+class LoadContext:
     """Who a path belongs to, so a failure can say so."""
-
-    __slots__ = ("backend", "distribution", "fix", "noun", "registry", "source", "version")
 
     backend: str
     registry: str
@@ -70,27 +56,83 @@ class LoadContext(Record):
     source: str
     """How messages name where the path came from, e.g. ``acc-foo 1.0``."""
     fix: str
-    distribution: str | None
-    version: str | None
+    distribution: str | None = None
+    version: str | None = None
 
-    def __init__(  # noqa: PLR0917 - one argument per field
-        self,
-        backend: str,
-        registry: str,
-        noun: str,
-        source: str,
-        fix: str,
-        distribution: str | None = None,
-        version: str | None = None,
-    ) -> None:
-        """Hold who a path belongs to."""
-        set_field(self, "backend", backend)
-        set_field(self, "registry", registry)
-        set_field(self, "noun", noun)
-        set_field(self, "source", source)
-        set_field(self, "fix", fix)
-        set_field(self, "distribution", distribution)
-        set_field(self, "version", version)
+
+def resolve(registry: Registry, name: str) -> tuple[Entry | None, ClassPath]:
+    """The table's entry for *name* and its path, or ``None`` and the built-in default.
+
+    Raises:
+        BackendNotRegisteredError: a member without a default that nothing registered.
+        UnknownBackendError: no member has *name* and the table no longer does.
+    """
+    entry = registry._attn_state.lookup(name)
+    if entry is not None:
+        return entry, entry.path
+    return None, _default(registry, name)
+
+
+def _default(registry: Registry, name: str) -> ClassPath:
+    state = registry._attn_state
+    config = state.config
+    default = registry._attn_defaults.get(name)
+    if default is not None:
+        return default
+    if name in registry._attn_defaults:
+        msg = (
+            f"{config.registry}.{name} has no default {config.noun}: register one with "
+            f"{config.register_hint.replace('NAME', name)}, or declare an entry point "
+            f"named {name!r} in the {config.group!r} group of a plugin distribution"
+        )
+        raise BackendNotRegisteredError(msg, name=name, registry=config.registry)
+    if state.was_cleared(name):
+        msg = (
+            f"{config.noun} {name!r} was removed with clear_override(); "
+            f"{config.registry}.refresh() discovers it again"
+        )
+    else:
+        msg = (
+            f"{config.noun} {name!r} is no longer provided: since the last discovery no "
+            "plugin in effect declares it (was its distribution uninstalled, or left out "
+            f"by {config.env_prefix}_PLUGINS?); '{config.host} list' shows what is in effect"
+        )
+    raise UnknownBackendError(msg, name=name, registry=config.registry)
+
+
+def _attribute(path: ClassPath) -> object:
+    obj: object = importlib.import_module(path.module)
+    for part in path.qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def interface_of(registry: Registry) -> type:
+    """The class every backend of *registry* derives from (imported once if given by path)."""
+    interface = registry._attn_interface
+    if isinstance(interface, str):
+        registry._attn_interface = interface = cast("type", _attribute(parse_path(interface)))
+    return interface
+
+
+def load_context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
+    """How a load failure of *name* from *entry* (``None``: built-in) names its source and fix."""
+    config = registry._attn_state.config
+    here = (name, config.registry, config.noun)
+    if entry is None:
+        fix = f"Reinstall {config.host}; if that does not help, report a bug"
+        return LoadContext(*here, f"{config.host} (built-in)", fix)
+    if entry.origin == "runtime":
+        by = entry.registrant or "unknown code"
+        fix = f"Register an importable class with {config.register_hint}"
+        return LoadContext(*here, f"a runtime registration by {by}", fix)
+    label = entry.distribution if entry.version is None else f"{entry.distribution} {entry.version}"
+    fix = (
+        f"Fix or uninstall {entry.distribution}, or leave it out with "
+        f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)"
+    )
+    source = f"{label}, entry point {entry.value!r}"
+    return LoadContext(*here, source, fix, entry.distribution, entry.version)
 
 
 def _fail(
@@ -122,12 +164,9 @@ def _import(path: ClassPath, ctx: LoadContext) -> object:
     stack: list[LoadContext] = _LOADING.__dict__.setdefault("stack", [])
     stack.append(ctx)
     try:
-        obj: object = importlib.import_module(path.module)
-        for part in path.qualname.split("."):
-            obj = getattr(obj, part)
+        return _attribute(path)
     finally:
         stack.pop()
-    return obj
 
 
 def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> str:
@@ -151,7 +190,7 @@ def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> st
 def _check_class(obj: object, path: ClassPath, interface: type) -> str | None:
     """Why *obj* is not a backend class of *interface*, or ``None`` when it is one."""
     if not isinstance(obj, type):
-        return f"{path.colon!r} is not a class but {type(obj).__name__} {_shown(obj)}"
+        return f"{path.colon!r} is not a class but {type(obj).__name__} {shown(obj)}"
     if not issubclass(obj, interface):
         try:
             name = str(obj.__qualname__)
@@ -187,3 +226,75 @@ def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
     if problem is not None:
         raise _fail(ctx, path, problem, interface=True)
     return obj  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def plugin_output_to(err: IO[str]) -> Iterator[None]:
+    """Within this block, what plugin code prints goes to *err*, never to stdout.
+
+    Python-level prints (``sys.stdout``), as :func:`contextlib.redirect_stdout`
+    does, and writes to file descriptor 1 itself (``os.write(1, ...)``, a C
+    extension's ``printf``) when *err* is a real file: ``--json`` stays JSON.
+    """
+    saved = None
+    try:
+        target = err.fileno()
+        sys.stdout.flush()  # what was written so far stays on stdout
+        err.flush()
+        saved = os.dup(1)
+        os.dup2(target, 1)
+    except (AttributeError, OSError, ValueError):
+        # err is not a file (tests), or there is no fd 1: Python level only.
+        if saved is not None:
+            os.close(saved)
+            saved = None
+    stdout, sys.stdout = sys.stdout, err
+    try:
+        yield
+    finally:
+        sys.stdout = stdout
+        if saved is not None:
+            with contextlib.suppress(OSError, ValueError):
+                err.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def load(
+    registry: Registry,
+    name: str,
+    entry: Entry | Literal["in effect"] | None = "in effect",
+    *,
+    output: IO[str] | None = None,
+) -> type:
+    """Import and check the class of backend *name* of *registry*.
+
+    The class in effect, or *entry*'s (``None``: the built-in default). With
+    *output*, what plugin code prints meanwhile goes there (:func:`plugin_output_to`).
+
+    Raises:
+        BackendNotRegisteredError: a member without a default that nothing registered.
+        UnknownBackendError: *name* is no longer provided.
+        BackendLoadError: the class cannot be imported or is not a backend class.
+    """
+    if isinstance(entry, str):
+        entry, path = resolve(registry, name)
+    else:
+        path = _default(registry, name) if entry is None else entry.path
+    redirect = contextlib.nullcontext() if output is None else plugin_output_to(output)
+    with redirect:
+        return load_class(path, interface_of(registry), load_context(registry, name, entry))
+
+
+def try_load(
+    registry: Registry,
+    name: str,
+    entry: Entry | Literal["in effect"] | None = "in effect",
+    *,
+    output: IO[str] | None = None,
+) -> tuple[type | None, BackendLoadError | None]:
+    """:func:`load`, with a load failure returned beside ``None`` instead of raised."""
+    try:
+        return load(registry, name, entry, output=output), None
+    except BackendLoadError as exc:
+        return None, exc

@@ -9,7 +9,8 @@ form (or registered with the decorator, which records the colon form).
 
 from __future__ import annotations
 
-from ._records import Record, set_field
+from dataclasses import dataclass
+
 from .errors import InvalidPathError
 
 __all__ = ["ClassPath", "parse_path", "path_of_class"]
@@ -19,18 +20,15 @@ def _dotted_identifiers(text: str) -> bool:
     return bool(text) and all(part.isidentifier() for part in text.split("."))
 
 
-class ClassPath(Record):
-    """Where a backend class lives: a module path and a qualified name in it."""
+@dataclass(frozen=True, slots=True)
+class ClassPath:
+    """Where a backend class lives: a module path and a qualified name in it.
 
-    __slots__ = ("module", "qualname")
+    Build one with :func:`parse_path`, which checks both parts.
+    """
 
     module: str
     qualname: str
-
-    def __init__(self, module: str, qualname: str) -> None:
-        """Hold a parsed path (use :func:`parse_path` to parse one)."""
-        set_field(self, "module", module)
-        set_field(self, "qualname", qualname)
 
     @property
     def colon(self) -> str:

@@ -44,7 +44,7 @@ from .paths import ClassPath
 from .report import result_data
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from ._cache import HostScan
     from .errors import AttnWarning
@@ -363,7 +363,7 @@ class RegistryState:
             controls=controls,
             builtin_names=self._builtin_names,
             sibling_groups=self._sibling_groups(),
-            records=None if scan is None else scan.pipeline_records(),
+            records=None if scan is None else scan.records,
         )
 
     def diagnose(self, controls: Controls | None = None, *, fresh: bool = False) -> DiscoveryResult:
@@ -543,3 +543,16 @@ class RegistryState:
     def discovered_yet(self) -> bool:
         """Whether discovery has run (it runs lazily)."""
         return self._layers.discovered_yet
+
+
+def fingerprint(group: str, rows: Iterable[Sequence[str | None]]) -> str:
+    """The hex digest of what a registry of *group* resolves every name to.
+
+    *rows* are ``(name, origin, path, distribution, version)`` in the
+    registry's order (built-ins, then added names, sorted); two processes get
+    equal digests exactly when their rows are equal.
+    """
+    import hashlib  # noqa: PLC0415 - only fingerprints need it (OpenSSL's, at every start)
+
+    lines = [f"attn-fingerprint-1\0{group}", *("\0".join(f or "" for f in row) for row in rows)]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()

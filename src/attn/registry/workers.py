@@ -1,4 +1,4 @@
-"""The same backends in every process: fingerprints, captured states, checks.
+"""The same backends in every process: captured states, and checks against them.
 
 An engine's driver captures what its registries resolve to and hands it to
 every worker it starts (a ``multiprocessing`` or ``concurrent.futures``
@@ -8,120 +8,59 @@ initializer, a Ray task, actor or ``worker_process_setup_hook``)::
     pool = multiprocessing.Pool(initializer=attn.apply_state, initargs=(state,))
 
 :func:`apply_state` re-makes the driver's runtime registrations in the
-worker, then compares each registry's fingerprint with the driver's and
+worker, then compares each registry's resolution with the driver's and
 raises :class:`~attn.StateMismatchError` naming every backend that resolves
-differently. A :class:`WorkerState` holds plain strings only: it pickles, it
-is written to JSON by ``attn state save`` and read back, validated, by
-``attn doctor --against``; nothing in it is ever executed or unpickled from a
-file. Applying imports no backend class: a runtime registration is a path,
-recorded as it is, and a worker that cannot import it finds out when it asks
-for the class (:class:`~attn.BackendLoadError`).
+differently. A :class:`WorkerState` holds plain strings only: it is written
+to JSON by ``attn state save`` and read back, validated, by ``attn doctor
+--against``. Applying a state imports nothing: no backend class (a worker
+that cannot import a registered path finds out when it asks for the class,
+:class:`~attn.BackendLoadError`), and no module that a state names (a
+registry that no imported module declared here is a mismatch).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+from dataclasses import asdict, astuple, dataclass, fields
+from typing import TYPE_CHECKING, TypeVar
 
-from .enum import BackendEnumMeta, declared_registries, state_of
+from .enum import BackendEnumMeta, declared_registries, resolution, state_of
 from .errors import StateMismatchError
 from .paths import parse_path
-from .table import Entry
-
-# Not typing.TYPE_CHECKING: this module is on a worker's start-up path.
-TYPE_CHECKING = False
+from .table import Entry, fingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-__all__ = [
-    "BackendResolution",
-    "CapturedRegistry",
-    "RuntimeRegistration",
-    "StateMismatchError",
-    "WorkerState",
-    "apply_state",
-    "capture_state",
-    "fingerprint",
-    "ray_setup_hook",
-]
+_Row = TypeVar("_Row", "BackendResolution", "RuntimeRegistration")
+
+__all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 
 #: What ``to_json`` writes as ``format``; ``from_json`` accepts this only.
 STATE_FORMAT = "attn-worker-state"
 STATE_VERSION = 1
-_FINGERPRINT_VERSION = "attn-fingerprint-1"
 #: The controls that change what a registry resolves to, after the prefix.
 _CONTROLS = ("DISABLE_PLUGINS", "PLUGINS", "PREFER")
+_ORIGINS = ("builtin", "plugin", "runtime")
+#: Modules that declared a registry in the process that pickled a state and
+#: failed to import here, with why (reported by :func:`apply_state`).
+_UNIMPORTABLE: dict[str, str] = {}
 
 
-class _Record:
-    """A small immutable record: equality, hashing, repr and pickling by fields."""
+@dataclass(frozen=True, slots=True)
+class BackendResolution:
+    """What one name of a registry resolves to in one process.
 
-    __slots__ = ()
-    _fields: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, f) for f in self._fields)
-
-    def __eq__(self, other: object) -> bool:
-        """Records are equal when they are of one type with equal fields."""
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        """Hash of the fields."""
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        """``Type(field=value, ...)``."""
-        inner = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
-        return f"{type(self).__name__}({inner})"
-
-    def __reduce__(self) -> tuple[object, tuple[type, tuple[object, ...]]]:
-        """Pickle as the type and the fields' values, in order."""
-        return _rebuild, (type(self), self._values())
-
-    def __setattr__(self, name: str, value: object) -> None:
-        """Records are immutable."""
-        msg = f"{type(self).__name__} is immutable"
-        raise AttributeError(msg)
-
-    def _init(self, **values: object) -> None:
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
-
-
-def _rebuild(cls: type[_Record], values: tuple[object, ...]) -> _Record:
-    record = cls.__new__(cls)
-    record._init(**dict(zip(cls._fields, values, strict=True)))
-    return record
-
-
-class BackendResolution(_Record):
-    """What one name of a registry resolves to in one process."""
-
-    __slots__ = ("distribution", "name", "origin", "path", "version")
-    _fields = ("name", "origin", "path", "distribution", "version")
+    ``origin`` is ``builtin``, ``plugin`` or ``runtime``; ``path`` the
+    effective ``module:QualName``, ``None`` for an unregistered member.
+    """
 
     name: str
     origin: str
-    """``builtin``, ``plugin`` or ``runtime``."""
     path: str | None
-    """The effective class path, ``module:QualName``; ``None`` for an unregistered member."""
-    distribution: str | None
-    version: str | None
-
-    def __init__(
-        self,
-        name: str,
-        origin: str,
-        path: str | None,
-        distribution: str | None = None,
-        version: str | None = None,
-    ) -> None:
-        """Record one resolved name."""
-        self._init(name=name, origin=origin, path=path, distribution=distribution, version=version)
+    distribution: str | None = None
+    version: str | None = None
 
     def describe(self) -> str:
         """How a mismatch message shows this side: the path, then where it comes from."""
@@ -138,98 +77,40 @@ class BackendResolution(_Record):
         return f"{dotted} (built-in)"
 
 
-class RuntimeRegistration(_Record):
-    """A registration made at runtime in the driver, to be made again in workers."""
+@dataclass(frozen=True, slots=True)
+class RuntimeRegistration:
+    """A registration made at runtime in the driver, to be made again in workers.
 
-    __slots__ = ("name", "path", "registered_by")
-    _fields = ("name", "path", "registered_by")
+    ``path`` is ``module:QualName``; ``registered_by`` the module that
+    registered it, as load errors name it.
+    """
 
     name: str
     path: str
-    """``module:QualName``, as the registration recorded it."""
-    registered_by: str | None
-    """The module that registered it, as load errors name it."""
-
-    def __init__(self, name: str, path: str, registered_by: str | None = None) -> None:
-        """Record one runtime registration."""
-        self._init(name=name, path=path, registered_by=registered_by)
+    registered_by: str | None = None
 
 
-class CapturedRegistry(_Record):
-    """One registry as the driver resolved it."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapturedRegistry:
+    """One registry as the driver resolved it.
 
-    __slots__ = (
-        "backends",
-        "cleared",
-        "controls",
-        "env_prefix",
-        "fingerprint",
-        "group",
-        "host",
-        "module",
-        "qualname",
-        "registry",
-        "runtime",
-    )
-    _fields = (
-        "registry",
-        "module",
-        "qualname",
-        "group",
-        "host",
-        "env_prefix",
-        "fingerprint",
-        "backends",
-        "runtime",
-        "cleared",
-        "controls",
-    )
+    ``registry`` is the class's name, declared in ``module`` as ``qualname``;
+    ``cleared`` the names dropped with ``clear_override()`` since the last
+    discovery; ``controls`` the ``<PREFIX>_*`` controls and their values
+    (``None``: unset).
+    """
 
     registry: str
-    """The registry class's name (``AttentionBackendEnum``)."""
     module: str
-    """The module that declares it, which a worker imports to find it."""
     qualname: str
     group: str
     host: str
     env_prefix: str
     fingerprint: str
     backends: tuple[BackendResolution, ...]
-    runtime: tuple[RuntimeRegistration, ...]
-    cleared: tuple[str, ...]
-    """Names dropped with ``clear_override()`` since the last discovery."""
-    controls: tuple[tuple[str, str | None], ...]
-    """The ``<PREFIX>_*`` discovery controls and their values (``None``: unset)."""
-
-    def __init__(
-        self,
-        *,
-        registry: str,
-        module: str,
-        qualname: str,
-        group: str,
-        host: str,
-        env_prefix: str,
-        fingerprint: str,
-        backends: Iterable[BackendResolution],
-        runtime: Iterable[RuntimeRegistration] = (),
-        cleared: Iterable[str] = (),
-        controls: Iterable[tuple[str, str | None]] = (),
-    ) -> None:
-        """Record one registry's captured state."""
-        self._init(
-            registry=registry,
-            module=module,
-            qualname=qualname,
-            group=group,
-            host=host,
-            env_prefix=env_prefix,
-            fingerprint=fingerprint,
-            backends=tuple(backends),
-            runtime=tuple(runtime),
-            cleared=tuple(cleared),
-            controls=tuple((str(k), v) for k, v in controls),
-        )
+    runtime: tuple[RuntimeRegistration, ...] = ()
+    cleared: tuple[str, ...] = ()
+    controls: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def location(self) -> str:
@@ -237,7 +118,8 @@ class CapturedRegistry(_Record):
         return f"{self.module}:{self.qualname}"
 
 
-class WorkerState(_Record):
+@dataclass(frozen=True, slots=True)
+class WorkerState:
     """What every declared registry resolves to in the process that captured it.
 
     Made by :func:`capture_state`, used by :func:`apply_state`. It pickles
@@ -245,45 +127,41 @@ class WorkerState(_Record):
     (:meth:`to_json`, :meth:`from_json`).
     """
 
-    __slots__ = ("registries",)
-    _fields = ("registries",)
-
     registries: tuple[CapturedRegistry, ...]
 
-    def __init__(self, registries: Iterable[CapturedRegistry]) -> None:
-        """Hold the captured *registries*."""
-        self._init(registries=tuple(registries))
+    def __post_init__(self) -> None:
+        """Hold the registries as a tuple, whatever iterable was given."""
+        object.__setattr__(self, "registries", tuple(self.registries))
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        """Pickle the registries and the modules that declare them in this process.
+
+        As when pickling a class, the receiving process imports those modules
+        (every start method, Ray), so that it declares the same registries;
+        only the modules of registries this process declared go along, never
+        a name read from the state's data.
+        """
+        wanted = {r.location for r in self.registries}
+        modules = [
+            r.__module__
+            for r in declared_registries()
+            if f"{r.__module__}:{r.__qualname__}" in wanted and "<locals>" not in r.__qualname__
+        ]
+        return (_unpickled, (self.registries, tuple(dict.fromkeys(modules))))
 
     def to_json(self) -> dict[str, object]:
         """The state as JSON-ready data (what ``attn state save`` writes)."""
+        texts = [f.name for f in fields(CapturedRegistry) if f.type == "str"]
         return {
             "format": STATE_FORMAT,
             "version": STATE_VERSION,
             "registries": [
                 {
-                    "registry": r.registry,
-                    "module": r.module,
-                    "qualname": r.qualname,
-                    "group": r.group,
-                    "host": r.host,
-                    "env_prefix": r.env_prefix,
-                    "fingerprint": r.fingerprint,
+                    **{name: getattr(r, name) for name in texts},
                     "controls": dict(r.controls),
                     "cleared": list(r.cleared),
-                    "runtime": [
-                        {"name": x.name, "path": x.path, "registered_by": x.registered_by}
-                        for x in r.runtime
-                    ],
-                    "backends": [
-                        {
-                            "name": b.name,
-                            "origin": b.origin,
-                            "path": b.path,
-                            "distribution": b.distribution,
-                            "version": b.version,
-                        }
-                        for b in r.backends
-                    ],
+                    "runtime": [asdict(x) for x in r.runtime],
+                    "backends": [asdict(b) for b in r.backends],
                 }
                 for r in self.registries
             ],
@@ -296,145 +174,114 @@ class WorkerState(_Record):
         Raises:
             ValueError: *data* is not such a state (the message says where).
         """
-        reader = _Reader()
-        top = reader.mapping(data, "the state")
+        top = _mapping(data, "the state")
         if top.get("format") != STATE_FORMAT:
-            reader.fail(f"'format' is {top.get('format')!r}, expected {STATE_FORMAT!r}")
+            _fail(f"'format' is {top.get('format')!r}, expected {STATE_FORMAT!r}")
         if top.get("version") != STATE_VERSION:
-            reader.fail(f"'version' is {top.get('version')!r}, expected {STATE_VERSION}")
-        registries = [
-            _registry_from_json(reader, item, f"registries[{i}]")
-            for i, item in enumerate(reader.sequence(top.get("registries"), "'registries'"))
-        ]
-        return cls(registries)
+            _fail(f"'version' is {top.get('version')!r}, expected {STATE_VERSION}")
+        items = _sequence(top.get("registries"), "'registries'")
+        return cls(
+            tuple(_registry_from_json(item, f"registries[{i}]") for i, item in enumerate(items))
+        )
 
 
-class _Reader:
-    """Type checks for :meth:`WorkerState.from_json`, failing with a located message."""
+def _unpickled(registries: tuple[CapturedRegistry, ...], modules: tuple[str, ...]) -> WorkerState:
+    """A pickled :class:`WorkerState`, once the modules that declare its registries are imported."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # noqa: BLE001, PERF203 - apply_state reports each as a mismatch
+            _UNIMPORTABLE[module] = f"{type(exc).__name__}: {exc}"
+    return WorkerState(registries)
 
-    @staticmethod
-    def fail(message: str) -> None:
-        msg = f"not a saved attn state: {message}"
-        raise ValueError(msg)
 
-    def mapping(self, value: object, where: str) -> Mapping[str, object]:
-        if not isinstance(value, dict):
-            self.fail(f"{where} is {type(value).__name__}, expected an object")
-        return value  # type: ignore[return-value]
+# -- reading JSON ---------------------------------------------------------------
 
-    def sequence(self, value: object, where: str) -> list[object]:
-        if not isinstance(value, list):
-            self.fail(f"{where} is {type(value).__name__}, expected an array")
-        return value  # type: ignore[return-value]
 
-    def text(self, obj: Mapping[str, object], key: str, where: str, *, null: bool = False) -> str:
-        value = obj.get(key)
-        if value is None and null and key in obj:
-            return None  # type: ignore[return-value]
-        if not isinstance(value, str):
+def _fail(message: str) -> None:
+    msg = f"not a saved attn state: {message}"
+    raise ValueError(msg)
+
+
+def _mapping(value: object, where: str) -> Mapping[str, object]:
+    if not isinstance(value, dict):
+        _fail(f"{where} is {type(value).__name__}, expected an object")
+    return value  # type: ignore[return-value]
+
+
+def _sequence(value: object, where: str) -> list[object]:
+    if not isinstance(value, list):
+        _fail(f"{where} is {type(value).__name__}, expected an array")
+    return value  # type: ignore[return-value]
+
+
+def _texts(record: type, obj: Mapping[str, object], where: str) -> dict[str, str | None]:
+    """The ``str`` and ``str | None`` fields of a *record* type, read from *obj*, checked."""
+    values: dict[str, str | None] = {}
+    for field in fields(record):
+        value, null = obj.get(field.name), field.type == "str | None"
+        if field.type != "str" and not null:
+            continue  # the containers, which the caller reads
+        if not isinstance(value, str) and not (null and value is None and field.name in obj):
             expected = "a string or null" if null else "a string"
-            self.fail(f"{where}.{key} is {value!r}, expected {expected}")
-        return value  # type: ignore[return-value]
+            _fail(f"{where}.{field.name} is {value!r}, expected {expected}")
+        values[field.name] = value  # type: ignore[assignment]
+        if field.name == "origin" and value not in _ORIGINS:
+            _fail(f"{where}.origin is {value!r}, expected builtin, plugin or runtime")
+        if field.name == "path" and value is not None:
+            try:
+                parse_path(value)
+            except ValueError as exc:
+                _fail(f"{where}.path: {exc}")
+    return values
 
 
-def _registry_from_json(reader: _Reader, item: object, where: str) -> CapturedRegistry:
-    obj = reader.mapping(item, where)
-    backends = []
-    for i, raw in enumerate(reader.sequence(obj.get("backends"), f"{where}.backends")):
-        here = f"{where}.backends[{i}]"
-        row = reader.mapping(raw, here)
-        origin = reader.text(row, "origin", here)
-        if origin not in {"builtin", "plugin", "runtime"}:
-            reader.fail(f"{here}.origin is {origin!r}, expected builtin, plugin or runtime")
-        path = reader.text(row, "path", here, null=True)
-        if path is not None:
-            _checked_path(reader, path, f"{here}.path")
-        backends.append(
-            BackendResolution(
-                name=reader.text(row, "name", here),
-                origin=origin,
-                path=path,
-                distribution=reader.text(row, "distribution", here, null=True),
-                version=reader.text(row, "version", here, null=True),
-            )
-        )
-    runtime = []
-    for i, raw in enumerate(reader.sequence(obj.get("runtime"), f"{where}.runtime")):
-        here = f"{where}.runtime[{i}]"
-        row = reader.mapping(raw, here)
-        path = reader.text(row, "path", here)
-        _checked_path(reader, path, f"{here}.path")
-        runtime.append(
-            RuntimeRegistration(
-                name=reader.text(row, "name", here),
-                path=path,
-                registered_by=reader.text(row, "registered_by", here, null=True),
-            )
-        )
-    cleared = reader.sequence(obj.get("cleared"), f"{where}.cleared")
+def _rows(record: type[_Row], obj: Mapping[str, object], key: str, where: str) -> tuple[_Row, ...]:
+    rows = []
+    for i, raw in enumerate(_sequence(obj.get(key), f"{where}.{key}")):
+        here = f"{where}.{key}[{i}]"
+        rows.append(record(**_texts(record, _mapping(raw, here), here)))  # type: ignore[arg-type]
+    return tuple(rows)
+
+
+def _registry_from_json(item: object, where: str) -> CapturedRegistry:
+    obj = _mapping(item, where)
+    backends = _rows(BackendResolution, obj, "backends", where)
+    runtime = _rows(RuntimeRegistration, obj, "runtime", where)
+    cleared = _sequence(obj.get("cleared"), f"{where}.cleared")
     if not all(isinstance(n, str) for n in cleared):
-        reader.fail(f"{where}.cleared must hold names (strings)")
-    controls = reader.mapping(obj.get("controls"), f"{where}.controls")
+        _fail(f"{where}.cleared must hold names (strings)")
+    controls = _mapping(obj.get("controls"), f"{where}.controls")
     if not all(v is None or isinstance(v, str) for v in controls.values()):
-        reader.fail(f"{where}.controls must map variables to strings or null")
+        _fail(f"{where}.controls must map variables to strings or null")
     captured = CapturedRegistry(
-        registry=reader.text(obj, "registry", where),
-        module=reader.text(obj, "module", where),
-        qualname=reader.text(obj, "qualname", where),
-        group=reader.text(obj, "group", where),
-        host=reader.text(obj, "host", where),
-        env_prefix=reader.text(obj, "env_prefix", where),
-        fingerprint=reader.text(obj, "fingerprint", where),
+        **_texts(CapturedRegistry, obj, where),  # type: ignore[arg-type]
         backends=backends,
         runtime=runtime,
-        cleared=[str(n) for n in cleared],
-        controls=[(str(k), None if v is None else str(v)) for k, v in controls.items()],
+        cleared=tuple(str(n) for n in cleared),
+        controls=tuple((str(k), None if v is None else str(v)) for k, v in controls.items()),
     )
-    expected = _digest(captured.group, captured.backends)
-    if captured.fingerprint != expected:
-        reader.fail(
+    if captured.fingerprint != fingerprint(captured.group, map(astuple, backends)):
+        _fail(
             f"{where}.fingerprint does not match its backends (edited by hand?); "
             "save the state again"
         )
     return captured
 
 
-def _checked_path(reader: _Reader, path: str, where: str) -> None:
-    try:
-        parse_path(path)
-    except ValueError as exc:
-        reader.fail(f"{where}: {exc}")
-
-
 # -- capturing ------------------------------------------------------------------
 
 
-def _resolve(registry: BackendEnumMeta, *, digest: bool = True) -> CapturedRegistry:
-    """One registry's resolution now (runs discovery unless it has run).
+def _controls(prefix: str) -> tuple[tuple[str, str | None], ...]:
+    return tuple((f"{prefix}_{c}", os.environ.get(f"{prefix}_{c}")) for c in _CONTROLS)
 
-    Without *digest* its fingerprint is left empty: a worker compares its
-    resolution with the driver's row by row, which says the same as comparing
-    the fingerprints, without importing :mod:`hashlib` (OpenSSL's, at every start).
-    """
+
+def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
+    """One registry's resolution now (runs discovery unless it has run)."""
     state = state_of(registry)
-    with state._lock:  # one consistent view, even while another thread registers
-        state.ensure()
+    with state._lock:  # the table, registrations and clears of one moment
+        rows = resolution(registry)
         snapshot = state.snapshot()
-    defaults = registry._attn_defaults
-    rows: list[BackendResolution] = []
-    added = sorted(n for n in snapshot.table if n not in defaults)
-    for name in (*defaults, *added):
-        entry = snapshot.table.get(name)
-        if entry is None:
-            default = defaults[name]
-            path = None if default is None else default.colon
-            rows.append(BackendResolution(name, "builtin", path))
-        else:
-            rows.append(
-                BackendResolution(
-                    name, entry.origin, entry.path.colon, entry.distribution, entry.version
-                )
-            )
     config = state.config
     return CapturedRegistry(
         registry=config.registry,
@@ -443,44 +290,15 @@ def _resolve(registry: BackendEnumMeta, *, digest: bool = True) -> CapturedRegis
         group=config.group,
         host=config.host,
         env_prefix=config.env_prefix,
-        fingerprint=_digest(config.group, rows) if digest else "",
-        backends=rows,
-        runtime=[
+        fingerprint=fingerprint(config.group, rows),
+        backends=tuple(BackendResolution(*row) for row in rows),
+        runtime=tuple(
             RuntimeRegistration(e.name, e.path.colon, e.registered_by)
             for e in snapshot.runtime.values()
-        ],
-        cleared=sorted(snapshot.cleared),
+        ),
+        cleared=tuple(sorted(snapshot.cleared)),
         controls=_controls(config.env_prefix),
     )
-
-
-def _controls(prefix: str) -> list[tuple[str, str | None]]:
-    return [(f"{prefix}_{c}", os.environ.get(f"{prefix}_{c}")) for c in _CONTROLS]
-
-
-def _digest(group: str, rows: Iterable[BackendResolution]) -> str:
-    import hashlib  # noqa: PLC0415 - only fingerprints need it
-
-    lines = [f"{_FINGERPRINT_VERSION}\0{group}"]
-    lines.extend(
-        "\0".join((r.name, r.origin, r.path or "", r.distribution or "", r.version or ""))
-        for r in rows
-    )
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
-
-
-def fingerprint(registry: type) -> str:
-    """The hex fingerprint of what *registry* resolves every name to (runs discovery).
-
-    Two processes have equal fingerprints exactly when every name of the
-    registry resolves to the same path, from the same origin, distribution
-    and version.
-
-    Raises:
-        TypeError: *registry* is not a declared registry.
-    """
-    state_of(registry)
-    return _resolve(registry).fingerprint  # type: ignore[arg-type]
 
 
 def capture_state() -> WorkerState:
@@ -489,34 +307,34 @@ def capture_state() -> WorkerState:
     Runs discovery where it has not run. Capture after the driver's runtime
     registrations: later ones are not in the state.
     """
-    return WorkerState(_resolve(r) for r in declared_registries())
+    return WorkerState(tuple(_capture(r) for r in declared_registries()))
 
 
 # -- applying -------------------------------------------------------------------
 
 
 def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
-    """The registry class in this process, or why there is none."""
-    for registry in declared_registries():
-        if f"{registry.__module__}:{registry.__qualname__}" == captured.location:
-            return registry, ""
+    """The registry class in this process, or why there is none; nothing is imported."""
+    declared = {f"{r.__module__}:{r.__qualname__}": r for r in declared_registries()}
+    found = declared.get(captured.location)
+    if found is None and captured.module == "__main__":  # a spawned child's copy of the script
+        found = declared.get(f"__mp_main__:{captured.qualname}")
+    if found is not None:
+        group = state_of(found).config.group
+        if group == captured.group:
+            return found, ""
+        return None, f"{captured.location} here is the registry of group {group!r}"
     if "<locals>" in captured.qualname:
         return None, (
             "it was declared inside a function, so no other process can import it; "
             "declare registries at module level"
         )
-    try:
-        obj: object = importlib.import_module(captured.module)
-        for part in captured.qualname.split("."):
-            obj = getattr(obj, part)
-    except Exception as exc:  # noqa: BLE001 - reported as the mismatch it is
-        return None, f"cannot import it ({type(exc).__name__}: {exc})"
-    if not isinstance(obj, BackendEnumMeta) or "_attn_state" not in obj.__dict__:
-        return None, f"{captured.location} is not a registry here"
-    group = state_of(obj).config.group
-    if group != captured.group:
-        return None, f"{captured.location} here is the registry of group {group!r}"
-    return obj, ""
+    if captured.module in _UNIMPORTABLE:
+        return None, f"cannot import it ({_UNIMPORTABLE[captured.module]})"
+    return None, (
+        f"no module imported here declares it (a state never makes attn import one); "
+        f"import {captured.module} before applying the state"
+    )
 
 
 def _apply(registry: BackendEnumMeta, captured: CapturedRegistry) -> None:
@@ -525,132 +343,118 @@ def _apply(registry: BackendEnumMeta, captured: CapturedRegistry) -> None:
         for name in captured.cleared:
             state.clear(name)
         for reg in captured.runtime:
-            state.register(
-                Entry(
-                    name=reg.name,
-                    path=parse_path(reg.path),
-                    origin="runtime",
-                    registered_by=reg.registered_by,
-                )
+            entry = Entry(
+                reg.name, parse_path(reg.path), "runtime", registered_by=reg.registered_by
             )
+            state.register(entry)
 
 
 def apply_state(state: WorkerState, *, check: bool = True) -> None:
     """Make this process resolve backends like the one that captured *state*.
 
     The driver's runtime registrations (and ``clear_override()`` calls) are
-    made again here, before or after discovery; no backend class is imported.
-    Then, with *check*, every registry's resolution is compared with the
-    driver's: what its fingerprint stands for, row by row.
+    made again here, before or after discovery; nothing is imported. Then,
+    with *check*, every registry's resolution is compared with the driver's:
+    what its fingerprint stands for, row by row.
 
     Raises:
         StateMismatchError: with *check*, some backend resolves differently
-            here, or a registry of the state does not exist here; the message
-            names each one with both sides and what to do.
+            here, or a registry of the state is not declared here; the
+            message names each one with both sides and what to do.
         TypeError: *state* is not a :class:`WorkerState`.
     """
     if not isinstance(state, WorkerState):
         # Untyped callers (initargs, Ray) can pass anything.
         msg = f"apply_state() expects an attn.WorkerState, got {type(state).__name__}"  # type: ignore[unreachable]
         raise TypeError(msg)
-    pairs: list[tuple[CapturedRegistry, CapturedRegistry | None, str]] = []
+    pairs: list[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]] = []
     for captured in state.registries:
         registry, problem = _find(captured)
-        if registry is None:
-            pairs.append((captured, None, problem))
-            continue
-        _apply(registry, captured)
+        if registry is not None:
+            _apply(registry, captured)
         if check:
-            pairs.append((captured, _resolve(registry, digest=False), ""))
-    if check:
-        error = mismatch(pairs)
-        if error is not None:
-            raise error
+            # Row by row: equal rows are equal fingerprints, whatever the
+            # algorithm that made the driver's (an older attn's, say), and no
+            # hashlib (OpenSSL's) to import at every worker's start.
+            rows = None if registry is None else resolution(registry)
+            mine = None if rows is None else tuple(BackendResolution(*row) for row in rows)
+            pairs.append((captured, mine, problem))
+    error = _mismatch(pairs)
+    if error is not None:
+        raise error
 
 
 # -- the mismatch message -------------------------------------------------------
 
 
-def _differences(
-    driver: CapturedRegistry, worker: CapturedRegistry
-) -> list[tuple[str, BackendResolution | None, BackendResolution | None]]:
-    mine = {b.name: b for b in worker.backends}
-    theirs = {b.name: b for b in driver.backends}
-    names = [*theirs, *(n for n in mine if n not in theirs)]
-    return [(n, theirs.get(n), mine.get(n)) for n in names if theirs.get(n) != mine.get(n)]
-
-
-class _Report:
-    """Collects what differs, registry by registry, into one message."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.differing: list[tuple[str, str]] = []
-        self.missing: list[str] = []
-        self.commands: list[str] = []
-        self.hosts: list[str] = []
-        self.prefixes: list[str] = []
-        self.controls: dict[str, tuple[str | None, str | None]] = {}
-
-    def absent(self, driver: CapturedRegistry, problem: str) -> None:
-        self.missing.append(driver.registry)
-        self.hosts.append(driver.host)
-        self.lines += [
-            f"  {driver.registry} ({driver.location}, group {driver.group!r})",
-            "    driver: declared",
-            f"    worker: absent: {problem}",
-        ]
-
-    def compare(self, driver: CapturedRegistry, worker: CapturedRegistry) -> None:
-        found = _differences(driver, worker)
-        if not found:  # the same resolution
-            return
-        for name, theirs, mine in found:
-            self.differing.append((driver.registry, name))
-            self.lines += [
-                f"  {driver.registry}.{name}",
-                f"    driver: {'absent' if theirs is None else theirs.describe()}",
-                f"    worker: {'absent' if mine is None else mine.describe()}",
+def _mismatch(
+    pairs: Iterable[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]],
+) -> StateMismatchError | None:
+    """The error for (driver's registry, this process's rows or ``None``, why none), if any."""
+    lines: list[str] = []
+    differing: list[tuple[str, str]] = []
+    missing: list[CapturedRegistry] = []
+    commands: list[str] = []
+    prefixes: list[str] = []
+    controls: dict[str, tuple[str | None, str | None]] = {}
+    for driver, rows, problem in pairs:
+        if rows is None:
+            missing.append(driver)
+            lines += [
+                f"  {driver.registry} ({driver.location}, group {driver.group!r})",
+                "    driver: declared",
+                f"    worker: absent: {problem}",
             ]
-            self.commands += _commands(theirs, mine)
-        self.prefixes.append(driver.env_prefix)
-        here = dict(_controls(driver.env_prefix))
-        for variable, value in driver.controls:
-            if here.get(variable) != value:
-                self.controls[variable] = (value, here.get(variable))
-
-    def error(self) -> StateMismatchError | None:
-        if not self.lines:
-            return None
-        out = ["The backends in this process differ from the driver's:", *self.lines]
-        out.extend(
-            f"{variable} is {_shown(theirs)} in the driver and {_shown(mine)} here"
-            for variable, (theirs, mine) in self.controls.items()
-        )
-        fixes = []
-        if self.differing:
-            commands = list(dict.fromkeys(self.commands))
-            install = "install the same plugin versions on every node"
-            if commands:
-                install += f" (here: {'; '.join(commands)})"
-            if self.controls:
-                variables = " and ".join(self.controls)
-                fixes.append(f"set the same {variables} in every process, or {install}")
-            else:
-                variables = " and ".join(f"{p}_PLUGINS" for p in dict.fromkeys(self.prefixes))
-                fixes.append(f"{install}, or set the same {variables} in every process")
-        if self.missing:
-            fixes.append(
-                "install the same version of "
-                + ", ".join(dict.fromkeys(self.hosts))
-                + " on every node, and declare registries in modules that workers import"
+            continue
+        theirs, mine = {b.name: b for b in driver.backends}, {b.name: b for b in rows}
+        found = [n for n in dict.fromkeys([*theirs, *mine]) if theirs.get(n) != mine.get(n)]
+        for name in found:
+            differing.append((driver.registry, name))
+            lines += [
+                f"  {driver.registry}.{name}",
+                f"    driver: {_described(theirs.get(name))}",
+                f"    worker: {_described(mine.get(name))}",
+            ]
+            commands += _commands(theirs.get(name), mine.get(name))
+        if found:
+            prefixes.append(driver.env_prefix)
+            here = dict(_controls(driver.env_prefix))
+            controls.update(
+                (v, (value, here.get(v))) for v, value in driver.controls if here.get(v) != value
             )
-        out.append("To fix it, " + "; ".join(fixes) + ".")
-        return StateMismatchError(
-            "\n".join(out),
-            differences=tuple(self.differing),
-            missing_registries=tuple(self.missing),
+    if not lines:
+        return None
+    out = ["The backends in this process differ from the driver's:", *lines]
+    out += [
+        f"{v} is {_shown(theirs)} in the driver and {_shown(mine)} here"
+        for v, (theirs, mine) in controls.items()
+    ]
+    fixes = []
+    if differing:
+        install = "install the same plugin versions on every node"
+        if commands:
+            install += f" (here: {'; '.join(dict.fromkeys(commands))})"
+        if controls:
+            fixes.append(f"set the same {' and '.join(controls)} in every process, or {install}")
+        else:
+            variables = " and ".join(f"{p}_PLUGINS" for p in dict.fromkeys(prefixes))
+            fixes.append(f"{install}, or set the same {variables} in every process")
+    if missing:
+        hosts = ", ".join(dict.fromkeys(r.host for r in missing))
+        fixes.append(
+            f"install the same version of {hosts} on every node, and declare registries in "
+            "modules that workers import"
         )
+    out.append("To fix it, " + "; ".join(fixes) + ".")
+    return StateMismatchError(
+        "\n".join(out),
+        differences=tuple(differing),
+        missing_registries=tuple(r.registry for r in missing),
+    )
+
+
+def _described(row: BackendResolution | None) -> str:
+    return "absent" if row is None else row.describe()
 
 
 def _commands(theirs: BackendResolution | None, mine: BackendResolution | None) -> list[str]:
@@ -660,35 +464,17 @@ def _commands(theirs: BackendResolution | None, mine: BackendResolution | None) 
         pin = (
             theirs.distribution
             if theirs.version is None
-            else (f"{theirs.distribution}=={theirs.version}")
+            else f"{theirs.distribution}=={theirs.version}"
         )
         commands.append(f"pip install '{pin}'")
+    theirs_dist = None if theirs is None else theirs.distribution
     if (
         mine is not None
         and mine.origin == "plugin"
-        and mine.distribution
-        and (theirs is None or theirs.distribution != mine.distribution)
+        and mine.distribution not in {None, "", theirs_dist}
     ):
         commands.append(f"pip uninstall {mine.distribution}")
     return commands
-
-
-def mismatch(
-    pairs: Iterable[tuple[CapturedRegistry, CapturedRegistry | None, str]],
-) -> StateMismatchError | None:
-    """The error for *pairs* of (driver's, this process's or ``None``, why it is missing).
-
-    ``None`` when every registry is present and resolves alike.
-    """
-    report = _Report()
-    for driver, worker, problem in pairs:
-        if worker is None:
-            report.absent(driver, problem)
-        else:
-            # Row by row: equal rows are equal fingerprints, whatever the
-            # algorithm that made the driver's (an older attn's, say).
-            report.compare(driver, worker)
-    return report.error()
 
 
 def _shown(value: str | None) -> str:

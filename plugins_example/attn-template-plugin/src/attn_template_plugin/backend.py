@@ -28,6 +28,23 @@ class TemplateAttentionBackend(AttentionBackend):
         return "TEMPLATE_ATTN"
 
     @classmethod
+    def validate_configuration(cls, **settings: object) -> list[str]:
+        """Why this backend cannot run with *settings*; empty when it can.
+
+        attn's selection asks every candidate in turn and takes the first that
+        says nothing against the settings. Check only what your kernel limits,
+        ignore settings you do not know, and skip a setting that is not given;
+        return sentences, and never import the kernel library here.
+        """
+        reasons = []
+        device = settings.get("device")
+        if device is not None and device != "cpu":
+            reasons.append(f"runs on the CPU only, not {device!r}")
+        if settings.get("use_mla"):
+            reasons.append("no multi-head latent attention (MLA)")
+        return reasons
+
+    @classmethod
     def get_impl_cls(cls) -> type:
         """The class that computes attention (imported here, not at module level)."""
         from .impl import TemplateAttentionImpl  # noqa: PLC0415 - keeps the kernel off import

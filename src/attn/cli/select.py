@@ -1,0 +1,115 @@
+"""``attn select REGISTRY [--set KEY=VALUE ...] [--backend NAME] [--json]``: choose, and say why."""
+
+from __future__ import annotations
+
+import json
+
+from ._common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    SUMMARIES,
+    UsageError,
+    plugin_output_to,
+    select,
+    version_label,
+)
+
+# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import IO
+
+    from attn.registry.selection import Candidate
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare ``attn select`` and its arguments."""
+    parser = sub.add_parser(
+        "select",
+        help=SUMMARIES["select"],
+        description="Try the registry's candidates in order for the settings given and print "
+        "each verdict with its reasons; the first valid one is chosen.",
+    )
+    parser.add_argument(
+        "registry",
+        metavar="REGISTRY",
+        help="a registry's class name or entry-point group, spelled exactly",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="settings",
+        help="a setting (repeatable); VALUE is read as JSON when it is JSON "
+        "(head_size=128, capability=[9,0], use_mla=true), else as a string (device=cuda)",
+    )
+    parser.add_argument("--backend", metavar="NAME", help="try this backend alone")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def parse_settings(pairs: Sequence[str]) -> dict[str, object]:
+    """``KEY=VALUE`` pairs as settings; a later KEY wins.
+
+    Raises:
+        UsageError: a pair has no ``=`` or its KEY is not an identifier.
+    """
+    settings: dict[str, object] = {}
+    for pair in pairs:
+        key, equals, text = pair.partition("=")
+        if not equals or not key.isidentifier():
+            msg = f"--set expects KEY=VALUE with KEY an identifier, got {pair!r}"
+            raise UsageError(msg, "attn select")
+        try:
+            settings[key] = json.loads(text)
+        except ValueError:
+            settings[key] = text
+    return settings
+
+
+def _row(row: Candidate) -> dict[str, object]:
+    return {
+        "name": row.name,
+        "origin": row.origin,
+        "distribution": row.distribution,
+        "distribution_version": row.version,
+        "path": row.path,
+        "verdict": row.verdict,
+        "fallback": row.fallback,
+        "reasons": [{"code": r.code, "message": r.message} for r in row.reasons],
+    }
+
+
+def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Choose the backend of the registry *args* names; 0 when one is chosen, 1 when none is."""
+    from attn.registry.errors import SelectionError  # noqa: PLC0415
+    from attn.registry.selection import Candidate  # noqa: PLC0415
+    from attn.registry.selection import select as choose  # noqa: PLC0415
+
+    settings = parse_settings(args.settings)
+    (registry,) = select([args.registry], "attn select")
+    try:
+        with plugin_output_to(err):
+            selection = choose(registry, args.backend, **settings)
+    except SelectionError as exc:
+        rows = tuple(row for row in exc.tried if isinstance(row, Candidate))
+        chosen, explicit, tried, text = None, exc.explicit, rows, str(exc)
+    else:
+        chosen, explicit, tried = selection.name, selection.explicit, selection.tried
+        text = str(selection)
+    if args.json:
+        payload = {
+            "attn_version": version_label(),
+            "registry": registry.__name__,
+            "settings": settings,
+            "explicit": explicit,
+            "chosen": chosen,
+            "tried": [_row(row) for row in tried],
+        }
+        out.write(json.dumps(payload, indent=2, default=str) + "\n")
+    else:
+        out.write(f"{text}\n")
+    return EXIT_OK if chosen is not None else EXIT_PROBLEM

@@ -1,0 +1,168 @@
+"""``attn select``: the candidates in order with their verdicts, JSON, exit codes, usage errors."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from attn import UnknownBackendError
+from attn.cli import select as command
+from attn.cli._common import EXIT_OK, EXIT_PROBLEM, Parser, UsageError
+
+try:  # at collection, before each test's sys.path holds only attn and pytest
+    import jsonschema
+except ImportError:  # the test extra installs it
+    jsonschema = None
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "docs" / "attn-select.schema.json"
+TEMPLATE = ROOT / "plugins_example" / "attn-template-plugin" / "src" / "attn_template_plugin"
+
+
+@pytest.fixture
+def template(site):
+    """The template plugin (plugins_example/attn-template-plugin) installed from its sources."""
+    for path in sorted(TEMPLATE.glob("*.py")):
+        site.module(f"attn_template_plugin.{path.stem}", path.read_text(encoding="utf-8"))
+    value = "attn_template_plugin.backend:TemplateAttentionBackend"
+    site.dist(
+        "attn-template-plugin", "0.1.0", entry_points={"attn.backends": {"TEMPLATE_ATTN": value}}
+    )
+    return site
+
+
+def attn_select(*argv: str) -> tuple[int, str, str]:
+    """Run ``attn select ARGV`` as the attn command parses it; return (status, stdout, stderr)."""
+    parser = Parser(prog="attn")
+    command.add_parser(parser.add_subparsers(dest="command", parser_class=Parser))
+    out, err = io.StringIO(), io.StringIO()
+    status = command.run(parser.parse_args(["select", *argv]), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_the_template_plugin_is_chosen_on_the_cpu_without_torch(template):
+    """CPU_ATTN needs torch, which is not installed here: the plugin-added CPU backend is next."""
+    status, out, _ = attn_select("AttentionBackendEnum", "--set", "device=cpu")
+    assert status == EXIT_OK
+    assert out == (
+        "TEMPLATE_ATTN chosen for device='cpu':\n"
+        "  CPU_ATTN (builtin): rejected: needs torch, not installed\n"
+        "  TEMPLATE_ATTN (plugin attn-template-plugin 0.1.0): chosen\n"
+    )
+
+
+def test_no_valid_candidate_exits_1_with_every_reason():
+    """Without the plugin nothing runs on this CPU: exit 1, every candidate and its reasons."""
+    status, out, _ = attn_select("attn.backends", "--set", "device=cpu", "--set", "head_size=48")
+    assert status == EXIT_PROBLEM
+    assert out == (
+        "No attention backend of AttentionBackendEnum for device='cpu', head_size=48 is valid; "
+        "tried in order:\n"
+        "  CPU_ATTN (builtin): rejected: needs torch, not installed; head_size 48 not supported "
+        "(32, 64, 80, 96, 112, 128, 160, 192, 224, 256)\n"
+        "Install a kernel package named above, or change the settings.\n"
+    )
+
+
+def test_values_are_json_when_they_are_json():
+    """head_size=128 is an int, capability=[9,0] a pair, device=cuda a string."""
+    status, out, _ = attn_select(
+        "AttentionBackendEnum", "--set", "capability=[9,0]", "--set", "head_size=128",
+        "--set", "device=cuda", "--set", "use_mla=false",
+    )  # fmt: skip
+    assert status == EXIT_PROBLEM
+    first = out.splitlines()[0]
+    assert "capability=(9, 0), device='cuda', head_size=128, use_mla=False" in first
+    assert out.splitlines()[1].startswith("  FLASH_ATTN (builtin): rejected: needs flash-attn")
+
+
+def test_an_explicit_backend_is_tried_alone(template):
+    """--backend tries that name only: chosen, or exit 1 with its reasons."""
+    status, out, _ = attn_select("AttentionBackendEnum", "--backend", "TEMPLATE_ATTN")
+    assert (status, out.splitlines()[0]) == (
+        EXIT_OK,
+        "TEMPLATE_ATTN chosen explicitly for no settings:",
+    )
+    status, out, _ = attn_select(
+        "AttentionBackendEnum", "--backend", "TEMPLATE_ATTN", "--set", "device=cuda"
+    )
+    assert status == EXIT_PROBLEM
+    assert "TEMPLATE_ATTN (plugin attn-template-plugin 0.1.0): rejected: runs on the CPU" in out
+    with pytest.raises(UnknownBackendError, match="Did you mean 'TEMPLATE_ATTN'"):
+        attn_select("AttentionBackendEnum", "--backend", "TEMPLATE_ATN")
+
+
+@pytest.mark.parametrize("pair", ["head_size", "=3", "1x=2", "head-size=3"])
+def test_bad_set_syntax_is_a_usage_error(pair):
+    """A --set without KEY=VALUE, or whose KEY is not an identifier, is a usage error (exit 2)."""
+    with pytest.raises(UsageError, match="--set expects KEY=VALUE") as caught:
+        attn_select("AttentionBackendEnum", "--set", pair)
+    assert caught.value.prog == "attn select"
+
+
+def test_an_unknown_registry_is_a_usage_error():
+    """REGISTRY is spelled exactly, as for attn list."""
+    with pytest.raises(UsageError, match="unknown registry 'AttentionBackend'"):
+        attn_select("AttentionBackend")
+
+
+@pytest.mark.parametrize(
+    ("pair", "value"),
+    [
+        ("device=cuda", "cuda"),
+        ("use_mla=true", True),
+        ("capability=[10, 0]", [10, 0]),
+        ('name="quoted"', "quoted"),
+        ("empty=", ""),
+        ("kv_cache_dtype=fp8", "fp8"),
+    ],
+)
+def test_parse_settings(pair, value):
+    """JSON literals as JSON, anything else as the string written."""
+    key = pair.partition("=")[0]
+    assert command.parse_settings([pair]) == {key: value}
+
+
+def validate(document):
+    if jsonschema is None:
+        pytest.skip("jsonschema is not installed")
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.validators.validator_for(schema).check_schema(schema)
+    jsonschema.validate(document, schema)
+
+
+def test_json_output_follows_the_schema(template):
+    """--json prints one object: settings, the choice and every row, as the schema says."""
+    status, out, _ = attn_select(
+        "AttentionBackendEnum", "--set", "device=cpu", "--set", "capability=[9,0]", "--json"
+    )
+    document = json.loads(out)
+    validate(document)
+    assert status == EXIT_OK
+    assert (document["registry"], document["chosen"], document["explicit"]) == (
+        "AttentionBackendEnum",
+        "TEMPLATE_ATTN",
+        False,
+    )
+    assert document["settings"] == {"device": "cpu", "capability": [9, 0]}
+    cpu, chosen = document["tried"]
+    assert cpu["reasons"] == [
+        {"code": "missing-requirement", "message": "needs torch, not installed"}
+    ]
+    assert (chosen["distribution"], chosen["distribution_version"], chosen["verdict"]) == (
+        "attn-template-plugin",
+        "0.1.0",
+        "chosen",
+    )
+    assert chosen["path"] == "attn_template_plugin.backend.TemplateAttentionBackend"
+
+
+def test_json_output_without_a_choice_follows_the_schema():
+    """With nothing valid, the JSON still lists every row; chosen is null and the exit 1."""
+    status, out, _ = attn_select("MLAPrefillBackendEnum", "--set", "device=tpu", "--json")
+    document = json.loads(out)
+    validate(document)
+    assert (status, document["chosen"], document["tried"]) == (EXIT_PROBLEM, None, [])

@@ -1,0 +1,109 @@
+"""attn's errors and warnings cross process boundaries whole: message and attributes."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import pickle
+
+import pytest
+
+import attn
+from attn.registry import errors
+
+#: One instance of every attn exception and warning, built as attn builds them.
+INSTANCES = [
+    errors.AttnError("base"),
+    errors.AttnWarning("base warning"),
+    errors.ConflictWarning("two claimants"),
+    errors.PluginWarning("a plugin control"),
+    errors.RejectedPluginWarning("rejected"),
+    errors.InvalidPathError("no_module_part", "no module part"),
+    errors.UnknownBackendError("Unknown attention backend: 'X'", name="X", registry="R"),
+    errors.BackendNotRegisteredError("no default", name="CUSTOM", registry="R"),
+    errors.BackendLoadError(
+        "cannot load",
+        backend="B",
+        registry="R",
+        path="m:C",
+        distribution="acme",
+        version="1.0",
+        detail="ModuleNotFoundError: No module named 'm'",
+    ),
+    errors.BackendInterfaceError(
+        "not a backend",
+        backend="B",
+        registry="R",
+        path="m:C",
+        distribution=None,
+        version=None,
+        detail="not a class",
+    ),
+    errors.PluginProblemError("strict", problems=("one", "two")),
+    errors.AttnConfigError("ATTN_STRICT", "maybe", "a boolean"),
+    errors.StateMismatchError("differs", differences=(("R", "N"),), missing_registries=("T",)),
+    errors.SelectionError("none valid", "R", (), explicit=True),
+]
+
+
+def test_every_error_and_warning_class_is_covered():
+    """INSTANCES holds one of each exception and warning class errors.py defines."""
+    defined = {
+        obj
+        for obj in vars(errors).values()
+        if isinstance(obj, type) and issubclass(obj, (errors.AttnError, errors.AttnWarning))
+    }
+    assert {type(e) for e in INSTANCES} == defined
+
+
+@pytest.mark.parametrize("error", INSTANCES, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_round_trips_with_message_and_attributes(error, protocol):
+    """pickle.loads(pickle.dumps(e)) is the same type, message, args and attributes."""
+    copy = pickle.loads(pickle.dumps(error, protocol=protocol))  # noqa: S301 - our own bytes
+    assert type(copy) is type(error)
+    assert str(copy) == str(error)
+    assert copy.args == error.args
+    assert vars(copy) == vars(error)
+
+
+def test_a_load_error_keeps_its_import_error_fields():
+    """BackendLoadError's path (an ImportError slot) and msg survive too."""
+    error = INSTANCES[8]
+    copy = pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes
+    assert (copy.path, copy.msg, copy.backend) == ("m:C", "cannot load", "B")
+    assert copy.distribution == "acme"
+
+
+def load_unimportable() -> type:
+    """In a worker: register a path whose module does not exist, and load it."""
+    attn.register_mla_prefill_backend(attn.MLAPrefillBackendEnum.CUSTOM, "no_such_module:Prefill")
+    return attn.MLAPrefillBackendEnum.CUSTOM.get_class()
+
+
+def _check(error: BaseException) -> None:
+    assert isinstance(error, attn.BackendLoadError)
+    assert error.backend == "CUSTOM"
+    assert error.registry == "MLAPrefillBackendEnum"
+    assert error.path == "no_such_module:Prefill"
+    assert error.detail == "ModuleNotFoundError: No module named 'no_such_module'"
+    assert str(error).startswith("Cannot load MLA prefill backend 'CUSTOM' from a runtime ")
+
+
+def test_a_worker_load_error_reaches_a_spawn_pool_caller():
+    """multiprocessing.Pool (spawn): get() raises the worker's BackendLoadError, attributes kept."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        result = pool.apply_async(load_unimportable)
+        with pytest.raises(attn.BackendLoadError) as caught:
+            result.get(60)
+    _check(caught.value)
+
+
+def test_a_worker_load_error_reaches_a_process_pool_executor_caller():
+    """ProcessPoolExecutor: the future raises the BackendLoadError, not BrokenProcessPool."""
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as executor:
+        future = executor.submit(load_unimportable)
+        with pytest.raises(attn.BackendLoadError) as caught:
+            future.result(60)
+    _check(caught.value)

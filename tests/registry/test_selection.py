@@ -1,0 +1,507 @@
+"""Selection over a toy host's registry: order, fallback, explicit choice, reasons, cache."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+import attn
+from attn.registry import AttnError, Backend, BackendEnum, UnknownBackendError, register
+from attn.registry.enum import state_of
+from attn.registry.selection import (
+    Selection,
+    SelectionError,
+    default_priorities,
+    dtype_name,
+    select,
+)
+
+
+class PickBackend(Backend):
+    """The interface of the toy host's backends."""
+
+
+class Accepts(PickBackend):
+    """Accepts every setting: it has no validate_configuration."""
+
+
+class CudaOnly(PickBackend):
+    """Valid on device='cuda' only; records the settings it was asked about."""
+
+    asked: list[dict[str, object]] = []  # noqa: RUF012 - a test's record
+
+    @classmethod
+    def validate_configuration(cls, **settings: object) -> list[str]:
+        cls.asked.append(settings)
+        return [] if settings.get("device") in {None, "cuda"} else ["CUDA only"]
+
+
+class NeedsKernel(PickBackend):
+    requires = ("pick-kernel-not-installed",)
+
+
+class NeedsTwoKernels(PickBackend):
+    requires = ("pick-kernel", "pick-other-kernel")
+
+
+class PickEnum(BackendEnum, group="pick.backends", host="pick", interface=PickBackend):
+    FIRST = f"{__name__}:CudaOnly"
+    SECOND = f"{__name__}:NeedsKernel"
+    THIRD = f"{__name__}:Accepts"
+    CUSTOM = None
+
+    @classmethod
+    def priorities(cls, **settings: object) -> list[str]:
+        """THIRD first on device='cpu', no THIRD on 'tpu', else the enum's order."""
+        if settings.get("device") == "cpu":
+            return ["THIRD", "FIRST"]
+        if settings.get("device") == "tpu":
+            return ["SECOND", "FIRST"]
+        return ["FIRST", "SECOND", "THIRD"]
+
+
+class PlainEnum(BackendEnum, group="plain.backends", host="plain", interface=PickBackend):
+    """No priorities: every built-in in enum order."""
+
+    ONE = f"{__name__}:NeedsKernel"
+    TWO = f"{__name__}:Accepts"
+    CUSTOM = None
+
+
+#: A plugin module with one class of each behaviour selection has to survive.
+PLUGIN = """\
+from test_selection import PickBackend
+
+class Good(PickBackend):
+    pass
+
+class Picky(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        return ["head_size 7 is odd"] if settings.get("head_size") == 7 else []
+
+class Raises(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        raise RuntimeError("boom")
+
+class Interrupts(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        raise KeyboardInterrupt
+
+class ReturnsNone(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        return None
+
+class ReturnsInts(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        return [1, 2]
+
+class Text(str):
+    pass
+
+class ReturnsStrSubclass(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        return [Text("sneaky")]
+
+class NotABackend:
+    pass
+"""
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    for registry in (PickEnum, PlainEnum):
+        state_of(registry).reset()
+    CudaOnly.asked.clear()
+    yield
+    for registry in (PickEnum, PlainEnum):
+        state_of(registry).reset()
+
+
+@pytest.fixture
+def host(site):
+    """The toy host installed, and a plugin module ``pickplug`` beside it."""
+    site.dist("pick", "2.0", requires=())
+    site.module("pickplug", PLUGIN)
+    return site
+
+
+def plugin(site, name="pick-plugin", **entry_points: str):
+    """A plugin distribution of the toy host declaring *entry_points* (name = pickplug:Class)."""
+    values = {key: f"pickplug:{value}" for key, value in entry_points.items()}
+    site.dist(name, "1.5", entry_points={"pick.backends": values}, requires=("pick>=1",))
+    PickEnum.refresh()
+
+
+def rejected(registry, backend=None, **settings) -> SelectionError:
+    with pytest.raises(SelectionError) as caught:
+        select(registry, backend, **settings)
+    return caught.value
+
+
+# -- order ----------------------------------------------------------------------------------
+
+
+def test_candidates_follow_the_hosts_order(host):
+    """The first valid candidate of the host's order is chosen; earlier ones are rows."""
+    chosen = select(PickEnum, device="rocm")
+    assert chosen.name == "THIRD"
+    assert chosen.backend is PickEnum.THIRD
+    assert [(r.name, r.verdict) for r in chosen.tried] == [
+        ("FIRST", "rejected"),
+        ("SECOND", "rejected"),
+        ("THIRD", "chosen"),
+    ]
+    assert select(PickEnum, device="cpu").tried[0].name == "THIRD"
+
+
+def test_plugin_names_come_after_the_hosts_order_sorted(host):
+    """New plugin names follow the host's order, sorted; an override keeps its name's slot."""
+    plugin(host, ZED="Picky", ALPHA="Picky", SECOND="Picky")
+    error = rejected(PickEnum, device="tpu", head_size=7)
+    assert [(r.name, r.origin) for r in error.tried] == [
+        ("SECOND", "plugin"),
+        ("SECOND", "builtin"),
+        ("FIRST", "builtin"),
+        ("ALPHA", "plugin"),
+        ("ZED", "plugin"),
+    ]
+
+
+def test_a_plugin_name_is_chosen_when_the_host_has_no_valid_candidate(host):
+    """With every candidate of the host's order rejected, a plugin-added name is chosen."""
+    plugin(host, ZED="Good", ALPHA="Picky")
+    chosen = select(PickEnum, device="tpu", head_size=7)
+    assert chosen.name == "ZED"
+    assert chosen.backend is PickEnum.lookup("ZED")
+    alpha, zed = chosen.tried[-2:]
+    assert (alpha.name, alpha.reasons[0].message) == ("ALPHA", "head_size 7 is odd")
+    assert (zed.origin, zed.distribution, zed.version) == ("plugin", "pick-plugin", "1.5")
+
+
+def test_default_priorities_are_the_builtins_and_a_registered_custom():
+    """Without a priorities classmethod: every built-in in enum order, CUSTOM once registered."""
+    assert default_priorities(PlainEnum) == ["ONE", "TWO"]
+    assert select(PlainEnum).name == "TWO"
+    register(PlainEnum.CUSTOM, f"{__name__}:Accepts")
+    assert default_priorities(PlainEnum) == ["ONE", "TWO", "CUSTOM"]
+
+
+def test_an_unregistered_custom_in_the_hosts_order_is_a_rejected_row():
+    """A name without any class is rejected with a reason, not an error."""
+
+    class Listed(BackendEnum, group="listed.backends", host="listed", interface=PickBackend):
+        CUSTOM = None
+
+        @classmethod
+        def priorities(cls, **_settings: object) -> list[str]:
+            return ["CUSTOM"]
+
+    error = rejected(Listed)
+    assert [(r.name, r.path, r.reasons[0].code) for r in error.tried] == [
+        ("CUSTOM", None, "unregistered")
+    ]
+
+
+# -- the same name's built-in after a rejected override ---------------------------------------
+
+
+def test_a_rejected_override_falls_back_to_the_builtin_in_the_same_slot(host):
+    """The override's row, then the built-in default's row, marked as the fallback."""
+    plugin(host, FIRST="Raises")
+    chosen = select(PickEnum, device="cuda")
+    first, fallback = chosen.tried
+    assert (first.name, first.origin, first.verdict) == ("FIRST", "plugin", "rejected")
+    assert first.path == "pickplug.Raises"
+    assert (fallback.name, fallback.origin, fallback.verdict) == ("FIRST", "builtin", "chosen")
+    assert fallback.fallback
+    assert not first.fallback
+    assert chosen.backend is PickEnum.FIRST
+    assert chosen.backend_class is CudaOnly
+    assert "its built-in default: the override was rejected" in str(chosen)
+
+
+def test_an_accepted_override_is_chosen_and_the_builtin_never_imported(host):
+    """The override in effect is tried first; when it is valid nothing else is tried."""
+    plugin(host, FIRST="Good")
+    chosen = select(PickEnum)
+    assert [(r.origin, r.verdict) for r in chosen.tried] == [("plugin", "chosen")]
+    assert chosen.backend_class.__name__ == "Good"
+
+
+# -- stopping early -------------------------------------------------------------------------
+
+
+def test_nothing_after_the_chosen_candidate_is_imported(site):
+    """A sentinel module after the chosen candidate is never imported."""
+    site.module("early.chosen", f"from {__name__} import PickBackend\nclass C(PickBackend): pass\n")
+    site.module("early.sentinel", "raise RuntimeError('imported after the choice')\n")
+
+    class Early(BackendEnum, group="early.backends", host="early", interface=PickBackend):
+        A = "early.chosen:C"
+        B = "early.sentinel:C"
+
+    assert select(Early).name == "A"
+    assert "early.chosen" in sys.modules
+    assert "early.sentinel" not in sys.modules
+
+
+# -- explicit choice ----------------------------------------------------------------------------
+
+
+def test_an_explicit_choice_is_tried_alone():
+    """backend= tries that name only, even where the host's order would choose another."""
+    chosen = select(PickEnum, backend="FIRST", device="cuda")
+    assert (chosen.name, chosen.explicit, len(chosen.tried)) == ("FIRST", True, 1)
+    assert chosen.settings == (("device", "cuda"),)
+    assert select(PickEnum, PickEnum.THIRD).name == "THIRD"
+
+
+def test_a_rejected_explicit_choice_is_an_error_with_its_reasons():
+    """Nothing else is chosen silently: SelectionError names the choice and its reasons."""
+    with pytest.raises(SelectionError) as caught:
+        select(PickEnum, "FIRST", device="tpu")
+    error = caught.value
+    assert isinstance(error, AttnError)
+    assert isinstance(error, ValueError)
+    assert error.explicit
+    assert [r.name for r in error.tried] == ["FIRST"]
+    assert str(error) == (
+        "The pick backend 'FIRST' chosen explicitly is not valid in PickEnum for device='tpu':\n"
+        "  FIRST (builtin): rejected: CUDA only\n"
+        "Choose another (or unset PICK_PICK_BACKEND); 'pick select PickEnum' lists the "
+        "candidates."
+    )
+
+
+def test_the_environment_variable_is_an_explicit_choice(monkeypatch):
+    """<PREFIX>_<NOUN> chooses like backend=; the argument wins over it."""
+    monkeypatch.setenv("PICK_PICK_BACKEND", "SECOND")
+    error = rejected(PickEnum)
+    assert error.explicit
+    assert [r.name for r in error.tried] == ["SECOND"]
+    assert error.tried[0].reasons[0].code == "missing-requirement"
+    assert select(PickEnum, "THIRD").name == "THIRD"
+    monkeypatch.setenv("PICK_PICK_BACKEND", "")
+    assert not select(PickEnum).explicit
+
+
+def test_the_environment_variable_of_attns_registries(monkeypatch):
+    """ATTN_ATTENTION_BACKEND and ATTN_MLA_PREFILL_BACKEND: the noun in capitals."""
+    monkeypatch.setenv("ATTN_MLA_PREFILL_BACKEND", "NOPE")
+    with pytest.raises(UnknownBackendError, match="Unknown MLA prefill backend: 'NOPE'"):
+        select(attn.MLAPrefillBackendEnum)
+    monkeypatch.setenv("ATTN_ATTENTION_BACKEND", "NO_ATTENTION")
+    chosen = select(attn.AttentionBackendEnum)
+    assert (chosen.name, chosen.explicit, len(chosen.tried)) == ("NO_ATTENTION", True, 1)
+
+
+def test_an_unknown_explicit_name_is_the_unknown_name_error():
+    """The registry's own error, with near matches."""
+    with pytest.raises(UnknownBackendError, match=r"Did you mean 'FIRST'\?"):
+        select(PickEnum, "FRIST")
+
+
+# -- reasons ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "message"),
+    [
+        ("pickplug:Picky", "invalid-configuration", "head_size 7 is odd"),
+        ("pickplug:Raises", "validation-failed", "its check raised RuntimeError: boom"),
+        (
+            "pickplug:ReturnsNone",
+            "validation-failed",
+            "validate_configuration returned NoneType, not a list of str",
+        ),
+        (
+            "pickplug:ReturnsInts",
+            "validation-failed",
+            "validate_configuration returned list, not a list of str",
+        ),
+        (
+            "pickplug:ReturnsStrSubclass",
+            "validation-failed",
+            "validate_configuration returned list, not a list of str",
+        ),
+        (
+            "pickplug:Missing",
+            "load-failure",
+            "cannot be loaded: AttributeError: module 'pickplug' has no attribute 'Missing'",
+        ),
+        (
+            "pickplug:NotABackend",
+            "load-failure",
+            "cannot be loaded: NotABackend does not derive from test_selection.PickBackend",
+        ),
+        (
+            "absent_module:C",
+            "load-failure",
+            "cannot be loaded: ModuleNotFoundError: No module named 'absent_module'",
+        ),
+    ],
+)
+def test_each_kind_of_rejection_is_a_reason(host, value, code, message):
+    """Load failures, reasons returned, a raising or hostile check: a reason each, never a crash."""
+    module, _, attr = value.partition(":")
+    host.dist(
+        "pick-plugin",
+        "1.5",
+        entry_points={"pick.backends": {"NEW": f"{module}:{attr}"}},
+        requires=("pick>=1",),
+    )
+    PickEnum.refresh()
+    error = rejected(PickEnum, "NEW", head_size=7)
+    (row,) = error.tried
+    assert [(r.code, r.message) for r in row.reasons] == [(code, message)]
+
+
+def test_a_missing_kernel_package_is_named_without_importing_anything(site):
+    """requires is checked with find_spec: the missing package named, the installed not imported."""
+    site.module("pick_kernel", "raise RuntimeError('a kernel must not be imported')\n")
+    register(PickEnum.CUSTOM, f"{__name__}:NeedsTwoKernels")
+    (row,) = rejected(PickEnum, "CUSTOM").tried
+    assert [(r.code, r.message) for r in row.reasons] == [
+        ("missing-requirement", "needs pick-other-kernel, not installed")
+    ]
+    assert "pick_kernel" not in sys.modules
+
+
+def test_keyboard_interrupt_passes_through(host):
+    """Ctrl-C in a plugin's check stops the selection, as the user asked."""
+    plugin(host, NEW="Interrupts")
+    with pytest.raises(KeyboardInterrupt):
+        select(PickEnum, "NEW")
+
+
+def test_a_class_without_validate_configuration_accepts_every_setting():
+    """No method, no reasons: any settings at all."""
+    assert select(PickEnum, "THIRD", anything=[1, {"a": 2}], device="moon").name == "THIRD"
+
+
+def test_none_valid_is_an_error_listing_every_candidate():
+    """SelectionError lists every candidate tried, in order, with its reasons."""
+    error = rejected(PickEnum, device="tpu")
+    assert not error.explicit
+    assert str(error) == (
+        "No pick backend of PickEnum for device='tpu' is valid; tried in order:\n"
+        "  SECOND (builtin): rejected: needs pick-kernel-not-installed, not installed\n"
+        "  FIRST (builtin): rejected: CUDA only\n"
+        "Install a kernel package named above, or change the settings."
+    )
+
+
+def test_selection_error_pickles_with_its_rows():
+    """Its arguments round-trip through pickle: a worker's error reaches the driver whole."""
+    error = rejected(PickEnum, "SECOND")
+    back = pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes
+    assert (str(back), back.tried, back.explicit, back.registry) == (
+        str(error),
+        error.tried,
+        True,
+        "PickEnum",
+    )
+    assert SelectionError.__module__ == "attn"
+
+
+def test_a_selection_explains_itself():
+    """str() says what was chosen for which settings, then one line per candidate."""
+    assert str(select(PickEnum, device="rocm", head_size=64)) == (
+        "THIRD chosen for device='rocm', head_size=64:\n"
+        "  FIRST (builtin): rejected: CUDA only\n"
+        "  SECOND (builtin): rejected: needs pick-kernel-not-installed, not installed\n"
+        "  THIRD (builtin): chosen"
+    )
+
+
+# -- settings and the cache -----------------------------------------------------------------
+
+
+class FakeTorchDtype:
+    """What str() of torch.float16 gives, without torch."""
+
+    def __str__(self) -> str:
+        return "torch.float16"
+
+
+def test_dtype_is_a_name_whether_given_as_text_or_a_torch_dtype():
+    """Checks receive dtype='float16' for 'float16', 'torch.float16' or torch.float16."""
+    assert dtype_name(FakeTorchDtype()) == dtype_name("float16") == "float16"
+    first = select(PickEnum, "FIRST", dtype=FakeTorchDtype(), capability=[9, 0])
+    assert CudaOnly.asked == [{"dtype": "float16", "capability": (9, 0)}]
+    assert select(PickEnum, "FIRST", dtype="float16", capability=(9, 0)) is first
+    assert first.settings == (("capability", (9, 0)), ("dtype", "float16"))
+    select(PickEnum, "FIRST", dtype=None)  # not given: None stays None
+    assert CudaOnly.asked[-1] == {"dtype": None}
+
+
+def test_equal_settings_are_answered_from_the_cache():
+    """The same settings, in any order, give the same Selection; checks are not asked again."""
+    first = select(PickEnum, device="cuda", head_size=64)
+    assert select(PickEnum, head_size=64, device="cuda") is first
+    assert len(CudaOnly.asked) == 1
+    assert select(PickEnum, device="cuda", head_size=128) is not first
+
+
+def test_refresh_and_registration_invalidate_the_cache(host):
+    """refresh() or a registration changes the table, so selection runs again."""
+    first = select(PickEnum, device="cuda")
+    PickEnum.refresh()
+    second = select(PickEnum, device="cuda")
+    assert second is not first
+    assert second == first
+    register(PickEnum.FIRST, "pickplug:Good")
+    third = select(PickEnum, device="cuda")
+    assert third.backend_class.__name__ == "Good"
+    PickEnum.FIRST.clear_override()
+    assert select(PickEnum, device="cuda").backend_class is CudaOnly
+
+
+def test_a_rejection_is_cached_too(host):
+    """A failing selection raises again from the cache, a fresh error each time."""
+    first = rejected(PickEnum, "SECOND")
+    second = rejected(PickEnum, "SECOND")
+    assert second is not first
+    assert (str(second), second.tried) == (str(first), first.tried)
+
+
+def test_unhashable_settings_are_refused():
+    """A setting must be usable as a cache key: TypeError otherwise."""
+    with pytest.raises(TypeError):
+        select(PickEnum, device={1, 2})
+
+
+def test_sixteen_threads_selecting_at_once_agree(host):
+    """Threads selecting on a fresh registry at once all get the same answer."""
+    plugin(host, ALPHA="Good")
+    state_of(PickEnum).reset()
+    barrier = threading.Barrier(16, timeout=30)
+    results: list[Selection] = []
+    errors: list[BaseException] = []
+
+    def run(index: int) -> None:
+        barrier.wait()
+        try:
+            results.append(select(PickEnum, device="rocm", head_size=64 + index % 2))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert len(results) == 16
+    assert {r.name for r in results} == {"THIRD"}
+    assert len({r.settings for r in results}) == 2
