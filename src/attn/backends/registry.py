@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from attn.registry import BackendEnum, PluginBackend
 from attn.registry.enum import registration
 
-from . import _facts
 from ._base import AttentionBackend, MLAPrefillBackend
 
 if TYPE_CHECKING:
@@ -60,7 +59,9 @@ class AttentionBackendEnum(
     @classmethod
     def priorities(cls, **settings: object) -> list[str]:
         """VLLM's order for the ``device``, ``capability`` and ``use_mla`` settings."""
-        return _facts.attention_priorities(cls, **settings)
+        from ._facts import attention_priorities  # noqa: PLC0415 - a lookup needs no facts
+
+        return attention_priorities(cls, **settings)
 
     if TYPE_CHECKING:  # classes of AttentionBackend, for type checkers
 
@@ -91,7 +92,9 @@ class MLAPrefillBackendEnum(
     @classmethod
     def priorities(cls, **settings: object) -> list[str]:
         """VLLM's MLA prefill order for the ``device`` and ``capability`` settings."""
-        return _facts.mla_prefill_priorities(cls, **settings)
+        from ._facts import mla_prefill_priorities  # noqa: PLC0415 - a lookup needs no facts
+
+        return mla_prefill_priorities(cls, **settings)
 
     if TYPE_CHECKING:  # classes of MLAPrefillBackend, for type checkers
 

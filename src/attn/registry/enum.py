@@ -25,7 +25,6 @@ from .backend import Backend
 from .errors import PluginWarning, UnknownBackendError
 from .loading import LoadContext, load, loading_now, resolve
 from .paths import ClassPath, parse_path, path_of_class
-from .selection import Selection, default_priorities, select
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:
@@ -33,6 +32,8 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     from typing_extensions import Self
+
+    from .selection import Selection
 
     #: What a registry resolves one name to: name, origin, path, distribution, version.
     Resolution: TypeAlias = tuple[str, str, str | None, str | None, str | None]
@@ -315,6 +316,8 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
             SelectionError: the explicit choice, or every candidate, is rejected.
             UnknownBackendError: the explicit choice names no backend.
         """
+        from .selection import select  # noqa: PLC0415 - a lookup needs no selection
+
         return select(cls, backend, **settings)
 
     @classmethod
@@ -324,6 +327,8 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         By default every built-in in enum order, ``CUSTOM`` only when
         registered; a registry overrides it with its own list.
         """
+        from .selection import default_priorities  # noqa: PLC0415 - a lookup needs no selection
+
         return default_priorities(cls, **settings)
 
     @classmethod
