@@ -15,8 +15,8 @@ import attn
 from attn.cli import main
 from racy import settle_attn_sources
 
-#: Modules a warm ``attn list --json`` does without: the other commands,
-#: importlib.metadata with what it imports, and what the pipeline imports only to run.
+#: Modules a warm ``attn list --json`` does without: the other commands, the
+#: cold pipeline's matching machinery, and importlib.metadata with what it imports.
 LIST_FORBIDDEN = (
     "attn.cli.doctor",
     "attn.cli.show",
@@ -27,6 +27,9 @@ LIST_FORBIDDEN = (
     "email",
     "zipfile",
     "pathlib",
+    # The result of each registry's merge is cached with it: no pipeline runs.
+    "attn.registry.discovery",
+    "attn.registry.compat",
 )
 
 LIST_SCRIPT = """

@@ -100,6 +100,7 @@ with warnings.catch_warnings(record=True) as caught:
 out["warnings"] = [[w.category.__name__, str(w.message)] for w in caught]
 held = _cache._SHARED.get("attn")
 out["from_file"] = held is not None and held[1].from_file
+out["discovery_imported"] = "attn.registry.discovery" in sys.modules
 print(json.dumps(out))
 """
 
@@ -182,14 +183,15 @@ def flash(out):
     return out["AttentionBackendEnum"].get("FLASH_ATTN")
 
 
-def test_second_process_uses_the_cache(env):
+def test_second_process_uses_the_cache_and_imports_no_pipeline(env):
     """A process after an unchanged one reads the cache file, not sys.path, and gets the same."""
     env.dist("plug")
     env.age()
     first, second = env.run(), env.run()
     assert (first["from_file"], second["from_file"]) == (False, True)
+    assert second["discovery_imported"] is False
     assert flash(second) == ["plug.m:B", "plug", "1.0"]
-    assert first == {**second, "from_file": False}
+    assert first == {**second, "from_file": False, "discovery_imported": True}
 
 
 def test_cache_folder_and_file_are_private(env):
@@ -260,7 +262,7 @@ def test_the_next_process_sees_what_an_installer_did(env, change, aged):
     assert after != first
     env.age()
     env.run()
-    assert env.run() == {**after, "from_file": True}
+    assert env.run() == {**after, "from_file": True, "discovery_imported": False}
 
 
 def editable(env, version, source):
@@ -714,12 +716,12 @@ import attn
 attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
 attn.AttentionBackendEnum["ADDED"].get_path()
 attn.MLAPrefillBackendEnum["FLASH_ATTN"].get_path()
-print(" ".join(sorted(m for m in {forbidden!r} if m in sys.modules)))
+print(" ".join(sorted(m for m in {forbidden!r} + ("attn.registry.discovery",) if m in sys.modules)))
 """
 
 
 def _imported(env: Env, **extra: str) -> list[str]:
-    """Which of :data:`WARM_FORBIDDEN` a fresh process resolving backends imports."""
+    """Which of :data:`WARM_FORBIDDEN` (and the pipeline) a fresh process resolving imports."""
     code = WARM_SCRIPT.format(site=str(env.site), forbidden=WARM_FORBIDDEN)
     # -I: no PYTHON* variables, no user site, no script folder: only what attn imports.
     done = subprocess.run(
@@ -735,7 +737,7 @@ def _imported(env: Env, **extra: str) -> list[str]:
 
 
 def test_warm_path_imports_none_of_the_heavy_modules(env):
-    """After a cache hit, resolving backends imports neither packaging nor importlib.metadata."""
+    """After a cache hit, resolving backends imports no packaging, metadata reader or pipeline."""
     # A requirement only packaging checks (a dev release), so the cold process imports it.
     env.dist(
         "plug",
@@ -743,6 +745,6 @@ def test_warm_path_imports_none_of_the_heavy_modules(env):
         requires=("attn>=0.1.dev0",),
     )
     env.age()
-    cold = _imported(env)  # the first process scans: packaging checks the requirement
-    assert "packaging" in cold
+    cold = _imported(env)  # the first process scans: the pipeline and packaging load
+    assert {"attn.registry.discovery", "packaging"} <= set(cold)
     assert _imported(env) == []

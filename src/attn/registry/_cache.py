@@ -37,7 +37,6 @@ from ._metadata import (
 )
 from .controls import Controls, parse_bool
 from .errors import Code
-from .report import result_from
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -89,6 +88,8 @@ class Outcome:
 
     def discovery(self) -> DiscoveryResult | None:
         """The discovery result; ``None`` if the data is not what attn writes."""
+        from .report import result_from  # noqa: PLC0415 - listing only, off the warm path
+
         try:
             return None if self.result is None else result_from(self.result)
         except (ValueError, TypeError):

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Literal
 
 from ._cache import Outcome, environment_key, forget, host_scan
 from .controls import Controls, read_controls
-from .discovery import discover, scan_host
 from .errors import (
     Code,
     ConflictWarning,
@@ -41,12 +40,12 @@ from .errors import (
     RejectedPluginWarning,
 )
 from .paths import ClassPath
-from .report import result_data
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from ._cache import HostScan
+    from ._metadata import DistributionRecord
     from .errors import AttnWarning
     from .report import Conflict, DiscoveryResult, PluginRecord
 
@@ -348,15 +347,18 @@ class RegistryState:
     def _scan(self, *, fresh: bool = False) -> HostScan:
         """The scan this registry shares with its siblings (see :mod:`._cache`)."""
         host, groups = self.config.host, (self.config.group, *self._sibling_groups())
-        return host_scan(
-            host,
-            groups,
-            lambda: scan_host(host, groups),
-            prefix=self.config.env_prefix,
-            fresh=fresh,
-        )
+
+        def scan() -> tuple[DistributionRecord, ...]:
+            # Imported by the cold path only (and under _LOCK, so a fork waits for it).
+            from .discovery import scan_host  # noqa: PLC0415
+
+            return scan_host(host, groups)
+
+        return host_scan(host, groups, scan, prefix=self.config.env_prefix, fresh=fresh)
 
     def _pipeline(self, controls: Controls, scan: HostScan | None) -> DiscoveryResult:
+        from .discovery import discover  # noqa: PLC0415 - as scan_host, the cold path only
+
         return discover(
             group=self.config.group,
             host=self.config.host,
@@ -428,6 +430,8 @@ class RegistryState:
             for p in result.used
             if p.path is not None
         )
+        from .report import result_data  # noqa: PLC0415 - as scan_host, the cold path only
+
         return Outcome(entries, tuple(warned), error, result_data(result))
 
     def _merge(self, *, fresh: bool = False) -> None:
