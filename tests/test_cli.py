@@ -1458,4 +1458,3 @@ def test_show_unknown_name_declared_in_a_typo_group(run, misgrouped):
         "'VENDOR_FAST' is declared by vendor-attn 1.2 in entry-point group 'attn.backend', which "
         "looks like a typo of 'attn.backends'; attn does not read that group.\n" + DOCTOR_HINT,
     )
-

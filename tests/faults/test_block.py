@@ -13,6 +13,7 @@ from harness import cli, flat, fresh, validate
 
 import attn
 from attn.registry.enum import state_of
+from attn.registry.errors import Code
 
 GROUP = "attn.backends"
 BACKEND = "from attn import AttentionBackend\n\n\nclass B(AttentionBackend):\n    pass\n"
@@ -77,10 +78,11 @@ def test_block_wins_over_the_selection(plugins, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no unmatched-selection warning: both are installed
         result = state_of(attn.AttentionBackendEnum).ensure()
-    assert {(p.name, p.status, p.reason) for p in result.plugins} == {
-        ("BAD_ONLY", "disabled", "blocked by ATTN_BLOCK_PLUGINS=bad-plug"),
-        ("FLASH_ATTN", "disabled", "blocked by ATTN_BLOCK_PLUGINS=bad-plug"),
-        ("GOOD", "used", None),
+    blocked = (Code.BLOCKED, "blocked by ATTN_BLOCK_PLUGINS=bad-plug")
+    assert {(p.name, p.status, p.code, p.reason) for p in result.plugins} == {
+        ("BAD_ONLY", "disabled", *blocked),
+        ("FLASH_ATTN", "disabled", *blocked),
+        ("GOOD", "used", None, None),
     }
     assert cli("doctor").code == 0
 

@@ -18,7 +18,7 @@ from attn.registry.discovery import (
     parse_entry_point_value,
     resolve_conflicts,
 )
-from attn.registry.errors import InvalidPathError
+from attn.registry.errors import Code, InvalidPathError
 from attn.registry.paths import ClassPath, parse_path
 from attn.registry.report import Finding, PluginRecord
 
@@ -781,3 +781,24 @@ def test_group_separators_are_squashed_as_the_pattern_squashes_them():
         assert discovery._squashed(group) == _SEPARATORS_RE.sub("", group.lower()), repr(group)
         head = group.split(".", 1)[0] if "." in group else _SEPARATORS_RE.split(group, 1)[0]
         assert discovery._project(group) == head.lower(), repr(group)
+
+
+def test_every_rejected_row_carries_its_reason_as_a_code(site, run_discovery):
+    """Each status but used comes with the code of its reason; a used row has none."""
+    site.dist("blocked", entry_points=eps(B="b:B"))
+    site.dist("unselected", entry_points=eps(U="u:U"))
+    site.dist("old", entry_points=eps(O="o:O"), requires=["attn>=99"])
+    site.dist("bad", entry_points=eps(**{"bad-name": "b:B", "NO_ATTR": "b"}))
+    site.dist("alpha", entry_points=eps(X="a:X"))
+    site.dist("zed", entry_points=eps(X="z:X"))
+    environ = {"ATTN_BLOCK_PLUGINS": "blocked", "ATTN_PLUGINS": "blocked,old,bad,alpha,zed"}
+    rows = {(p.name, p.distribution): (p.status, p.code) for p in run_discovery(environ).plugins}
+    assert rows == {
+        ("B", "blocked"): ("disabled", Code.BLOCKED),
+        ("U", "unselected"): ("disabled", Code.NOT_SELECTED),
+        ("O", "old"): ("incompatible", Code.REQUIREMENT_UNMET),
+        ("bad-name", "bad"): ("invalid", Code.INVALID_NAME),
+        ("NO_ATTR", "bad"): ("invalid", Code.INVALID_VALUE),
+        ("X", "alpha"): ("used", None),
+        ("X", "zed"): ("shadowed", Code.SHADOWED),
+    }

@@ -38,7 +38,7 @@ def _plugin(status: str = "used", distribution: str = "attn-acme") -> PluginReco
 
 
 def _result() -> DiscoveryResult:
-    plugin, loser = _plugin(), _plugin("shadowed", "attn-zed")
+    plugin, loser = _plugin(), _plugin("shadowed", "attn-zed").replace(code=Code.SHADOWED)
     return DiscoveryResult(
         "attn.backends",
         "0.1.0",
@@ -116,11 +116,12 @@ def test_a_malformed_cached_finding_is_a_value_error(changes):
         result_from(_with_finding(**changes))
 
 
-def test_a_cached_plugin_with_an_unknown_status_is_a_value_error():
-    """A plugin row's status must be one of the statuses a row can have."""
+@pytest.mark.parametrize(("field", "value"), [(8, "maybe"), (12, "nosuch"), (12, 1)])
+def test_a_cached_plugin_with_an_unknown_status_is_a_value_error(field, value):
+    """A plugin row's status and reason code must be ones a row can have."""
     data = list(result_data(_result()))
     plugin = list(data[2][0])
-    plugin[8] = "maybe"
+    plugin[field] = value
     data[2] = (tuple(plugin),)
     with pytest.raises(ValueError):  # noqa: PT011 - any ValueError: the cache works it out again
         result_from(tuple(data))

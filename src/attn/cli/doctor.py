@@ -232,10 +232,7 @@ def _controls_note(checked: Sequence[_Checked]) -> str:
         return ""
     setting = f"{controls.block_variable}={','.join(controls.block_as_written)}"
     blocked = {
-        p.origin_label: None
-        for c in checked
-        for p in c.result.plugins
-        if p.status == "disabled" and controls.blocks(p.distribution)
+        p.origin_label: None for c in checked for p in c.result.plugins if p.code is Code.BLOCKED
     }
     if not blocked:
         return f"{setting} blocks no installed plugin.\n"

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from attn.registry import build_report
 from attn.registry.enum import close_matches
+from attn.registry.errors import Code
 from attn.registry.listing import _availability
 
 from ._common import (
@@ -98,9 +99,10 @@ def _claimant(p: PluginRecord, style: Style, controls: Controls) -> list[str]:
         else "none declared (compatibility cannot be checked)"
     )
     status = style.word(p.status)
-    if p.status == "disabled":
-        blocked = controls.blocks(p.distribution)
-        status += f" by {controls.block_variable if blocked else controls.plugins_variable}"
+    if p.code is Code.BLOCKED:
+        status += f" by {controls.block_variable}"
+    elif p.code is Code.NOT_SELECTED:
+        status += f" by {controls.plugins_variable}"
     lines = [
         f"  - {p.origin_label}: {status}",
         _field("value", repr(p.value), 6),

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
-FORMAT = 5
+FORMAT = 6
 """Bumped whenever the layout of the file changes."""
 
 RACY_NS = 2_000_000_000

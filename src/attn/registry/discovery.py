@@ -393,6 +393,7 @@ def resolve_conflicts(
             replaced[id(loser)] = loser.replace(
                 status="shadowed",
                 reason=f"{name!r} is also provided by {winner.origin_label}, which wins ({why})",
+                code=Code.SHADOWED,
             )
         replaced[id(winner)] = winner.replace(won_because=", ".join(dict.fromkeys(reasons)))
         conflicts.append(Conflict(name, tuple(ordered)))
@@ -403,51 +404,59 @@ def resolve_conflicts(
     return resolved, final_conflicts
 
 
-def _disabled_reason(distribution: str, controls: Controls) -> str | None:
+def _disabled(distribution: str, controls: Controls) -> tuple[Code, str] | None:
     """Why the controls leave *distribution*'s entry points out, if they do.
 
     ``<PREFIX>_BLOCK_PLUGINS`` wins over ``<PREFIX>_PLUGINS`` for the names it lists.
     """
     if controls.blocks(distribution):
-        return f"blocked by {controls.block_variable}={','.join(controls.block_as_written)}"
+        listed = ",".join(controls.block_as_written)
+        return Code.BLOCKED, f"blocked by {controls.block_variable}={listed}"
     if not controls.selects(distribution):
-        return f"not selected by {controls.plugins_variable}={','.join(controls.only_as_written)}"
+        listed = ",".join(controls.only_as_written)
+        return Code.NOT_SELECTED, f"not selected by {controls.plugins_variable}={listed}"
     return None
 
 
-def _invalid_reason(ep: EntryPointRecord) -> tuple[str | None, ClassPath | None]:
+def _invalid_reason(ep: EntryPointRecord) -> tuple[tuple[Code, str] | None, ClassPath | None]:
     if not ep.name.isidentifier():
-        return (
-            (
-                f"entry point name {ep.name!r} is not a valid identifier; "
-                "backend names must be Python identifiers"
-            ),
-            None,
+        reason = (
+            f"entry point name {ep.name!r} is not a valid identifier; "
+            "backend names must be Python identifiers"
         )
+        return (Code.INVALID_NAME, reason), None
     try:
         path = parse_entry_point_value(ep.value)
     except InvalidPathError as exc:
-        return f"entry point value {ep.value!r} is invalid: {exc.reason}", None
+        return (
+            Code.INVALID_VALUE,
+            f"entry point value {ep.value!r} is invalid: {exc.reason}",
+        ), None
     return None, path
 
 
 def _status(
-    dist: DistributionRecord, requirement: HostRequirement, invalid: str | None, controls: Controls
-) -> tuple[PluginStatus, str | None]:
-    """An entry point's status and reason: the first that applies, in DESIGN 6's order."""
-    disabled = _disabled_reason(dist.name, controls)
+    dist: DistributionRecord,
+    requirement: HostRequirement,
+    invalid: tuple[Code, str] | None,
+    controls: Controls,
+) -> tuple[PluginStatus, Code | None, str | None]:
+    """An entry point's status, reason code and reason: the first that applies (DESIGN 6)."""
+    disabled = _disabled(dist.name, controls)
     if disabled is not None:
-        return "disabled", disabled
+        return "disabled", *disabled
     if dist.metadata_problem is not None:
-        return "invalid", f"{_UNREADABLE_REASON}: {dist.metadata_problem}"
+        reason = f"{_UNREADABLE_REASON}: {dist.metadata_problem}"
+        return "invalid", dist.metadata_problem.code, reason
     if requirement.code is not None:
         # An entry packaging cannot parse is the plugin's mistake (invalid); one the
         # installed host does not satisfy, a mismatch of releases (incompatible).
         invalid_entry = requirement.code is Code.INVALID_REQUIREMENT
-        return "invalid" if invalid_entry else "incompatible", requirement.reason
+        status: PluginStatus = "invalid" if invalid_entry else "incompatible"
+        return status, requirement.code, requirement.reason
     if invalid is not None:
-        return "invalid", invalid
-    return "used", None
+        return "invalid", *invalid
+    return "used", None, None
 
 
 def _findings(
@@ -588,7 +597,7 @@ def discover(
             bad_requirement.add(dist.key)
         for ep in eps:
             invalid, path = _invalid_reason(ep)
-            status, reason = _status(dist, requirement, invalid, controls)
+            status, code, reason = _status(dist, requirement, invalid, controls)
             record = PluginRecord(
                 name=ep.name,
                 value=ep.value,
@@ -601,6 +610,7 @@ def discover(
                 status=status,
                 reason=reason,
                 path=path,
+                code=code,
             )
             plugins.append(record)
             if status == "used" and not requirement.declared:

@@ -70,6 +70,8 @@ class PluginRecord:
     """The parsed value, when it is valid."""
     won_because: str | None = None
     """For the winner of a conflict: why it won (not in the JSON)."""
+    code: Code | None = None
+    """What :attr:`reason` says, as a code (``None`` on a used row; not in the JSON)."""
 
     replace = _replace
 
@@ -263,7 +265,8 @@ def _plugin_data(p: PluginRecord) -> tuple[object, ...]:
         p.distribution_version,
         p.location,
     )
-    return (*found, p.path_index, p.requirements, p.status, p.reason, path, p.won_because)
+    code = None if p.code is None else str(p.code)  # marshal stores plain strings
+    return (*found, p.path_index, p.requirements, p.status, p.reason, path, p.won_because, code)
 
 
 def _finding_data(f: Finding) -> tuple[object, ...]:
@@ -307,9 +310,21 @@ def _texts(value: object, length: int | None = None) -> tuple[str, ...]:
 
 
 def _plugin_from(data: object) -> PluginRecord:
-    (name, value, dist, key, version, location, index, requires, status, reason, path, why) = (
-        _items(data, 12)
-    )
+    (
+        name,
+        value,
+        dist,
+        key,
+        version,
+        location,
+        index,
+        requires,
+        status,
+        reason,
+        path,
+        why,
+        code,
+    ) = _items(data, 13)
     if type(index) is not int or status not in get_args(PluginStatus):
         raise ValueError(data)
     return PluginRecord(
@@ -317,6 +332,7 @@ def _plugin_from(data: object) -> PluginRecord:
         *(index, _texts(requires), cast("PluginStatus", status), _opt(reason)),
         None if path is None else ClassPath(*_texts(path, 2)),
         _opt(why),
+        None if code is None else Code(_str(code)),
     )
 
 
