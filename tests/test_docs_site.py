@@ -11,6 +11,10 @@ from urllib.parse import unquote
 
 import pytest
 
+import attn
+from attn import AttentionBackend, MLAPrefillBackend
+from attn.registry import Backend
+
 ROOT = Path(__file__).resolve().parents[1]
 #: The interpreter that runs the suite, read at collection (tests see another one).
 _PYTHON = sys.executable
@@ -64,12 +68,17 @@ def _built_site(tmp_path: Path) -> Path:
     return site
 
 
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The built site, once for the module's tests."""
+    return _built_site(tmp_path_factory.mktemp("built"))
+
+
 HREF = re.compile(r"""(?:href|src)="(?P<target>[^"#?]*)[^"]*\"""")
 
 
-def test_every_link_of_the_built_site_opens_a_file_from_file_urls(tmp_path):
+def test_every_link_of_the_built_site_opens_a_file_from_file_urls(site):
     """From file://, every internal link and asset of every page names a file, not a folder."""
-    site = _built_site(tmp_path)
     broken = []
     # 404.html is shown only by a web server, which resolves its absolute links.
     for page in (p for p in site.rglob("*.html") if p.name != "404.html"):
@@ -84,9 +93,46 @@ def test_every_link_of_the_built_site_opens_a_file_from_file_urls(tmp_path):
     assert broken == []
 
 
-def test_search_works_offline(tmp_path):
+def test_search_works_offline(site):
     """The search index comes as a script, which the theme loads from file:// (no fetch)."""
-    site = _built_site(tmp_path)
     index = (site / "search" / "search_index.js").read_text(encoding="utf-8")
     assert index.startswith("var __index =")
     assert "getting-started.html" in index
+
+
+def _public(cls: type) -> list[str]:
+    return sorted(name for name in dir(cls) if not name.startswith("_"))
+
+
+def test_the_api_reference_has_every_member_of_the_backend_base_classes(site):
+    """AttentionBackend, MLAPrefillBackend and Backend: an entry for each public member."""
+    ids = set(re.findall(r'id="(attn\.[\w.]+)"', (site / "api.html").read_text(encoding="utf-8")))
+    documented = {
+        "attn.backends.AttentionBackend": AttentionBackend,
+        "attn.backends.MLAPrefillBackend": MLAPrefillBackend,
+        "attn.registry.backend.Backend": Backend,
+    }
+    missing = [f"{where}.{name}" for where, cls in documented.items() for name in _public(cls)]
+    assert [entry for entry in missing if entry not in ids] == []
+    assert "attn.backends.AttentionBackend.get_impl_cls" in ids
+
+
+def test_the_api_reference_names_nothing_private(site):
+    """No private base class, module or helper shows in the API reference (dunders may)."""
+    html = (site / "api.html").read_text(encoding="utf-8")
+    ids = re.findall(r'id="(attn\.[\w.]+)"', html)
+    private = [i for i in ids if any(re.fullmatch(r"_(?!_)\w*", part) for part in i.split("."))]
+    assert private == []
+    assert "_HostBackend" not in html
+    assert "attn.backends._base" not in html
+
+
+def test_the_api_page_justifies_every_name_attn_exports():
+    """docs/api.md's table has a row for each name of attn.__all__, and counts them right."""
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    table = page[page.index("| name | why") : page.index("\n\n", page.index("| name | why"))]
+    listed = {
+        name for row in table.splitlines()[2:] for name in re.findall(r"`(\w+)`", row.split("|")[1])
+    }
+    assert listed == set(attn.__all__)
+    assert f"holds {len(attn.__all__)} names" in page
