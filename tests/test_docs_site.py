@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
+import shutil
+import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -136,3 +141,116 @@ def test_the_api_page_justifies_every_name_attn_exports():
     }
     assert listed == set(attn.__all__)
     assert f"holds {len(attn.__all__)} names" in page
+
+
+def test_no_page_shows_an_escaped_pipe(site):
+    """A `|` inside code in a table is written as is: the site's tables show no backslash."""
+    shown = [p.name for p in site.glob("*.html") if "\\|" in p.read_text(encoding="utf-8")]
+    assert shown == []
+
+
+# -- the pages as a browser renders them (skipped without a headless browser) ----------
+
+
+def _browser() -> str:
+    """A headless browser's command, or a skip when none is installed."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found is not None:
+            return found
+    pytest.skip("no headless browser: install chromium to check the pages as rendered")
+
+
+def _headless(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the browser headless, with a profile of its own, on a page of the built site."""
+    command = [
+        _browser(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        *args,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+#: Loads each page in a frame 1280 pixels wide and reports, in #report, every
+#: source code block whose lines are cut and every inline code broken inside a name.
+_PROBE = """<!doctype html><html><body>
+<iframe id="frame" style="width:1280px;height:1600px;border:0"></iframe>
+<pre id="report">pending</pre>
+<script>
+var pages = PAGES, found = [], frame = document.getElementById("frame");
+var SOURCE = ".language-python, .language-toml, .language-json, .language-console";
+function splitName(code) {
+  var text = code.firstChild, last = null;
+  if (!text || text.nodeType !== 3 || code.getClientRects().length < 2) return false;
+  var range = frame.contentDocument.createRange();
+  for (var i = 0; i < text.data.length; i++) {
+    range.setStart(text, i); range.setEnd(text, i + 1);
+    var box = range.getBoundingClientRect();
+    if (box.width === 0) continue;
+    var between = /\\w/.test(text.data[i - 1]) && /\\w/.test(text.data[i]);
+    if (last !== null && box.top > last.top + 2 && between) return true;
+    last = box;
+  }
+  return false;
+}
+function check(page) {
+  var doc = frame.contentDocument;
+  doc.querySelectorAll("pre > code").forEach(function (code) {
+    if (code.closest(SOURCE) && code.scrollWidth > code.clientWidth + 1)
+      found.push(page + ": a line is cut: " + code.textContent.split("\\n")[0]);
+  });
+  doc.querySelectorAll(".md-content code").forEach(function (code) {
+    if (!code.closest("pre") && splitName(code))
+      found.push(page + ": code broken inside a name: " + code.textContent);
+  });
+}
+function next(i) {
+  if (i === pages.length) {
+    document.getElementById("report").textContent = ["checked " + i].concat(found).join("\\n");
+    return;
+  }
+  frame.onload = function () { check(pages[i]); next(i + 1); };
+  frame.src = pages[i];
+}
+next(0);
+</script></body></html>"""
+
+
+def test_no_code_is_cut_or_split_inside_a_name_in_a_browser(site, tmp_path):
+    """At 1280 pixels, source code wraps instead of being cut, and no name breaks mid-word."""
+    pages = sorted(p.as_uri() for p in site.glob("*.html") if p.name != "404.html")
+    probe = tmp_path / "probe.html"
+    probe.write_text(_PROBE.replace("PAGES", json.dumps(pages)), encoding="utf-8")
+    done = _headless(
+        tmp_path,
+        "--allow-file-access-from-files",
+        "--virtual-time-budget=120000",
+        "--window-size=1400,1700",
+        "--dump-dom",
+        probe.as_uri(),
+    )
+    report = re.search(r'<pre id="report">(.*?)</pre>', done.stdout, re.DOTALL)
+    assert report is not None, done.stderr[-2000:]
+    assert html.unescape(report.group(1)).splitlines() == [f"checked {len(pages)}"]
+
+
+def test_a_page_renders_in_a_browser(site, tmp_path):
+    """A screenshot of the plugin authors' page from file:// shows a page, not a blank."""
+    shot = tmp_path / "plugin-authors.png"
+    page = (site / "plugin-authors.html").as_uri()
+    _headless(tmp_path, f"--screenshot={shot}", "--window-size=1280,2000", page)
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", data[16:24]) == (1280, 2000)
+    chunks, at = [], 8
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        if data[at + 4 : at + 8] == b"IDAT":
+            chunks.append(data[at + 8 : at + 8 + length])
+        at += 12 + length
+    # A blank page's rows are one colour: a few distinct bytes; text has many.
+    assert len(set(zlib.decompress(b"".join(chunks)))) > 64
