@@ -17,8 +17,11 @@ from urllib.parse import unquote
 import pytest
 
 import attn
-from attn import AttentionBackend, MLAPrefillBackend
+from attn import AttentionBackend, AttentionBackendEnum, MLAPrefillBackend, MLAPrefillBackendEnum
 from attn.registry import Backend
+from attn.registry._metadata import READER_VARIABLE
+from attn.registry.controls import Controls
+from attn.registry.selection import _words
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The interpreter that runs the suite, read at collection (tests see another one).
@@ -103,6 +106,23 @@ def test_search_works_offline(site):
     index = (site / "search" / "search_index.js").read_text(encoding="utf-8")
     assert index.startswith("var __index =")
     assert "getting-started.html" in index
+
+
+def controls_the_code_reads() -> set[str]:
+    """Every ``ATTN_*`` variable attn reads: discovery's controls, the reader, the selections."""
+    controls = Controls("ATTN")
+    names = {getattr(controls, name) for name in dir(Controls) if name.endswith("_variable")}
+    names.add(READER_VARIABLE)
+    names.update(_words(registry)[0] for registry in (AttentionBackendEnum, MLAPrefillBackendEnum))
+    return names
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_the_controls_table_names_every_control_the_code_reads(page):
+    """The controls tables of the README and of Getting started miss no variable, invent none."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `(ATTN_\w+)=", text, re.MULTILINE))
+    assert listed == controls_the_code_reads()
 
 
 def _public(cls: type) -> list[str]:
