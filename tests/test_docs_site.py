@@ -163,6 +163,15 @@ def test_the_api_page_justifies_every_name_attn_exports():
     assert f"holds {len(attn.__all__)} names" in page
 
 
+NETWORK_ASSET = re.compile(r"""<(?:script|link|img)\b[^>]*\b(?:src|href)="(?:https?:)?//""")
+
+
+def test_the_site_loads_nothing_from_the_network(site):
+    """Every script, stylesheet and image of every page is a file of the site."""
+    fetching = [p.name for p in site.rglob("*.html") if NETWORK_ASSET.search(p.read_text("utf-8"))]
+    assert fetching == []
+
+
 def test_no_page_shows_an_escaped_pipe(site):
     """A `|` inside code in a table is written as is: the site's tables show no backslash."""
     shown = [p.name for p in site.glob("*.html") if "\\|" in p.read_text(encoding="utf-8")]
@@ -274,3 +283,12 @@ def test_a_page_renders_in_a_browser(site, tmp_path):
         at += 12 + length
     # A blank page's rows are one colour: a few distinct bytes; text has many.
     assert len(set(zlib.decompress(b"".join(chunks)))) > 64
+
+
+def test_search_finds_pages_from_file_urls_in_a_browser(site, tmp_path):
+    """Opened from file:// with no network, the search box answers a query."""
+    page = (site / "index.html").as_uri() + "?q=decode"
+    done = _headless(tmp_path, "--virtual-time-budget=20000", "--dump-dom", page)
+    found = re.search(r'md-search-result__meta">(\d+) matching documents?<', done.stdout)
+    assert found is not None, done.stderr[-2000:]
+    assert int(found.group(1)) > 0
