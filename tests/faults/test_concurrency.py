@@ -81,16 +81,17 @@ def plugin(site, plugin_source):
 def fork_with_threads() -> int:
     """``os.fork()`` while other threads run.
 
-    Python 3.12+ warns about exactly that in the parent; these tests mean to
-    do it, so the parent expects that one warning and nothing else.
+    Python 3.12+ warns about exactly that in the parent when another thread
+    is still alive once attn's fork hook let the fork go on (the thread may
+    have ended by then); these tests mean to fork so, and expect no other warning.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pid = os.fork()
     if pid != 0:
-        expected = 1 if sys.version_info >= (3, 12) else 0
+        at_most = 1 if sys.version_info >= (3, 12) else 0
         messages = [str(w.message) for w in caught]
-        assert len(messages) == expected, messages
+        assert len(messages) <= at_most, messages
         assert all("multi-threaded, use of fork()" in m for m in messages), messages
     return pid
 

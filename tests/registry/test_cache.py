@@ -707,6 +707,9 @@ WARM_FORBIDDEN = (
     "pathlib",
     "json",
     "difflib",
+    # selection and the kernels' facts: only a select() needs them
+    "attn.registry.selection",
+    "attn.backends._facts",
 )
 
 WARM_SCRIPT = """

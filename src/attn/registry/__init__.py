@@ -41,14 +41,17 @@ from .errors import (
     StateMismatchError,
     UnknownBackendError,
 )
-from .selection import Candidate, Reason, Selection
 
-# Listing and workers load on first use: a lookup needs neither.
+# Listing, selection and workers load on first use: a lookup needs none of them.
 if TYPE_CHECKING:
     from .listing import build_report
+    from .selection import Candidate, Reason, Selection
     from .workers import WorkerState, apply_state, capture_state, ray_setup_hook
 
 _LAZY = {
+    "Candidate": "selection",
+    "Reason": "selection",
+    "Selection": "selection",
     "build_report": "listing",
     "WorkerState": "workers",
     "apply_state": "workers",
