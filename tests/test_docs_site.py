@@ -152,6 +152,18 @@ def test_the_api_reference_names_nothing_private(site):
     assert "attn.backends._base" not in html
 
 
+SPHINX_MARKUP = re.compile(r":(?:class|attr|meth|func|data|mod|exc|obj):|::|_HostBackend")
+
+
+def test_the_api_reference_shows_no_sphinx_markup(site):
+    """The reference's prose has no raw role (`:class:` and friends), no literal `::`."""
+    page = (site / "api.html").read_text(encoding="utf-8")
+    article = page[page.index("<article") : page.index("</article>")]
+    prose = re.sub(r"<(pre|code)\b.*?</\1>", "", article, flags=re.DOTALL)
+    text = html.unescape(re.sub(r"<[^>]+>", "", prose))
+    assert [text[max(0, m.start() - 40) : m.end() + 20] for m in SPHINX_MARKUP.finditer(text)] == []
+
+
 def test_the_api_page_justifies_every_name_attn_exports():
     """docs/api.md's table has a row for each name of attn.__all__, and counts them right."""
     page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")

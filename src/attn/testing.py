@@ -1,8 +1,10 @@
 """A pytest plugin for plugin authors and host authors: fake plugins and conformance checks.
 
-Opt in with ``pytest -p attn.testing`` or, in a ``conftest.py``::
+Opt in with ``pytest -p attn.testing`` or, in a ``conftest.py``:
 
-    pytest_plugins = ["attn.testing"]
+```python
+pytest_plugins = ["attn.testing"]
+```
 
 Nothing here is imported by ``import attn``.
 
@@ -13,7 +15,7 @@ Nothing here is imported by ``import attn``.
   sets ``attn_plugins.include_installed = True``. After the test, every
   registry, ``sys.path``, ``PYTHONPATH`` and the registries' environment
   variables are back to what they were.
-- :class:`BackendConformance` is a base class for a test class: set
+- [`BackendConformance`][BackendConformance] is a base class for a test class: set
   ``backend_class`` and ``registry`` and pytest runs one test per check a
   backend class must pass, each failure saying what to fix.
 """
@@ -248,11 +250,13 @@ def _modules(cls: type) -> tuple[str, ...]:
 class BackendConformance:
     """Base class of a test class that checks one backend class.
 
-    Subclass it in a test module and set the two attributes::
+    Subclass it in a test module and set the two attributes:
 
-        class TestVendorFast(BackendConformance):
-            backend_class = "vendor_fast.backend:VendorFastBackend"
-            registry = AttentionBackendEnum
+    ```python
+    class TestVendorFast(BackendConformance):
+        backend_class = "vendor_fast.backend:VendorFastBackend"
+        registry = AttentionBackendEnum
+    ```
 
     pytest then runs each check below as its own test.
     """
@@ -260,7 +264,7 @@ class BackendConformance:
     backend_class: ClassVar[type | str]
     """The backend class, or its path (``module:QualName``)."""
     registry: ClassVar[type]
-    """The registry the backend is for, e.g. :class:`attn.AttentionBackendEnum`."""
+    """The registry the backend is for, e.g. `attn.AttentionBackendEnum`."""
 
     def _backend(self) -> type:
         target = getattr(self, "backend_class", None)

@@ -2,7 +2,7 @@
 
 The facts come from vLLM, the host the seeds were taken from: each row names
 the vLLM file it was read from. The built-in classes in
-:mod:`attn.backends.attention` and :mod:`attn.backends.mla_prefill` check a
+`attn.backends.attention` and `attn.backends.mla_prefill` check a
 configuration against their row (``validate_configuration``, which imports
 this module: listing imports those classes, and needs no facts), and
 docs/selection.md renders the same tables; a test keeps all three in step.

@@ -3,7 +3,7 @@
 Each class names the package its kernel needs; none imports it at module
 level, so every one of them imports on a machine without any kernel library.
 Each checks a configuration against its kernel's row of
-:data:`attn.backends._facts.ATTENTION` (``validate_configuration``).
+`attn.backends._facts.ATTENTION` (``validate_configuration``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class _Builtin(AttentionBackend):
     """What every built-in attention class shares: the check against its kernel's facts."""
 
     facts_key: ClassVar[str]
-    """The class's row in :data:`attn.backends._facts.ATTENTION`: its member's name."""
+    """The class's row in `attn.backends._facts.ATTENTION`: its member's name."""
 
     @classmethod
     def validate_configuration(cls, **settings: object) -> list[str]:
@@ -126,7 +126,7 @@ class TorchSDPABackend(_Builtin):
 
     @classmethod
     def get_impl_cls(cls) -> type:
-        """:class:`attn.backends.torch_sdpa.TorchSDPAImpl`, which imports torch when called."""
+        """`attn.backends.torch_sdpa.TorchSDPAImpl`, which imports torch when called."""
         from .torch_sdpa import TorchSDPAImpl  # noqa: PLC0415 - keeps torch off import
 
         return TorchSDPAImpl

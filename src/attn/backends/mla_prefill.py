@@ -2,7 +2,7 @@
 
 As for attention, each names its kernel package and imports it lazily, and
 checks a configuration against its kernel's row of
-:data:`attn.backends._facts.MLA_PREFILL` (``validate_configuration``).
+`attn.backends._facts.MLA_PREFILL` (``validate_configuration``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class _Builtin(MLAPrefillBackend):
     """What every built-in MLA prefill class shares: the check against its kernel's facts."""
 
     facts_key: ClassVar[str]
-    """The class's row in :data:`attn.backends._facts.MLA_PREFILL`: its member's name."""
+    """The class's row in `attn.backends._facts.MLA_PREFILL`: its member's name."""
 
     @classmethod
     def validate_configuration(cls, **settings: object) -> list[str]:

@@ -108,10 +108,12 @@ def register_backend(
 ) -> Callable[[type], type]:
     """Register an attention backend class at runtime.
 
-    As a decorator (no *class_path*) it records the decorated class::
+    As a decorator (no *class_path*) it records the decorated class:
 
-        @register_backend(AttentionBackendEnum.CUSTOM)
-        class MyBackend(AttentionBackend): ...
+    ```python
+    @register_backend(AttentionBackendEnum.CUSTOM)
+    class MyBackend(AttentionBackend): ...
+    ```
 
     As a direct call it records *class_path* (``module:QualName`` or
     ``module.QualName``) and returns an identity function. A runtime
@@ -124,5 +126,5 @@ def register_mla_prefill_backend(
     backend: MLAPrefillBackendEnum | PluginBackend[MLAPrefillBackend],
     class_path: str | None = None,
 ) -> Callable[[type], type]:
-    """Register an MLA prefill backend class at runtime; see :func:`register_backend`."""
+    """Register an MLA prefill backend class at runtime; see `register_backend()`."""
     return registration(MLAPrefillBackendEnum, backend, class_path, depth=2)

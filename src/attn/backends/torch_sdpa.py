@@ -11,7 +11,7 @@ __all__ = ["TorchSDPAImpl"]
 
 
 class TorchSDPAImpl:
-    """Attention through :func:`torch.nn.functional.scaled_dot_product_attention`."""
+    """Attention through `torch.nn.functional.scaled_dot_product_attention()`."""
 
     def __init__(self, *, scale: float | None = None, causal: bool = False) -> None:
         """Configure the softmax *scale* (default ``1/sqrt(head_size)``) and masking."""

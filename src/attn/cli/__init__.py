@@ -1,14 +1,16 @@
 """The ``attn`` command: ``list``, ``show``, ``doctor``, ``select`` and ``state``.
 
-Usage::
+Usage:
 
-    attn list [REGISTRY ...] [--json] [--load]
-    attn show NAME [--registry REGISTRY] [--load]
-    attn doctor [--load] [--json]
-    attn doctor --against FILE
-    attn select REGISTRY [--set KEY=VALUE ...] [--backend NAME] [--json]
-    attn state save FILE
-    attn --version
+```text
+attn list [REGISTRY ...] [--json] [--load]
+attn show NAME [--registry REGISTRY] [--load]
+attn doctor [--load] [--json]
+attn doctor --against FILE
+attn select REGISTRY [--set KEY=VALUE ...] [--backend NAME] [--json]
+attn state save FILE
+attn --version
+```
 
 Exit codes, as click and httpx use them: 0 success; 1 a problem was found
 (``show`` of an unknown name, ``doctor``'s findings, a plugin problem under

@@ -55,11 +55,11 @@ class Parser(argparse.ArgumentParser):
     """An argument parser that raises instead of exiting the process."""
 
     def error(self, message: str) -> NoReturn:
-        """Raise a :class:`UsageError` naming this (sub)command."""
+        """Raise a `UsageError` naming this (sub)command."""
         raise UsageError(message, self.prog)
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        """Raise :class:`ParserExit` instead of exiting the process."""
+        """Raise `ParserExit` instead of exiting the process."""
         if message:
             sys.stderr.write(message)
         raise ParserExit(status)
@@ -168,7 +168,7 @@ class Style:
 
 
 def wrap(text: str, indent: str, *, first: str | None = None) -> str:
-    """*text* wrapped to :data:`WIDTH`, indented; words are never broken."""
+    """*text* wrapped to `WIDTH`, indented; words are never broken."""
     import textwrap  # noqa: PLC0415 - attn list --json wraps nothing
 
     return textwrap.fill(

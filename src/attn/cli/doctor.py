@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 #: Where a finding is shown: these are about the environment as a whole, every
 #: other one about one registry's group (whether it is a problem or a note is
-#: :data:`attn.registry.errors.NOTE_CODES`'s to say).
+#: `attn.registry.errors.NOTE_CODES`'s to say).
 _ENVIRONMENT_WIDE = frozenset(
     {
         Code.EMPTY_METADATA,

@@ -52,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _field(label: str, value: str, indent: int = 2) -> str:
-    """``label:  value``, values aligned at :data:`_VALUE_COLUMN` and wrapped under it."""
+    """``label:  value``, values aligned at `_VALUE_COLUMN` and wrapped under it."""
     first = " " * indent + f"{label + ':':<{_VALUE_COLUMN - indent}}"
     return wrap(value, " " * _VALUE_COLUMN, first=first)
 

@@ -2,7 +2,7 @@
 
 The file is what ``attn doctor --against FILE`` compares another environment
 with (a worker node before workers start on it). It holds the same data as
-:func:`attn.capture_state` (``WorkerState.to_json()``) and is read back with
+`attn.capture_state()` (``WorkerState.to_json()``) and is read back with
 ``WorkerState.from_json``, validated: nothing in it is executed or unpickled.
 """
 

@@ -1,16 +1,18 @@
 """The host-agnostic core of attn: declare a registry, get plugins for free.
 
-A host declares one Enum per kind of backend::
+A host declares one Enum per kind of backend:
 
-    from attn.registry import Backend, BackendEnum
+```python
+from attn.registry import Backend, BackendEnum
 
-    class ToyBackend(Backend):
-        '''What every toy backend provides.'''
+class ToyBackend(Backend):
+    '''What every toy backend provides.'''
 
-    class ToyBackendEnum(BackendEnum, group="toy.backends", host="toy",
-                         interface=ToyBackend, noun="toy backend"):
-        FAST = "toy.fast:FastBackend"
-        CUSTOM = None
+class ToyBackendEnum(BackendEnum, group="toy.backends", host="toy",
+                     interface=ToyBackend, noun="toy backend"):
+    FAST = "toy.fast:FastBackend"
+    CUSTOM = None
+```
 
 and gets lazy lookups with helpful errors, runtime registration, entry-point
 plugins (``[project.entry-points."toy.backends"]``) with version checks,

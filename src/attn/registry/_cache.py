@@ -11,7 +11,7 @@ matter to the host (its plugins, the host, duplicates, unreadable copies) and
 each registry's merge outcome per setting of the host's variables. A process
 trusts the file only when a fresh scan would give the same answer, which it
 checks with one ``stat`` per ``sys.path`` entry and per cached metadata file.
-The file is data (:mod:`marshal` of plain tuples), validated on load; nothing
+The file is data (`marshal` of plain tuples), validated on load; nothing
 in it is executed or unpickled.
 """
 
@@ -267,7 +267,7 @@ class HostScan:
 def cache_folder() -> str | None:
     """``$XDG_CACHE_HOME/attn`` (an absolute ``XDG_CACHE_HOME``), else ``~/.cache/attn``.
 
-    ``None`` (no cache) where files have no POSIX owner (no :func:`os.geteuid`,
+    ``None`` (no cache) where files have no POSIX owner (no `os.geteuid()`,
     as on Windows): a file that is not provably the user's own is never read.
     """
     if not hasattr(os, "geteuid"):

@@ -1,7 +1,7 @@
 """The one place attn reads installed metadata: a scan, with the reader it picks per entry.
 
-The fast reader (:mod:`._scan`) reads ``sys.path`` folders; the reference,
-:mod:`importlib.metadata` (never imported at ``import attn``), reads the other
+The fast reader (`._scan`) reads ``sys.path`` folders; the reference,
+`importlib.metadata` (never imported at ``import attn``), reads the other
 entries (a zip, a wheel, an egg), every entry when a meta-path finder other
 than the standard one provides distributions, and everything on a Python newer
 than the tests compare the two on. A scan walks ``sys.path`` in order and keeps
@@ -57,10 +57,10 @@ __all__ = [
 ]
 
 READER_VARIABLE = "ATTN_READER"
-"""Private switch for tests: ``reference`` reads through :mod:`importlib.metadata`."""
+"""Private switch for tests: ``reference`` reads through `importlib.metadata`."""
 
 NEWEST_COVERED = (3, 13)
-"""The newest Python on which the tests compare the fast reader with :mod:`importlib.metadata`."""
+"""The newest Python on which the tests compare the fast reader with `importlib.metadata`."""
 
 #: importlib.metadata.EntryPoint.pattern, as on every Python up to NEWEST_COVERED.
 _ENTRY_POINT_PATTERN = re.compile(
@@ -74,9 +74,9 @@ def covered(version: tuple[int, int]) -> bool:
 
 
 def reader() -> str:
-    """The reader that :func:`scan` uses: ``fast`` unless ``ATTN_READER=reference``.
+    """The reader that `scan()` uses: ``fast`` unless ``ATTN_READER=reference``.
 
-    On a Python newer than :data:`NEWEST_COVERED`, always ``reference``.
+    On a Python newer than `NEWEST_COVERED`, always ``reference``.
 
     Raises:
         AttnConfigError: ``ATTN_READER`` is set to something else.
@@ -88,7 +88,7 @@ def reader() -> str:
 
 
 def entry_point_pattern() -> re.Pattern[str]:
-    """How :mod:`importlib.metadata` splits an entry point's value into module, attr, extras."""
+    """How `importlib.metadata` splits an entry point's value into module, attr, extras."""
     if covered(sys.version_info[:2]):
         return _ENTRY_POINT_PATTERN
     from importlib.metadata import EntryPoint  # noqa: PLC0415 - a Python the tests have not seen
@@ -163,9 +163,9 @@ def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord
 def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[DistributionRecord]]:
     """Every copy that a meta-path finder provides for one ``sys.path`` entry.
 
-    As :func:`importlib.metadata.distributions` asks them, one finder after the
+    As `importlib.metadata.distributions()` asks them, one finder after the
     other, except that a finder that raises is reported, as a record of
-    :data:`UNREADABLE_KEY`, instead of ending the scan.
+    `UNREADABLE_KEY`, instead of ending the scan.
     """
     from importlib.metadata import DistributionFinder  # noqa: PLC0415 - kept off import attn
 
@@ -212,7 +212,7 @@ def scan(
     copy can be told from a good one. With *kept_only*, the other copies are
     left out: the pipeline never looks at them.
 
-    *using* picks the reader (``fast`` or ``reference``; default :func:`reader`).
+    *using* picks the reader (``fast`` or ``reference``; default `reader()`).
     Entries that are not strings are skipped, as the import system skips them.
     """
     fast = _fast(using)
@@ -248,7 +248,7 @@ def scan(
 def installed_version(name: str) -> str | None:
     """The version of the first copy of *name* on ``sys.path`` that has one, else ``None``.
 
-    What :func:`importlib.metadata.version` says, except that an empty copy
+    What `importlib.metadata.version()` says, except that an empty copy
     left before the installed one by an interrupted install does not hide it.
     """
     key = canonical_name(name)

@@ -1,7 +1,7 @@
 """A hand-written base for immutable records that are not dataclasses.
 
 attn's records are ``@dataclass(frozen=True, slots=True)`` (report.py,
-paths.py); :class:`Record` gives the others the same behaviour by hand.
+paths.py); `Record` gives the others the same behaviour by hand.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ class Record:
     """Immutable, equal when their fields are, hashable, with a readable repr.
 
     Subclasses list their fields in ``__slots__`` and set them in ``__init__``
-    with :func:`object.__setattr__`.
+    with `object.__setattr__()`.
     """
 
     __slots__: tuple[str, ...] = ()
@@ -70,5 +70,5 @@ def _rebuild(cls: type[Record], fields: tuple[object, ...]) -> Record:
     return new
 
 
-#: Sets a field of a :class:`Record` in its ``__init__``.
+#: Sets a field of a `Record` in its ``__init__``.
 set_field = object.__setattr__

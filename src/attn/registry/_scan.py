@@ -1,13 +1,13 @@
 """Records of installed metadata, and the fast reader that makes them from folders.
 
 Every reader yields these records and the pipeline reads nothing else; a
-problem is a :class:`Problem`, a :class:`~attn.registry.errors.Code` and the
+problem is a `Problem`, a `Code` and the
 fields its message is rendered from. The fast reader lists a ``sys.path``
-folder and reads its metadata as :mod:`importlib.metadata` does: the same
+folder and reads its metadata as `importlib.metadata` does: the same
 copies in the same order (``*.dist-info``, ``*.egg-info``, folders or legacy
 files), the same header values, entry points and requirements (``requires.txt``
 converted as ``Distribution.requires`` converts it). Entries it does not read
-(a zip, a wheel, an egg) are left to the reference reader of :mod:`._metadata`.
+(a zip, a wheel, an egg) are left to the reference reader of `._metadata`.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def key_of(location: str) -> str:
 
 
 def _bytes(path: str) -> bytes:
-    """The file's bytes; raises what :func:`os.open` and :func:`os.read` raise."""
+    """The file's bytes; raises what `os.open()` and `os.read()` raise."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         chunks = []
@@ -208,7 +208,7 @@ _HEADER = re.compile(r"^(From |[\041-\071\073-\176]*:|[\t ])")
 
 
 def parse_headers(text: str) -> list[tuple[str, str]]:
-    """The header fields of a core-metadata text, as :mod:`email` (compat32) parses them.
+    """The header fields of a core-metadata text, as `email` (compat32) parses them.
 
     Headers end at the first line that is neither a field, an envelope
     (``From ``) line nor a continuation; folded values keep their line breaks.
@@ -355,7 +355,7 @@ def _root(root: str) -> str:
 
 
 def metadata_children(entry: str) -> list[tuple[str, str]] | None:
-    """``(key, name)`` of the metadata in the folder *entry*, in :mod:`importlib.metadata`'s order.
+    """``(key, name)`` of the metadata in the folder *entry*, in `importlib.metadata`'s order.
 
     ``None`` when the fast reader does not read *entry*: a file (a zip, a
     wheel, an egg) or an ``.egg`` folder.

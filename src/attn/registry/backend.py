@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 __all__ = ["Backend"]
 
 #: Per thread: whether each top-level module is installed, while
-#: :class:`same_modules` is in effect in that thread.
+#: `same_modules` is in effect in that thread.
 _MEMO = _local()
 
 
@@ -53,7 +53,7 @@ class Backend:
     """A backend: a class a registry hands out by name.
 
     Subclasses say which third-party packages their kernel needs in
-    :attr:`requires`; :meth:`is_available` checks that those are installed
+    [`requires`][requires]; [`is_available()`][is_available] checks that those are installed
     without importing them, so listing stays cheap and a backend whose kernel
     library is missing still imports and explains itself.
     """
@@ -62,7 +62,7 @@ class Backend:
     """Distribution names of the packages the kernel needs (``"flash-attn"``)."""
 
     requires_modules: ClassVar[tuple[str, ...] | None] = None
-    """Top-level import names of :attr:`requires`, in the same order.
+    """Top-level import names of [`requires`][requires], in the same order.
 
     ``None`` derives them from the distribution names (``flash-attn`` ->
     ``flash_attn``); set it where they differ (``flashinfer-python`` ->
@@ -76,7 +76,7 @@ class Backend:
 
     @classmethod
     def missing_requirements(cls) -> tuple[str, ...]:
-        """The entries of :attr:`requires` that are not installed."""
+        """The entries of [`requires`][requires] that are not installed."""
         modules = cls.requires_modules
         if modules is None:
             modules = tuple(name.replace("-", "_").replace(".", "_") for name in cls.requires)
@@ -88,5 +88,5 @@ class Backend:
 
     @classmethod
     def is_available(cls) -> bool:
-        """Whether every package in :attr:`requires` is installed (nothing is imported)."""
+        """Whether every package in [`requires`][requires] is installed (nothing is imported)."""
         return not cls.missing_requirements()

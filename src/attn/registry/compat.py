@@ -1,4 +1,4 @@
-"""Checking a plugin's declared requirement on its host: :mod:`packaging` decides.
+"""Checking a plugin's declared requirement on its host: `packaging` decides.
 
 Each ``Requires-Dist`` entry naming the host is parsed by packaging, its marker
 evaluated for this interpreter with no extra selected (as a plain ``pip
@@ -56,7 +56,7 @@ class HostRequirement:
     requirements: tuple[str, ...] = ()
     """The entries that name the host, whatever their marker, as written."""
     failures: tuple[Failure, ...] = ()
-    """The entries that fail, all with one code (see :func:`check_host_requirement`)."""
+    """The entries that fail, all with one code (see `check_host_requirement()`)."""
 
     @property
     def declared(self) -> bool:

@@ -35,7 +35,7 @@ def parse_bool(variable: str, value: str | None) -> bool:
 
 
 class _Variable:
-    """A read-only attribute of :class:`Controls`: the name of one variable of its host."""
+    """A read-only attribute of `Controls`: the name of one variable of its host."""
 
     def __init__(self, suffix: str, does: str) -> None:
         self.suffix = suffix
@@ -108,7 +108,7 @@ def _names(value: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Controls:
-    """Read the ``<PREFIX>_*`` controls (see :class:`Controls` for their names).
+    """Read the ``<PREFIX>_*`` controls (see `Controls` for their names).
 
     Raises:
         AttnConfigError: a boolean variable has a value that is not a boolean.

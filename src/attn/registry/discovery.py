@@ -1,10 +1,12 @@
 """Reading a registry's plugins from installed metadata, as a pipeline.
 
-:func:`discover` is the whole pipeline; every step is a small function over
-plain records, testable alone::
+`discover()` is the whole pipeline; every step is a small function over
+plain records, testable alone:
 
-    scan -> deduplicate -> select -> validate -> check the host requirement
-         -> apply the controls -> resolve conflicts -> findings
+```text
+scan -> deduplicate -> select -> validate -> check the host requirement
+     -> apply the controls -> resolve conflicts -> findings
+```
 
 Nothing here imports a plugin: every verdict comes from metadata.
 """
@@ -85,7 +87,7 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
     )
 
 
-#: Private: set by :mod:`attn.testing` while its fixture is active. A list of
+#: Private: set by `attn.testing` while its fixture is active. A list of
 #: folders (``os.pathsep``-separated); only distributions found in them count as
 #: plugins (the host's own metadata is read wherever it is). Through the
 #: environment, subprocesses of a test see the same plugins as the test.
@@ -95,7 +97,7 @@ TESTING_SITES_VARIABLE = "_ATTN_TESTING_SITES"
 def only_testing_sites(
     records: Sequence[DistributionRecord], host_key: str
 ) -> Sequence[DistributionRecord]:
-    """*records*, less the plugins outside :data:`TESTING_SITES_VARIABLE`'s folders, if set."""
+    """*records*, less the plugins outside `TESTING_SITES_VARIABLE`'s folders, if set."""
     sites = os.environ.get(TESTING_SITES_VARIABLE)
     if sites is None:
         return records
@@ -104,7 +106,7 @@ def only_testing_sites(
 
 
 def parse_entry_point_value(value: str) -> ClassPath:
-    """Parse an entry point value the way :mod:`importlib.metadata` does.
+    """Parse an entry point value the way `importlib.metadata` does.
 
     Raises:
         InvalidPathError: the value has no ``module:attr`` form.
@@ -182,7 +184,7 @@ def deduplicate(  # noqa: C901 - one branch per kind of copy
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution: the first usable one on ``sys.path``.
 
-    This is the copy :mod:`importlib.metadata` would use, except that an
+    This is the copy `importlib.metadata` would use, except that an
     empty or unreadable copy never wins over a good one. A distribution whose
     only copies are unusable is kept (its first copy) when it declares entry
     points in a *relevant* group, so that they are listed as ``invalid``;

@@ -1,11 +1,13 @@
 """The Enum base of every registry, its metaclass, and plugin-added backends.
 
-A registry is declared with class keywords::
+A registry is declared with class keywords:
 
-    class ToyBackendEnum(BackendEnum, group="toy.backends", host="toy",
-                         interface=ToyBackend, noun="toy backend"):
-        FAST = "toy.fast:FastBackend"
-        CUSTOM = None            # no default: must be registered
+```python
+class ToyBackendEnum(BackendEnum, group="toy.backends", host="toy",
+                     interface=ToyBackend, noun="toy backend"):
+    FAST = "toy.fast:FastBackend"
+    CUSTOM = None            # no default: must be registered
+```
 
 Members' values are lazy class paths (``module:QualName``, or the dotted
 form) or ``None`` for a member without a default. Nothing is imported until
@@ -172,7 +174,7 @@ def valid_names(cls: BackendEnumMeta) -> list[str]:
 
 
 def resolution(cls: BackendEnumMeta) -> list[Resolution]:
-    """What every name of *cls* resolves to now, in :func:`valid_names` order (runs discovery)."""
+    """What every name of *cls* resolves to now, in `valid_names()` order (runs discovery)."""
     state, defaults = cls._attn_state, cls._attn_defaults
     with state._lock:  # one view of the table, even while another thread registers
         table = {name: state.lookup(name) for name in state.names()}
@@ -295,7 +297,7 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
 
         Type checkers type ``Registry["NAME"]`` as a member (they treat Enum
         indexing specially), but a name may belong to a backend that a plugin
-        added, a :class:`PluginBackend`. ``lookup`` says so to the type checker.
+        added, a [`PluginBackend`][PluginBackend]. ``lookup`` says so to the type checker.
 
         Raises:
             UnknownBackendError: no member, plugin or registration has *name*.
@@ -307,7 +309,7 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
     def select(cls, backend: object = None, **settings: object) -> Selection:
         """Choose the backend for *settings*: the first valid candidate, or *backend* alone.
 
-        Candidates are :meth:`priorities`, then plugin-added names, sorted;
+        Candidates are [`priorities()`][priorities], then plugin-added names, sorted;
         ``<PREFIX>_<NOUN>`` (``ATTN_ATTENTION_BACKEND``) is an explicit choice
         when *backend* is not given. The result is cached per settings until
         the table changes.
@@ -444,7 +446,7 @@ def registration(
     class_path: str | None,
     depth: int,
 ) -> Callable[[type], type]:
-    """:func:`register` for *registry* only, naming the caller *depth* frames up as registrant.
+    """`register()` for *registry* only, naming the caller *depth* frames up as registrant.
 
     Raises:
         TypeError: *backend* is not a member or plugin backend of *registry*.

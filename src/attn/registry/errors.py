@@ -1,10 +1,10 @@
 """The exception and warning types of attn.
 
-Every error attn raises derives from :class:`AttnError` and also from the
+Every error attn raises derives from [`AttnError`][AttnError] and also from the
 builtin exception that callers already catch (``ValueError`` for bad names and
 values, ``ImportError`` for backends that cannot be loaded), so code written
 against the seeds' ``ValueError`` keeps working. Also how an exception that
-plugin code raised is shown (:func:`describe`), and which ones pass through.
+plugin code raised is shown (`describe()`), and which ones pass through.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The one path that resolves a backend's name, imports its class and checks it.
 
-Lookups, listing, ``--load`` and doctor all call :func:`load`, so a failure is
+Lookups, listing, ``--load`` and doctor all call `load()`, so a failure is
 worded here once. Whatever plugin code raises at import, ``SystemExit`` and its
 own ``BaseException`` subclasses included, becomes a
-:class:`~attn.registry.errors.BackendLoadError` naming the backend and its
+`BackendLoadError` naming the backend and its
 distribution; only ``KeyboardInterrupt`` and ``GeneratorExit`` pass through.
 Objects that fail even to describe themselves (a ``__repr__``, ``__class__``
 or ``__qualname__`` that raises) are load failures too.
@@ -232,7 +232,7 @@ def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
 def plugin_output_to(err: IO[str]) -> Iterator[None]:
     """Within this block, what plugin code prints goes to *err*, never to stdout.
 
-    Python-level prints (``sys.stdout``), as :func:`contextlib.redirect_stdout`
+    Python-level prints (``sys.stdout``), as `contextlib.redirect_stdout()`
     does, and writes to file descriptor 1 itself (``os.write(1, ...)``, a C
     extension's ``printf``) when *err* is a real file: ``--json`` stays JSON.
     """
@@ -270,7 +270,7 @@ def load(
     """Import and check the class of backend *name* of *registry*.
 
     The class in effect, or *entry*'s (``None``: the built-in default). With
-    *output*, what plugin code prints meanwhile goes there (:func:`plugin_output_to`).
+    *output*, what plugin code prints meanwhile goes there (`plugin_output_to()`).
 
     Raises:
         BackendNotRegisteredError: a member without a default that nothing registered.
@@ -293,7 +293,7 @@ def try_load(
     *,
     output: IO[str] | None = None,
 ) -> tuple[type | None, BackendLoadError | None]:
-    """:func:`load`, with a load failure returned beside ``None`` instead of raised."""
+    """`load()`, with a load failure returned beside ``None`` instead of raised."""
     try:
         return load(registry, name, entry, output=output), None
     except BackendLoadError as exc:

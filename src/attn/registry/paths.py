@@ -1,6 +1,6 @@
 """Class paths in one canonical form.
 
-attn stores every class path as a :class:`ClassPath`, the ``module:qualname``
+attn stores every class path as a `ClassPath`, the ``module:qualname``
 pair that entry points use. The dotted form the seeds' ``get_path()`` returns
 (``module.QualName``) is accepted and produced only at the edges: a dotted
 string is split at its last dot, so a nested class must be given in the colon
@@ -24,7 +24,7 @@ def _dotted_identifiers(text: str) -> bool:
 class ClassPath:
     """Where a backend class lives: a module path and a qualified name in it.
 
-    Build one with :func:`parse_path`, which checks both parts.
+    Build one with `parse_path()`, which checks both parts.
     """
 
     module: str
@@ -46,7 +46,7 @@ class ClassPath:
 
 
 def parse_path(path: object) -> ClassPath:
-    """Parse ``module:QualName`` or ``module.QualName`` into a :class:`ClassPath`.
+    """Parse ``module:QualName`` or ``module.QualName`` into a `ClassPath`.
 
     Raises:
         InvalidPathError: *path* is not a string of either form.

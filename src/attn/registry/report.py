@@ -1,9 +1,9 @@
 """The records that discovery produces and listing, JSON and doctor render.
 
 They are frozen dataclasses holding plain values only, so one discovery can be
-rendered as a table, as JSON (:meth:`RegistryReport.to_json`) or as doctor
+rendered as a table, as JSON (`RegistryReport.to_json()`) or as doctor
 findings without anything being recomputed, and stored in the discovery cache
-(:func:`result_data`, :func:`result_from`).
+(`result_data()`, `result_from()`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ FindingKind: TypeAlias = Literal[
     "load-failure",
     "registered-by-plugin",
 ]
-"""The value of each :class:`Code` a finding can have, as a plain string."""
+"""The value of each `Code` a finding can have, as a plain string."""
 
 _R = TypeVar("_R", bound="DataclassInstance")
 
@@ -71,7 +71,7 @@ class PluginRecord:
     won_because: str | None = None
     """For the winner of a conflict: why it won (not in the JSON)."""
     code: Code | None = None
-    """What :attr:`reason` says, as a code (``None`` on a used row; not in the JSON)."""
+    """What `reason` says, as a code (``None`` on a used row; not in the JSON)."""
 
     replace = _replace
 
@@ -98,7 +98,7 @@ class PluginRecord:
 class Finding:
     """Something about the environment that a user should know, with its fix.
 
-    *kind* may be given as its plain string; the record holds its :class:`Code`.
+    *kind* may be given as its plain string; the record holds its `Code`.
     """
 
     kind: Code | FindingKind
@@ -108,7 +108,7 @@ class Finding:
     fix: str
     distribution: str | None = None
     version: str | None = None
-    """The version of :attr:`distribution`."""
+    """The version of `distribution`."""
     group: str | None = None
     """The entry-point group concerned."""
     value: str | None = None
@@ -117,7 +117,7 @@ class Finding:
     """Whether plugin code did it (raised at import, registered a backend)."""
 
     def __post_init__(self) -> None:
-        """Hold the kind as its :class:`Code` (``ValueError`` for one that is not a code)."""
+        """Hold the kind as its `Code` (``ValueError`` for one that is not a code)."""
         object.__setattr__(self, "kind", Code(self.kind))
 
     @property
@@ -144,7 +144,7 @@ class BackendRow:
     registered_by: str | None = None
     """For a runtime registration, the module that made it."""
     missing: tuple[str, ...] = ()
-    """The entries of :attr:`requires` that are not installed."""
+    """The entries of `requires` that are not installed."""
     loaded_available: bool | None = None
     """With ``--load``: availability as the imported class reports it (plugins too).
 
@@ -189,7 +189,7 @@ class RegistryReport:
     misgrouped: tuple[tuple[str, str, str], ...] = ()
     """``(name, distribution label, group)`` declared in a group that looks like a typo."""
     unreadable: tuple[Finding, ...] = ()
-    """Metadata that could not be read at all (also among :attr:`findings`)."""
+    """Metadata that could not be read at all (also among `findings`)."""
 
     replace = _replace
 
@@ -244,7 +244,7 @@ class DiscoveryResult:
     """``(name, distribution label, group)`` of entry points declared in a group that
     looks like a typo of this one (not read; messages about an unknown name cite them)."""
     unreadable: tuple[Finding, ...] = ()
-    """What could not be read at all (the listing's note); also in :attr:`findings`."""
+    """What could not be read at all (the listing's note); also in `findings`."""
 
     @property
     def used(self) -> tuple[PluginRecord, ...]:
@@ -276,7 +276,7 @@ def _finding_data(f: Finding) -> tuple[object, ...]:
 
 
 def result_data(result: DiscoveryResult) -> tuple[object, ...]:
-    """*result* as plain tuples, strings, numbers and booleans (for :mod:`marshal`)."""
+    """*result* as plain tuples, strings, numbers and booleans (for `marshal`)."""
     return (
         result.group,
         result.host_version,
@@ -348,10 +348,10 @@ def _finding_from(data: object) -> Finding:
 
 
 def result_from(data: object) -> DiscoveryResult:
-    """The result :func:`result_data` gave *data* for.
+    """The result `result_data()` gave *data* for.
 
     Raises:
-        ValueError: *data* is not what :func:`result_data` returns.
+        ValueError: *data* is not what `result_data()` returns.
     """
     group, version, plugins, conflicts, findings, disabled, misgrouped, unreadable = _items(data, 8)
     if type(disabled) is not bool:

@@ -1,7 +1,7 @@
 """Selection: the backend of a registry for this machine and this configuration.
 
 Candidates come in the host's order (the registry's ``priorities(**settings)``
-classmethod, else :func:`default_priorities`), then every plugin-added name
+classmethod, else `default_priorities()`), then every plugin-added name
 not in it, sorted; an override keeps its name's slot, and when it is rejected
 the built-in default of that name is tried next. The first candidate whose
 class loads, whose ``requires`` are installed and whose
@@ -98,7 +98,7 @@ class Reason:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One row of :attr:`Selection.tried`: a class tried for a name, and the verdict.
+    """One row of `Selection.tried`: a class tried for a name, and the verdict.
 
     ``fallback`` is true on the row of a built-in default tried because the
     override of the same name, on the row before, was rejected.

@@ -1,17 +1,17 @@
 """The override table of one registry and the state object that owns it.
 
-Each registry has exactly one :class:`RegistryState`. It holds two layers,
+Each registry has exactly one `RegistryState`. It holds two layers,
 the entries that discovery merged (plugins) and the registrations made at
 runtime, and the table in effect, which is the plugin layer with the runtime
 layer on top. Lookups read the table first and fall back to the built-in
 default.
 
-Every change builds a new :class:`_Layers` record and publishes it with one
+Every change builds a new `_Layers` record and publishes it with one
 assignment, so a reader sees the state before or after a change, never half of
 one. Writers (each discovery, refresh and registration) hold one lock, shared by
 every registry, from start to end: two threads that touch a registry for the
 first time at once scan once and see the same table, and a fork waits for the
-operation in progress to finish (see :data:`_LOCK`).
+operation in progress to finish (see `_LOCK`).
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ _EMPTY = _Layers()
 
 #: Held by every discovery, refresh and registration of every registry, from
 #: start to end, the imports they start included. A fork waits for it, as
-#: :mod:`logging` does for its lock: the child never inherits a half-done
+#: `logging` does for its lock: the child never inherits a half-done
 #: operation, nor an import lock held by a thread that the child does not have.
 _LOCK = threading.RLock()
 
@@ -281,7 +281,7 @@ class RegistryState:
 
     @property
     def _lock(self) -> threading.RLock:
-        """The lock that every registry's writers hold (:data:`_LOCK`)."""
+        """The lock that every registry's writers hold (`_LOCK`)."""
         return _LOCK
 
     # -- discovery ------------------------------------------------------------
@@ -308,7 +308,7 @@ class RegistryState:
     def ready(self) -> object:
         """Run discovery unless it has run; return a token that changes at each discovery.
 
-        Unlike :meth:`ensure`, this builds no discovery result after a merge
+        Unlike `ensure()`, this builds no discovery result after a merge
         from the cache: lookups stay on the warm path.
         """
         layers = self._layers
@@ -345,7 +345,7 @@ class RegistryState:
             raise
 
     def _scan(self, *, fresh: bool = False) -> HostScan:
-        """The scan this registry shares with its siblings (see :mod:`._cache`)."""
+        """The scan this registry shares with its siblings (see `._cache`)."""
         host, groups = self.config.host, (self.config.group, *self._sibling_groups())
 
         def scan() -> tuple[DistributionRecord, ...]:
@@ -503,7 +503,7 @@ class RegistryState:
             return had
 
     def was_cleared(self, name: str) -> bool:
-        """Whether *name* was dropped with :meth:`clear` since the last discovery."""
+        """Whether *name* was dropped with `clear()` since the last discovery."""
         return name in self._layers.cleared
 
     def snapshot(self) -> Snapshot:

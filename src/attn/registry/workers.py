@@ -2,19 +2,21 @@
 
 An engine's driver captures what its registries resolve to and hands it to
 every worker it starts (a ``multiprocessing`` or ``concurrent.futures``
-initializer, a Ray task, actor or ``worker_process_setup_hook``)::
+initializer, a Ray task, actor or ``worker_process_setup_hook``):
 
-    state = attn.capture_state()
-    pool = multiprocessing.Pool(initializer=attn.apply_state, initargs=(state,))
+```python
+state = attn.capture_state()
+pool = multiprocessing.Pool(initializer=attn.apply_state, initargs=(state,))
+```
 
-:func:`apply_state` re-makes the driver's runtime registrations in the
+[`apply_state()`][apply_state] re-makes the driver's runtime registrations in the
 worker, then compares each registry's resolution with the driver's and
-raises :class:`~attn.StateMismatchError` naming every backend that resolves
-differently. A :class:`WorkerState` holds plain strings only: it is written
+raises `StateMismatchError` naming every backend that resolves
+differently. A [`WorkerState`][WorkerState] holds plain strings only: it is written
 to JSON by ``attn state save`` and read back, validated, by ``attn doctor
 --against``. Applying a state imports nothing: no backend class (a worker
 that cannot import a registered path finds out when it asks for the class,
-:class:`~attn.BackendLoadError`), and no module that a state names (a
+`BackendLoadError`), and no module that a state names (a
 registry that no imported module declared here is a mismatch).
 """
 
@@ -44,7 +46,7 @@ STATE_VERSION = 1
 _CONTROLS = ("DISABLE_PLUGINS", "PLUGINS", "PREFER")
 _ORIGINS = ("builtin", "plugin", "runtime")
 #: Modules that declared a registry in the process that pickled a state and
-#: failed to import here, with why (reported by :func:`apply_state`).
+#: failed to import here, with why (reported by `apply_state()`).
 _UNIMPORTABLE: dict[str, str] = {}
 
 
@@ -122,9 +124,9 @@ class CapturedRegistry:
 class WorkerState:
     """What every declared registry resolves to in the process that captured it.
 
-    Made by :func:`capture_state`, used by :func:`apply_state`. It pickles
+    Made by [`capture_state()`][capture_state], used by [`apply_state()`][apply_state]. It pickles
     (for ``initargs``, Ray tasks and actors) and converts to and from JSON
-    (:meth:`to_json`, :meth:`from_json`).
+    ([`to_json()`][to_json], [`from_json()`][from_json]).
     """
 
     registries: tuple[CapturedRegistry, ...]
@@ -169,7 +171,7 @@ class WorkerState:
 
     @classmethod
     def from_json(cls, data: object) -> WorkerState:
-        """Read a state written by :meth:`to_json`, checking every field.
+        """Read a state written by [`to_json()`][to_json], checking every field.
 
         Raises:
             ValueError: *data* is not such a state (the message says where).
@@ -186,7 +188,7 @@ class WorkerState:
 
 
 def _unpickled(registries: tuple[CapturedRegistry, ...], modules: tuple[str, ...]) -> WorkerState:
-    """A pickled :class:`WorkerState`, once the modules that declare its registries are imported."""
+    """A pickled `WorkerState`, once the modules that declare its registries are imported."""
     for module in modules:
         try:
             importlib.import_module(module)
@@ -302,7 +304,7 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
 
 
 def capture_state() -> WorkerState:
-    """Capture every registry declared so far, for :func:`apply_state` in a worker.
+    """Capture every registry declared so far, for [`apply_state()`][apply_state] in a worker.
 
     Runs discovery where it has not run. Capture after the driver's runtime
     registrations: later ones are not in the state.
@@ -361,7 +363,7 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
         StateMismatchError: with *check*, some backend resolves differently
             here, or a registry of the state is not declared here; the
             message names each one with both sides and what to do.
-        TypeError: *state* is not a :class:`WorkerState`.
+        TypeError: *state* is not a [`WorkerState`][WorkerState].
     """
     if not isinstance(state, WorkerState):
         # Untyped callers (initargs, Ray) can pass anything.
@@ -485,7 +487,7 @@ def _shown(value: str | None) -> str:
 
 
 class _SetupHook:
-    """A picklable, named callable that applies a captured state (see :func:`ray_setup_hook`)."""
+    """A picklable, named callable that applies a captured state (see `ray_setup_hook()`)."""
 
     __slots__ = ("__name__", "check", "state")
 
@@ -510,8 +512,8 @@ def ray_setup_hook(state: WorkerState | None = None, *, check: bool = True) -> C
 
     ``ray.init(runtime_env={"worker_process_setup_hook": attn.ray_setup_hook()})``
     captures the driver's state now (or uses *state*) and applies it with
-    :func:`apply_state` as each Ray worker process starts; a mismatch fails
-    the worker's start-up with :class:`~attn.StateMismatchError`. Ray itself
+    [`apply_state()`][apply_state] as each Ray worker process starts; a mismatch fails
+    the worker's start-up with `StateMismatchError`. Ray itself
     is not imported.
     """
     return _SetupHook(capture_state() if state is None else state, check)
