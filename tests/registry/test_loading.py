@@ -240,7 +240,7 @@ def test_load_of_a_plugin_names_its_distribution(broken):
     assert str(info.value) == (
         "Cannot load attention backend 'BROKEN' from plug 1.0, entry point "
         "'plug.boom:Backend' (path 'plug.boom:Backend'): RuntimeError: no GPU found. "
-        "Fix or uninstall plug, or leave it out with ATTN_PLUGINS (or ATTN_DISABLE_PLUGINS=1)"
+        "Fix or uninstall plug, or block it with ATTN_BLOCK_PLUGINS=plug"
     )
     assert (info.value.distribution, info.value.version) == ("plug", "1.0")
 

@@ -128,8 +128,8 @@ def load_context(registry: Registry, name: str, entry: Entry | None) -> LoadCont
         return LoadContext(*here, f"a runtime registration by {by}", fix)
     label = entry.distribution if entry.version is None else f"{entry.distribution} {entry.version}"
     fix = (
-        f"Fix or uninstall {entry.distribution}, or leave it out with "
-        f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)"
+        f"Fix or uninstall {entry.distribution}, or block it with "
+        f"{config.env_prefix}_BLOCK_PLUGINS={entry.distribution}"
     )
     source = f"{label}, entry point {entry.value!r}"
     return LoadContext(*here, source, fix, entry.distribution, entry.version)
