@@ -588,40 +588,63 @@ def test_list_load_marks_a_non_backend_broken(list_json, site):
     assert row["reason"] == "W does not derive from attn.backends._base.AttentionBackend"
 
 
-def test_list_load_changes_only_status_and_reason(list_json, plugins, broken):
-    """`--load` changes nothing in the JSON but the status and reason of backends rows."""
+def test_list_load_changes_status_reason_and_the_imported_availability(list_json, plugins, broken):
+    """`--load` changes status and reason, and availability where it imported the class."""
     plain = list_json()
     loaded = list_json("--load")
+
+    def changed(data):
+        return {
+            (row["name"], row["status"], row["available"], tuple(row["requires"]))
+            for entry in data["registries"]
+            for row in entry["backends"]
+            if row["origin"] == "plugin"
+        }
+
+    assert changed(loaded) - changed(plain) == {
+        ("FLASH_ATTN", "ok", True, ()),
+        ("ACME_ATTN", "ok", True, ()),
+        ("CUSTOM", "ok", True, ()),
+        ("BROKEN_ATTN", "broken", None, ()),
+    }
 
     def strip(data):
         for entry in data["registries"]:
             for row in entry["backends"]:
-                del row["status"], row["reason"]
+                del row["status"], row["reason"], row["available"], row["requires"]
         return data
 
-    changed = {
-        row["name"]
-        for entry in loaded["registries"]
-        for row in entry["backends"]
-        if row["status"] == "broken"
-    }
-    assert changed == {"BROKEN_ATTN"}
     assert strip(plain) == strip(loaded)
 
 
-def test_list_load_keeps_availability_of_runtime_registrations(list_json, site):
-    """--load imports a runtime registration's module but reports the availability as without."""
+def test_list_load_table_and_json_agree_on_availability(run, list_json, site):
+    """A plugin's kernel, read from its imported class, is the same in the table and the JSON."""
+    site.module(
+        "kern_mod",
+        "from attn import AttentionBackend\n\n\n"
+        "class K(AttentionBackend):\n    requires = ('no-such-kernel',)\n",
+    )
+    site.dist("kern", entry_points={"attn.backends": {"KERN": "kern_mod:K"}})
+    row = rows(registry(list_json("--load", "attn.backends"), "AttentionBackendEnum"))["KERN"]
+    assert (row["available"], row["requires"]) == (False, ["no-such-kernel"])
+    (line,) = [ln for ln in run("list", "--load", "attn.backends").out.splitlines() if "KERN" in ln]
+    assert line.split()[-1] == "no"
+
+
+def test_list_load_reads_the_availability_of_runtime_registrations(list_json, site):
+    """--load imports a runtime registration's module, and reports the availability it says."""
     site.module(
         "rtmod",
         "from attn import AttentionBackend\n\n\n"
         "class R(AttentionBackend):\n    requires = ('no-such-kernel',)\n",
     )
     attn.register_backend(attn.AttentionBackendEnum.XFORMERS, "rtmod:R")
+    plain = rows(registry(list_json("attn.backends"), "AttentionBackendEnum"))["XFORMERS"]
+    assert (plain["available"], plain["requires"]) == (None, [])
     row = rows(registry(list_json("--load", "attn.backends"), "AttentionBackendEnum"))["XFORMERS"]
     assert "rtmod" in sys.modules
     assert row["status"] == "ok"
-    assert row["available"] is None
-    assert row["requires"] == []
+    assert (row["available"], row["requires"]) == (False, ["no-such-kernel"])
 
 
 def test_list_disabled_plugins(run, list_json, monkeypatch, plugins, sentinel):

@@ -370,8 +370,8 @@ def test_get_class_failure(plug, value, detail, cause):
         member.get_class()
     assert str(info.value) == (
         f"Cannot load attention backend 'FLASH_ATTN' from attn-plug 1.2, entry point "
-        f"{value!r} (path {value!r}): {detail}. Fix or uninstall attn-plug, or leave it out "
-        "with ATTN_PLUGINS (or ATTN_DISABLE_PLUGINS=1)"
+        f"{value!r} (path {value!r}): {detail}. Fix or uninstall attn-plug, or block it with "
+        "ATTN_BLOCK_PLUGINS=attn-plug"
     )
     assert isinstance(info.value, AttnError)
     assert isinstance(info.value, ImportError)

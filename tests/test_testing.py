@@ -366,7 +366,8 @@ BAD_CASES = {
         "Bad.requires has 'flash-attn>=2', not a distribution name",
     ),
     "test_requires_modules_match_requires": (
-        "class Bad(AttentionBackend):\n    requires = ('a', 'b')\n    requires_modules = ('a',)\n",
+        # Set after the class: a class defined so is refused (TypeError) first.
+        "class Bad(AttentionBackend):\n    requires = ('a', 'b')\n\nBad.requires_modules = ('a',)",
         (
             "Bad.requires_modules is ('a',) for requires ('a', 'b'): give one import name "
             "per distribution"

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, ClassVar
 import pytest
 
 from attn.registry import BackendEnum
+from attn.registry.backend import Backend, import_names
 from attn.registry.discovery import TESTING_SITES_VARIABLE
 from attn.registry.enum import BackendEnumMeta, state_of
 from attn.registry.paths import parse_path
@@ -240,11 +241,7 @@ def _import_class(target: type | str) -> type:
 
 def _modules(cls: type) -> tuple[str, ...]:
     """The import names of the class's ``requires``, as attn derives them."""
-    requires: tuple[str, ...] = getattr(cls, "requires", ())
-    declared: tuple[str, ...] | None = getattr(cls, "requires_modules", None)
-    if declared is not None:
-        return declared
-    return tuple(name.replace("-", "_").replace(".", "_") for name in requires)
+    return import_names(cls) if issubclass(cls, Backend) else ()
 
 
 class BackendConformance:
@@ -354,7 +351,6 @@ class BackendConformance:
         """``requires_modules`` gives one import name per entry of ``requires``."""
         cls = self._backend()
         requires: tuple[str, ...] = getattr(cls, "requires", ())
-        modules = _modules(cls)
         declared = getattr(cls, "requires_modules", None)
         if declared is not None and (
             not isinstance(declared, tuple) or len(declared) != len(requires)
@@ -364,6 +360,7 @@ class BackendConformance:
                 f"{requires!r}: give one import name per distribution, in the same order",
                 pytrace=False,
             )
+        modules = _modules(cls)
         bad = [m for m in modules if not all(p.isidentifier() for p in str(m).split("."))]
         if bad:
             pytest.fail(

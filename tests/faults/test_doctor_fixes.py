@@ -72,7 +72,7 @@ def apply(fix: str, monkeypatch: pytest.MonkeyPatch, reinstall=None) -> None:  #
         for info in dist_infos(match.group(1)):
             with (info / "METADATA").open("a", encoding="utf-8") as handle:
                 handle.write("Requires-Dist: attn>=0.1\n")
-    elif match := re.match(r"install a release of (\S+) that supports attn (\S+),", fix):
+    elif match := re.match(r"install a release of (\S+) that supports attn (\S+) \(pip ", fix):
         for info in dist_infos(match.group(1)):
             text = (info / "METADATA").read_text(encoding="utf-8")
             text = re.sub(r"Requires-Dist: attn\S*", f"Requires-Dist: attn>={match.group(2)}", text)

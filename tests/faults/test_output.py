@@ -1,9 +1,19 @@
-"""What plugins cannot do to attn's output: pad the table, or write into the JSON."""
+"""attn's output: what plugins cannot do to it, and what happens when it cannot be written.
+
+Plugins cannot pad the table or write into the JSON. Output that cannot be
+written (a full disk, a closed stdout, an encoding without the characters)
+is an ``Error:`` line and exit 1, tested with the real command in a subprocess.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from harness import cli
 
 GROUP = "attn.backends"
@@ -31,3 +41,98 @@ def test_plugin_prints_at_import_go_to_stderr(site):
     payload = json.loads(loaded.out)
     assert payload["registries"][0]["registry"] == "AttentionBackendEnum"
     assert "hello from the plugin" in loaded.err
+
+
+# -- output that cannot be written: an `Error:` line and exit 1, never a traceback ---------
+
+
+def attn(*args: str, stdout: object = subprocess.PIPE, env: dict[str, str] | None = None):
+    """The real ``python -m attn ARGS``, seeing this test's ``sys.path``, *stdout* as given."""
+    environ = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [sys.executable, "-m", "attn", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environ,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("list",),
+        ("list", "--json"),
+        ("list", "--load"),
+        ("doctor",),
+        ("doctor", "--json"),
+        ("show", "FLASH_ATTN"),
+        ("state", "save", "-"),
+        ("--version",),
+    ],
+)
+def test_a_full_disk_is_an_error(args):
+    """Output to /dev/full: `Error:` with the cause and exit 1."""
+    with Path("/dev/full").open("w", encoding="utf-8") as full:
+        done = attn(*args, stdout=full)
+    assert (done.returncode, done.stderr) == (
+        1,
+        "Error: cannot write the output: No space left on device\n",
+    )
+
+
+def test_a_closed_stdout_is_an_error():
+    """`attn list >&-`: `Error:` saying stdout is closed, exit 1."""
+    done = subprocess.run(
+        ["/bin/sh", "-c", '"$0" -m attn list >&-', sys.executable],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "Error: cannot write the output: stdout is closed\n",
+    )
+
+
+ASCII = {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"}
+
+
+@pytest.mark.parametrize("command", ["list", "show"])
+def test_an_ascii_stdout_and_a_non_ascii_distribution_is_an_error(site, command):
+    """A plugin named plügin on an ASCII stdout: `Error:` naming the character and the fix."""
+    site.module("plug_mod", BACKEND)
+    site.dist("plügin", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    done = attn(command, *(["PLUG"] if command == "show" else []), env=ASCII)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "Error: cannot write the output: stdout's encoding (ascii) cannot encode '\\xfc'; "
+        "set PYTHONIOENCODING=utf-8\n"
+    )
+
+
+def test_an_ascii_stdout_and_a_non_ascii_backend_name_is_an_error(site):
+    """A backend named PLÜG on an ASCII stdout: the same error; the JSON, all ASCII, is written."""
+    site.module("plug_mod", BACKEND)
+    site.dist("plug", entry_points={GROUP: {"PLÜG": "plug_mod:B"}})
+    done = attn("list", "--load", env=ASCII)
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: cannot write the output: stdout's encoding (ascii) ")
+    as_json = attn("list", "--json", env=ASCII)
+    assert as_json.returncode == 0, as_json.stderr
+    assert "PLÜG" in json.dumps(json.loads(as_json.stdout), ensure_ascii=False)
+
+
+def test_doctor_against_deeply_nested_json_is_a_usage_error(tmp_path):
+    """100,000 nested arrays: not a saved state, exit 2 as for any file that is not JSON."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    done = attn("doctor", "--against", str(deep))
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"Error: {deep} is not a saved attn state: not JSON (")
+    assert done.stderr.endswith("\nTry 'attn doctor --help' for help.\n")

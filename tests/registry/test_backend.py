@@ -82,3 +82,44 @@ def test_blocks_in_other_threads_leave_no_memo_behind(recorder):
     _NeedsKernel.is_available()
     _NeedsKernel.is_available()
     assert recorder.names.count("attn_test_kernel") == before + 2
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            {"requires": "torch"},
+            "Bad.requires is the string 'torch', not a tuple: write requires = ('torch',)",
+        ),
+        (
+            {"requires": ("amd-aiter",), "requires_modules": "aiter"},
+            (
+                "Bad.requires_modules is the string 'aiter', not a tuple: "
+                "write requires_modules = ('aiter',)"
+            ),
+        ),
+        (
+            {"requires": ("acme-kernels",), "requires_modules": ("acme_kernels", "extra")},
+            (
+                "Bad.requires_modules ('acme_kernels', 'extra') does not match requires "
+                "('acme-kernels',): give one import name per distribution, in the same order"
+            ),
+        ),
+    ],
+)
+def test_a_wrong_requires_is_refused_when_the_class_is_defined(body, message):
+    """A string, or requires_modules of another length, is a TypeError naming the class."""
+    with pytest.raises(TypeError) as info:
+        type("Bad", (Backend,), body)
+    assert str(info.value) == message
+
+
+def test_a_wrong_requires_set_later_is_refused_when_checked():
+    """is_available() says the same when the attributes were changed after the class."""
+
+    class Late(Backend):
+        requires = ("acme-kernels",)
+
+    Late.requires_modules = ("acme_kernels", "extra")
+    with pytest.raises(TypeError, match=r"\.Late\.requires_modules \('acme_kernels', 'extra'\) "):
+        Late.is_available()

@@ -13,6 +13,7 @@ import pytest
 
 import attn
 from attn.registry import discovery
+from attn.registry.controls import read_controls
 from attn.registry.discovery import (
     looks_like_typo,
     parse_entry_point_value,
@@ -254,10 +255,20 @@ def test_incompatible_finding(site, run_discovery):
             "incompatible",
             "A",
             f"plug 1.0 provides 'A' but is incompatible: requires attn>=9.0, installed {VERSION}",
-            f"install a release of plug that supports attn {VERSION}, "
-            "or a release of attn that plug supports",
+            f"install a release of plug that supports attn {VERSION} (pip install --upgrade "
+            "plug), or install the attn release plug requires (pip install 'attn>=9.0')",
         ),
     )
+
+
+def test_incompatible_finding_without_the_host_installed(site):
+    """With the host not installed, the fix is the command that installs the release it needs."""
+    site.dist("plug", entry_points={"toy.backends": {"A": "m:A"}}, requires=["toy>=2,<3"])
+    result = discovery.discover(
+        group="toy.backends", host="toy", controls=read_controls("TOY", {}), builtin_names=[]
+    )
+    (finding,) = result.findings
+    assert finding.fix == "install the toy release plug requires (pip install 'toy<3,>=2')"
 
 
 def test_marker_excluding_the_requirement(site, run_discovery):
@@ -694,7 +705,9 @@ def test_typo_group_is_reported(site, run_discovery, group):
             "plug",
             f"plug declares entry points in group {group!r}, which looks like a typo of "
             "'attn.backends'; attn does not read it",
-            "rename the group to 'attn.backends' in plug's pyproject.toml",
+            "rename the group to 'attn.backends' in plug's pyproject.toml, then reinstall plug "
+            "(pip install -e . in its checkout, or install the fixed release): the entry points "
+            "attn reads are written at install time, so doctor reports this until the reinstall",
         ),
     )
 

@@ -107,3 +107,31 @@ def test_a_worker_load_error_reaches_a_process_pool_executor_caller():
         with pytest.raises(attn.BackendLoadError) as caught:
             future.result(60)
     _check(caught.value)
+
+
+class _Exiting(Exception):  # noqa: N818 - named for what it does
+    """An exception whose str() and repr() end the process."""
+
+    def __str__(self) -> str:
+        raise SystemExit(4)
+
+    __repr__ = __str__
+
+
+def test_describe_survives_a_str_that_exits():
+    """describe() of an exception whose __str__ raises SystemExit names it instead of exiting."""
+    assert errors.describe(_Exiting()) == (
+        "_Exiting (its message cannot be shown: str() raised SystemExit)"
+    )
+    assert errors.shown(_Exiting()) == "(its repr() raises)"
+
+
+def test_describe_lets_ctrl_c_through():
+    """A KeyboardInterrupt inside __str__ is the user's: it propagates."""
+
+    class Interrupted(Exception):  # noqa: N818 - named for what it does
+        def __str__(self) -> str:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        errors.describe(Interrupted())

@@ -306,7 +306,7 @@ def test_without_apply_state_spawned_children_miss_runtime_registrations(world, 
 
 FIX_ACME = (
     "To fix it, install the same plugin versions on every node "
-    "(here: pip install 'attn-acme==1.0'), or set the same ATTN_PLUGINS in every process."
+    "(here: pip install 'attn-acme==1.0')."
 )
 MISMATCHES = {
     "plugins-env": (
@@ -333,8 +333,7 @@ MISMATCHES = {
         "    driver: plug.mod.Prefill (plugin attn-acme 1.0)\n"
         "    worker: absent\n"
         "To fix it, install the same plugin versions on every node (here: pip install "
-        "'attn-acme==1.0'; pip install 'attn-other==1.0'), or set the same ATTN_PLUGINS "
-        "in every process."
+        "'attn-acme==1.0'; pip install 'attn-other==1.0')."
     ),
     "other-version": (
         "The backends in this process differ from the driver's:\n"
@@ -517,6 +516,7 @@ def test_capture_holds_the_resolved_table(acme):
     assert dict(attention.controls) == {
         "ATTN_DISABLE_PLUGINS": None,
         "ATTN_PLUGINS": None,
+        "ATTN_BLOCK_PLUGINS": None,
         "ATTN_PREFER": None,
     }
 
@@ -725,9 +725,57 @@ def test_a_worker_only_plugin_is_named_with_uninstall(plugin_module):
         "    driver: absent\n"
         "    worker: x.Y (plugin attn-extra 0.3)\n"
         "To fix it, install the same plugin versions on every node "
-        "(here: pip uninstall attn-extra), or set the same ATTN_PLUGINS in every process."
+        "(here: pip uninstall attn-extra)."
     )
     assert error.differences == (("AttentionBackendEnum", "EXTRA"),)
+
+
+def test_a_preference_alone_is_not_offered_for_a_missing_plugin(plugin_module, monkeypatch):
+    """Only ATTN_PREFER differs, but a plugin is missing: the fix leads with installing."""
+    state = attn.capture_state()
+    plugin_module.dist("attn-extra", "0.3", entry_points={"attn.backends": {"EXTRA": "x:Y"}})
+    monkeypatch.setenv("ATTN_PREFER", "attn-extra")
+    fresh_worker()
+    assert str(mismatch_of(state)).endswith(
+        "    worker: x.Y (plugin attn-extra 0.3)\n"
+        "ATTN_PREFER is unset in the driver and 'attn-extra' here\n"
+        "To fix it, install the same plugin versions on every node "
+        "(here: pip uninstall attn-extra), and set the same ATTN_PREFER in every process."
+    )
+
+
+def test_a_preference_between_plugins_is_offered_first(plugin_module, monkeypatch):
+    """Two installed claimants, another ATTN_PREFER: the fix leads with that control."""
+    for name in ("attn-a", "attn-b"):
+        plugin_module.dist(name, entry_points={"attn.backends": {"X": "plug.mod:Backend"}})
+    with pytest.warns(attn.ConflictWarning):
+        state = attn.capture_state()
+    monkeypatch.setenv("ATTN_PREFER", "attn-b")
+    fresh_worker()
+    *_, driver, worker, control, fix = str(mismatch_of(state)).splitlines()
+    assert (driver, worker) == (
+        "    driver: plug.mod.Backend (plugin attn-a 1.0)",
+        "    worker: plug.mod.Backend (plugin attn-b 1.0)",
+    )
+    assert control == "ATTN_PREFER is unset in the driver and 'attn-b' here"
+    assert fix == (
+        "To fix it, set the same ATTN_PREFER in every process, or install the same plugin "
+        "versions on every node (here: pip install 'attn-a==1.0'; pip uninstall attn-b)."
+    )
+
+
+def test_a_differing_block_list_is_named(acme, monkeypatch):
+    """ATTN_BLOCK_PLUGINS set on one side only is named, and no other control is."""
+    state = attn.capture_state()
+    monkeypatch.setenv("ATTN_BLOCK_PLUGINS", "attn-acme")
+    fresh_worker()
+    text = str(mismatch_of(state))
+    assert text.endswith(
+        "ATTN_BLOCK_PLUGINS is unset in the driver and 'attn-acme' here\n"
+        "To fix it, set the same ATTN_BLOCK_PLUGINS in every process, or install the same "
+        "plugin versions on every node (here: pip install 'attn-acme==1.0')."
+    )
+    assert "ATTN_PLUGINS" not in text
 
 
 def test_state_mismatch_error_pickles():

@@ -25,7 +25,7 @@ import importlib
 import os
 import sys
 import warnings
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 from attn.registry.errors import AttnConfigError, AttnError, AttnWarning, RejectedPluginWarning
 
@@ -122,6 +122,39 @@ def _run(argv: Sequence[str] | None, out: IO[str], err: IO[str]) -> int:
     return status
 
 
+class OutputError(Exception):
+    """stdout cannot take what the command prints: exit 1, saying why."""
+
+
+class _Stdout:
+    """``sys.stdout`` for the commands, flushed at each write; a write refused is an OutputError.
+
+    A closed pipe (``attn list | head``) stays a ``BrokenPipeError``: the reader left.
+    """
+
+    def __init__(self, stream: IO[str] | None) -> None:
+        self._stream = stream
+
+    def isatty(self) -> bool:
+        return self._stream is not None and self._stream.isatty()
+
+    def write(self, text: str) -> None:
+        if self._stream is None:
+            msg = "stdout is closed"
+            raise OutputError(msg)
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except UnicodeEncodeError as exc:
+            bad = exc.object[exc.start : exc.end]
+            msg = f"stdout's encoding ({exc.encoding}) cannot encode {bad!r}"
+            raise OutputError(f"{msg}; set PYTHONIOENCODING=utf-8") from exc
+        except (OSError, ValueError) as exc:  # ValueError: a closed file object
+            raise OutputError(getattr(exc, "strerror", None) or exc) from exc
+
+
 def _report_warnings(caught: Sequence[warnings.WarningMessage], err: IO[str]) -> None:
     # Not rejected plugins: every command shows them itself, with the reason.
     texts = (str(w.message) for w in caught if not issubclass(w.category, RejectedPluginWarning))
@@ -130,7 +163,7 @@ def _report_warnings(caught: Sequence[warnings.WarningMessage], err: IO[str]) ->
 
 def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return per outcome
     """Run the ``attn`` command with *argv* (default ``sys.argv[1:]``); return the exit code."""
-    out, err = sys.stdout, sys.stderr
+    out, err = cast("IO[str]", _Stdout(sys.stdout)), sys.stderr
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
@@ -138,6 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one retur
                 return _run(argv, out, err)
             finally:
                 _report_warnings(caught, err)
+    except OutputError as exc:
+        err.write(f"Error: cannot write the output: {exc}\n")
+        return EXIT_PROBLEM
     except ParserExit as exc:
         return exc.status
     except UsageError as exc:

@@ -221,11 +221,9 @@ def available(row: BackendRow) -> str:
     """The AVAILABLE cell: yes, no, unknown (plugin code not imported) or ``-``."""
     if row.path is None:
         return "-"
-    # With --load a plugin's class was imported, so its own answer is known.
-    answer = row.loaded_available if row.available is None else row.available
-    if answer is None:
+    if row.available is None:
         return "unknown"
-    return "yes" if answer else "no"
+    return "yes" if row.available else "no"
 
 
 def plural(count: int, noun: str) -> str:

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from attn.registry import build_report
 from attn.registry.enum import close_matches
 from attn.registry.errors import Code
-from attn.registry.listing import _availability
 
 from ._common import (
     EXIT_OK,
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
     from typing import IO
 
     from attn.registry.controls import Controls
-    from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import BackendRow, PluginRecord, RegistryReport
 
 _VALUE_COLUMN = 17
@@ -168,28 +166,11 @@ def _suggestions(name: str, reports: Sequence[RegistryReport]) -> list[str]:
     return close_matches(name, names, cutoff=0.6)
 
 
-def _with_kernel(registry: BackendEnumMeta, report: RegistryReport, name: str) -> RegistryReport:
-    """*report* with the kernel of plugin backend *name* read from its class (loaded already)."""
-    rows = []
-    for row in report.backends:
-        if row.name == name and row.origin == "plugin" and row.status == "ok":
-            found = _availability(registry.lookup(name).get_class())  # type: ignore[attr-defined]
-            row = row.replace(  # noqa: PLW2901 - the row, with its kernel filled in
-                available=found.available, requires=found.requires, missing=found.missing
-            )
-        rows.append(row)
-    return report.replace(backends=tuple(rows))
-
-
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print the backend *args* names in every registry that has it; return the exit code."""
     registries = select([args.registry] if args.registry else [], "attn show")
     with plugin_output_to(err):
         reports = [build_report(r, load=(args.name,) if args.load else False) for r in registries]
-        if args.load:
-            reports = [
-                _with_kernel(r, rep, args.name) for r, rep in zip(registries, reports, strict=True)
-            ]
     style = Style(out)
     blocks = []
     for registry, report in zip(registries, reports, strict=True):

@@ -88,7 +88,7 @@ def load(path: str, prog: str) -> WorkerState:
         raise UsageError(msg, prog) from exc
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         msg = f"{name} is not a saved attn state: not JSON ({exc})"
         raise UsageError(msg, prog) from exc
     try:

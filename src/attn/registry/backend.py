@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "import_names"]
 
 #: Per thread: whether each top-level module is installed, while
 #: `same_modules` is in effect in that thread.
@@ -69,6 +69,12 @@ class Backend:
     ``flashinfer``).
     """
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """Refuse a `requires` or `requires_modules` that cannot be right."""
+        super().__init_subclass__(**kwargs)
+        if isinstance(cls.requires, (str, tuple, list)):  # anything else is checked when used
+            import_names(cls)
+
     @classmethod
     def get_name(cls) -> str:
         """The backend's display name; the class name unless overridden."""
@@ -77,11 +83,8 @@ class Backend:
     @classmethod
     def missing_requirements(cls) -> tuple[str, ...]:
         """The entries of [`requires`][requires] that are not installed."""
-        modules = cls.requires_modules
-        if modules is None:
-            modules = tuple(name.replace("-", "_").replace(".", "_") for name in cls.requires)
         missing = []
-        for dist, module in zip(cls.requires, modules, strict=True):
+        for dist, module in zip(cls.requires, import_names(cls), strict=True):
             if not _installed(module.split(".", 1)[0]):
                 missing.append(dist)
         return tuple(missing)
@@ -90,3 +93,29 @@ class Backend:
     def is_available(cls) -> bool:
         """Whether every package in [`requires`][requires] is installed (nothing is imported)."""
         return not cls.missing_requirements()
+
+
+def import_names(cls: type[Backend]) -> tuple[str, ...]:
+    """The top-level import names of *cls*'s `requires`, in order.
+
+    Raises:
+        TypeError: ``requires`` or ``requires_modules`` is a string, or they
+            differ in length; the message names the class and what to write.
+    """
+    requires, modules = cls.requires, cls.requires_modules
+    for attribute in ("requires", "requires_modules"):
+        if isinstance(value := getattr(cls, attribute), str):
+            msg = (
+                f"{cls.__qualname__}.{attribute} is the string {value!r}, not a tuple: "
+                f"write {attribute} = ({value!r},)"
+            )
+            raise TypeError(msg)
+    if modules is None:
+        return tuple(name.replace("-", "_").replace(".", "_") for name in requires)
+    if len(modules) != len(requires):
+        msg = (
+            f"{cls.__qualname__}.requires_modules {tuple(modules)!r} does not match requires "
+            f"{tuple(requires)!r}: give one import name per distribution, in the same order"
+        )
+        raise TypeError(msg)
+    return tuple(modules)

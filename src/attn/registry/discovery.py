@@ -502,16 +502,16 @@ def _findings(
                 )
             )
         elif p.status == "incompatible":
-            findings.append(
-                Finding(
-                    "incompatible",
-                    p.name,
-                    f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}",
-                    f"install a release of {p.distribution} that supports {host} "
-                    f"{host_version or '(not installed)'}, or a release of {host} that "
-                    f"{p.distribution} supports",
+            unmet = check_host_requirement(p.requirements, host, host_version).failures
+            wanted = f"pip install '{host}{','.join(f.specifier for f in unmet)}'"
+            fix = f"install the {host} release {p.distribution} requires ({wanted})"
+            if host_version is not None:
+                fix = (
+                    f"install a release of {p.distribution} that supports {host} {host_version} "
+                    f"(pip install --upgrade {p.distribution}), or {fix}"
                 )
-            )
+            message = f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}"
+            findings.append(Finding("incompatible", p.name, message, fix))
     findings.extend(conflict_finding(conflict, group, controls) for conflict in conflicts)
     seen: set[str] = set()
     for p in undeclared:
@@ -571,7 +571,10 @@ def discover(
             d.name,
             f"{d.name} declares entry points in group {ep.group!r}, which looks like a "
             f"typo of {group!r}; attn does not read it",
-            f"rename the group to {group!r} in {d.name}'s pyproject.toml",
+            f"rename the group to {group!r} in {d.name}'s pyproject.toml, then reinstall "
+            f"{d.name} (pip install -e . in its checkout, or install the fixed release): the "
+            "entry points attn reads are written at install time, so doctor reports this "
+            "until the reinstall",
         )
         for d in dists
         for ep in {ep.group: ep for ep in d.entry_points}.values()

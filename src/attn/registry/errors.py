@@ -33,27 +33,31 @@ __all__ = [
 ]
 
 
-#: Exceptions that plugin code may raise through attn: the user's Ctrl-C and
-#: the interpreter's closing of a generator.
-_PASS_THROUGH = (KeyboardInterrupt, GeneratorExit)
-
-
 def passes_through(exc: BaseException) -> bool:
-    """Whether *exc* must propagate out of plugin code rather than be reported."""
-    return isinstance(exc, _PASS_THROUGH)
+    """Whether *exc* must propagate out of plugin code rather than be reported: the user's Ctrl-C.
+
+    Not ``GeneratorExit``: the interpreter throws it into a generator at its
+    ``yield``, never into a call attn makes, so one that reaches attn was
+    raised by plugin code.
+    """
+    return isinstance(exc, KeyboardInterrupt)
 
 
 def describe(exc: BaseException) -> str:
-    """``Type: message`` of *exc*, even when its ``__str__`` raises."""
+    """``Type: message`` of *exc*, even when its ``__str__`` raises (``SystemExit`` too)."""
     try:
         name = type(exc).__name__
-    except Exception:  # noqa: BLE001 - a hostile metaclass
+    except BaseException as inner:  # a hostile metaclass
+        if passes_through(inner):
+            raise
         name = "exception"
     if isinstance(exc, SystemExit):
         return f"{name}: plugin code tried to exit the process (exit code {shown(exc.code)})"
     try:
         text = str(exc)
-    except Exception as inner:  # noqa: BLE001 - plugin code can break even str()
+    except BaseException as inner:  # plugin code can break even str()
+        if passes_through(inner):
+            raise
         return f"{name} (its message cannot be shown: str() raised {type(inner).__name__})"
     return f"{name}: {text}" if text else name
 
@@ -62,7 +66,9 @@ def shown(value: object, width: int = 60) -> str:
     """``repr(value)`` cut to *width*, or a note when the object's ``__repr__`` raises."""
     try:
         return f"{value!r:.{width}}"
-    except Exception:  # noqa: BLE001 - plugin objects can break even repr()
+    except BaseException as inner:  # plugin objects can break even repr()
+        if passes_through(inner):
+            raise
         return "(its repr() raises)"
 
 

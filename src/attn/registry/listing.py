@@ -120,10 +120,12 @@ def _row(
         effective = resolve(registry, name)[1]
     except AttnError as exc:
         status, reason = "unregistered", str(exc)
-    loaded, finding = _UNKNOWN, None
+    finding = None
     if outcome is not None and effective is not None:
         loaded, reason, finding = _load_finding(registry, name, effective, outcome)
         status = "ok" if reason is None else "broken"
+        if outcome[0] is not None:  # the imported class says (DESIGN 6: table and JSON agree)
+            known = loaded
     origin = "builtin" if entry is None else entry.origin
     row = BackendRow(
         name=name,
@@ -139,7 +141,6 @@ def _row(
         requires=known.requires,
         registered_by=None if entry is None else entry.registrant,
         missing=known.missing,
-        loaded_available=loaded.available,
     )
     return row, finding
 
@@ -163,7 +164,7 @@ def build_report(
         return load if isinstance(load, bool) else name in load
 
     # Availability as it is known without importing plugin code, before --load
-    # imports anything: --load changes only status and reason.
+    # imports anything: the rows of classes --load imported then take the class's.
     with same_modules():
         known = {name: _known_availability(registry, name) for name in valid_names(registry)}
 

@@ -2,9 +2,9 @@
 
 Lookups, listing, ``--load`` and doctor all call `load()`, so a failure is
 worded here once. Whatever plugin code raises at import, ``SystemExit`` and its
-own ``BaseException`` subclasses included, becomes a
+own ``BaseException`` subclasses and ``GeneratorExit`` included, becomes a
 `BackendLoadError` naming the backend and its
-distribution; only ``KeyboardInterrupt`` and ``GeneratorExit`` pass through.
+distribution; only ``KeyboardInterrupt`` passes through.
 Objects that fail even to describe themselves (a ``__repr__``, ``__class__``
 or ``__qualname__`` that raises) are load failures too.
 """
@@ -128,8 +128,8 @@ def load_context(registry: Registry, name: str, entry: Entry | None) -> LoadCont
         return LoadContext(*here, f"a runtime registration by {by}", fix)
     label = entry.distribution if entry.version is None else f"{entry.distribution} {entry.version}"
     fix = (
-        f"Fix or uninstall {entry.distribution}, or leave it out with "
-        f"{config.env_prefix}_PLUGINS (or {config.env_prefix}_DISABLE_PLUGINS=1)"
+        f"Fix or uninstall {entry.distribution}, or block it with "
+        f"{config.env_prefix}_BLOCK_PLUGINS={entry.distribution}"
     )
     source = f"{label}, entry point {entry.value!r}"
     return LoadContext(*here, source, fix, entry.distribution, entry.version)
@@ -175,16 +175,32 @@ def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> st
         # The module asked attn for another backend while it was imported and
         # that failed: say so once instead of nesting the whole message.
         return f"importing it loads {exc.backend!r}, which fails: {exc.detail}"
-    if isinstance(exc, ModuleNotFoundError) and exc.name:
-        missing = exc.name
-        own = path.module == missing or path.module.startswith(missing + ".")
-        if not own and ctx.distribution is not None:
+    missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+    if missing and ctx.distribution is not None and not f"{path.module}.".startswith(f"{missing}."):
+        package = path.module.partition(".")[0]
+        if missing.partition(".")[0] == package and _own(package):
             return (
-                f"missing dependency {missing!r} of {ctx.distribution} "
-                f"(ModuleNotFoundError: {describe(exc).split(': ', 1)[-1]}); install it, "
-                f"or reinstall {ctx.distribution} with its dependencies"
+                f"{ctx.distribution}'s own package {package!r} has no module {missing!r} "
+                f"({describe(exc)}); reinstall {ctx.distribution} "
+                f"(pip install --force-reinstall {ctx.distribution}), or report the broken "
+                "release to its authors"
             )
+        return (
+            f"missing dependency {missing!r} of {ctx.distribution} ({describe(exc)}); "
+            f"install it, or reinstall {ctx.distribution} with its dependencies"
+        )
     return describe(exc)
+
+
+def _own(package: str) -> bool:
+    """Whether *package* has an ``__init__`` of its own: a namespace package is shared."""
+    from importlib.util import find_spec  # noqa: PLC0415 - only for a failed import
+
+    try:
+        spec = find_spec(package)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and spec.has_location
 
 
 def _check_class(obj: object, path: ClassPath, interface: type) -> str | None:
@@ -205,9 +221,8 @@ def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
 
     Raises:
         BackendLoadError: the module or attribute cannot be imported, or the
-            code run by importing it raised anything but ``KeyboardInterrupt``
-            or ``GeneratorExit``; the original exception is chained as
-            ``__cause__``.
+            code run by importing it raised anything but ``KeyboardInterrupt``;
+            the original exception is chained as ``__cause__``.
         BackendInterfaceError: the object is not a subclass of *interface*.
     """
     try:

@@ -145,11 +145,6 @@ class BackendRow:
     """For a runtime registration, the module that made it."""
     missing: tuple[str, ...] = ()
     """The entries of `requires` that are not installed."""
-    loaded_available: bool | None = None
-    """With ``--load``: availability as the imported class reports it (plugins too).
-
-    Not in the JSON, where ``--load`` changes only ``status`` and ``reason``.
-    """
 
     replace = _replace
 

@@ -43,7 +43,7 @@ __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 STATE_FORMAT = "attn-worker-state"
 STATE_VERSION = 1
 #: The controls that change what a registry resolves to, after the prefix.
-_CONTROLS = ("DISABLE_PLUGINS", "PLUGINS", "PREFER")
+_CONTROLS = ("DISABLE_PLUGINS", "PLUGINS", "BLOCK_PLUGINS", "PREFER")
 _ORIGINS = ("builtin", "plugin", "runtime")
 #: Modules that declared a registry in the process that pickled a state and
 #: failed to import here, with why (reported by `apply_state()`).
@@ -397,7 +397,7 @@ def _mismatch(
     differing: list[tuple[str, str]] = []
     missing: list[CapturedRegistry] = []
     commands: list[str] = []
-    prefixes: list[str] = []
+    unpreferable = False  # a difference that no preference among plugins explains
     controls: dict[str, tuple[str | None, str | None]] = {}
     for driver, rows, problem in pairs:
         if rows is None:
@@ -411,15 +411,16 @@ def _mismatch(
         theirs, mine = {b.name: b for b in driver.backends}, {b.name: b for b in rows}
         found = [n for n in dict.fromkeys([*theirs, *mine]) if theirs.get(n) != mine.get(n)]
         for name in found:
+            sides = theirs.get(name), mine.get(name)
             differing.append((driver.registry, name))
             lines += [
                 f"  {driver.registry}.{name}",
-                f"    driver: {_described(theirs.get(name))}",
-                f"    worker: {_described(mine.get(name))}",
+                f"    driver: {_described(sides[0])}",
+                f"    worker: {_described(sides[1])}",
             ]
-            commands += _commands(theirs.get(name), mine.get(name))
+            commands += _commands(*sides)
+            unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
         if found:
-            prefixes.append(driver.env_prefix)
             here = dict(_controls(driver.env_prefix))
             controls.update(
                 (v, (value, here.get(v))) for v, value in driver.controls if here.get(v) != value
@@ -431,16 +432,7 @@ def _mismatch(
         f"{v} is {_shown(theirs)} in the driver and {_shown(mine)} here"
         for v, (theirs, mine) in controls.items()
     ]
-    fixes = []
-    if differing:
-        install = "install the same plugin versions on every node"
-        if commands:
-            install += f" (here: {'; '.join(dict.fromkeys(commands))})"
-        if controls:
-            fixes.append(f"set the same {' and '.join(controls)} in every process, or {install}")
-        else:
-            variables = " and ".join(f"{p}_PLUGINS" for p in dict.fromkeys(prefixes))
-            fixes.append(f"{install}, or set the same {variables} in every process")
+    fixes = [_plugin_fix(commands, list(controls), unpreferable)] if differing else []
     if missing:
         hosts = ", ".join(dict.fromkeys(r.host for r in missing))
         fixes.append(
@@ -453,6 +445,20 @@ def _mismatch(
         differences=tuple(differing),
         missing_registries=tuple(r.registry for r in missing),
     )
+
+
+def _plugin_fix(commands: list[str], controls: list[str], unpreferable: bool) -> str:
+    """What to do about differing backends: the *controls* that differ (if any) and *commands*."""
+    install = "install the same plugin versions on every node"
+    if commands:
+        install += f" (here: {'; '.join(dict.fromkeys(commands))})"
+    same = f"set the same {' and '.join(controls)} in every process"
+    if not controls:
+        return install
+    if unpreferable and all(v.endswith("_PREFER") for v in controls):
+        # A preference only picks among installed plugins: it cannot bring a missing one.
+        return f"{install}, and {same}"
+    return f"{same}, or {install}"
 
 
 def _described(row: BackendResolution | None) -> str:
