@@ -14,7 +14,8 @@ A host declares one Enum per kind of backend::
 
 and gets lazy lookups with helpful errors, runtime registration, entry-point
 plugins (``[project.entry-points."toy.backends"]``) with version checks,
-conflict resolution and the ``TOY_*`` controls, and listing records.
+conflict resolution and the ``TOY_*`` controls, listing records (:func:`build_report`)
+and doctor's findings (:func:`diagnose`), and the ``attn`` commands (:func:`attn.cli.main`).
 Nothing here imports the attention modules.
 """
 
@@ -45,11 +46,12 @@ from .selection import Candidate, Reason, Selection
 
 # Listing and workers load on first use: a lookup needs neither.
 if TYPE_CHECKING:
-    from .listing import build_report
+    from .listing import build_report, diagnose
     from .workers import WorkerState, apply_state, capture_state, ray_setup_hook
 
 _LAZY = {
     "build_report": "listing",
+    "diagnose": "listing",
     "WorkerState": "workers",
     "apply_state": "workers",
     "capture_state": "workers",
@@ -82,6 +84,7 @@ __all__ = [
     "apply_state",
     "build_report",
     "capture_state",
+    "diagnose",
     "ray_setup_hook",
     "register",
 ]
