@@ -5,6 +5,8 @@ import subprocess
 
 from tinyinfer import SamplerEnum
 
+from attn.testing import AttnPlugins
+
 TURBO = '''
 from tinyinfer import Sampler
 
@@ -14,12 +16,12 @@ class TurboSampler(Sampler):
 '''
 
 
-def tinyinfer(*args):
+def tinyinfer(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the installed console script."""
     return subprocess.run(["tinyinfer", *args], capture_output=True, text=True, check=False)
 
 
-def test_plugins_list_shows_a_plugin_that_overrides_and_adds(attn_plugins):
+def test_plugins_list_shows_a_plugin_that_overrides_and_adds(attn_plugins: AttnPlugins) -> None:
     samplers = {"GREEDY": "tinyinfer_turbo:TurboSampler", "TURBO": "tinyinfer_turbo:TurboSampler"}
     attn_plugins.add(
         "tinyinfer-turbo",
@@ -38,7 +40,7 @@ def test_plugins_list_shows_a_plugin_that_overrides_and_adds(attn_plugins):
     ]
 
 
-def test_plugins_doctor_checks_tinyinfers_plugins_only(attn_plugins):
+def test_plugins_doctor_checks_tinyinfers_plugins_only(attn_plugins: AttnPlugins) -> None:
     done = tinyinfer("plugins", "doctor")
     assert done.returncode == 0, done.stdout
     assert done.stdout.endswith(
@@ -46,13 +48,13 @@ def test_plugins_doctor_checks_tinyinfers_plugins_only(attn_plugins):
     )
 
 
-def test_plugins_show_names_the_built_in():
+def test_plugins_show_names_the_built_in() -> None:
     done = tinyinfer("plugins", "show", "TOP_K")
     assert done.returncode == 0, done.stderr
     assert "  default:       tinyinfer.TopKSampler (built-in)\n" in done.stdout
 
 
-def test_a_usage_error_points_at_tinyinfers_help():
+def test_a_usage_error_points_at_tinyinfers_help() -> None:
     done = tinyinfer("plugins", "lsit")
     assert done.returncode == 2
     assert done.stderr.endswith("Try 'tinyinfer plugins --help' for help.\n")

@@ -23,5 +23,7 @@ class SamplerEnum(
     noun="sampler",
     register_hint="attn.registry.register(SamplerEnum.NAME, 'module:Class')",
 ):
+    """tinyinfer's samplers; plugins add more in the ``tinyinfer.samplers`` group."""
+
     GREEDY = "tinyinfer:GreedySampler"
     TOP_K = "tinyinfer:TopKSampler"

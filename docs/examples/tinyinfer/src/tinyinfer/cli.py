@@ -3,7 +3,6 @@
 import sys
 
 import attn.cli
-
 from tinyinfer import SamplerEnum
 
 
