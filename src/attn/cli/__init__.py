@@ -47,6 +47,7 @@ from ._common import (
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from types import ModuleType
 
     from attn.registry.enum import BackendEnumMeta
 
@@ -55,17 +56,16 @@ __all__ = ["main"]
 
 # -- the command ------------------------------------------------------------------
 
-#: Each command and the module (in this package) that declares and runs it. The
-#: module for ``list`` is ``listing``: a submodule named ``list`` would become the
-#: package's attribute ``list`` and hide the built-in in this module.
-_MODULES = {
-    "list": "listing",
-    "show": "show",
-    "doctor": "doctor",
-    "select": "select",
-    "state": "state",
-}
-_COMMANDS = tuple(_MODULES)
+_COMMANDS = ("list", "show", "doctor", "select", "state")
+
+
+def _module(command: str) -> ModuleType:
+    """The module (in this package) that declares and runs *command*.
+
+    ``list``'s is ``listing``: a submodule named ``list`` would become the
+    package's attribute ``list`` and hide the built-in in this module.
+    """
+    return importlib.import_module(f"{__name__}.{'listing' if command == 'list' else command}")
 
 
 def _parser(command: str | None, prog: str) -> argparse.ArgumentParser:
@@ -86,7 +86,7 @@ def _parser(command: str | None, prog: str) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in _COMMANDS:
         if command is None or name == command:
-            importlib.import_module(f"{__name__}.{_MODULES[name]}").add_parser(sub)
+            _module(name).add_parser(sub)
         else:
             sub.add_parser(name, help=SUMMARIES[name])
     return parser
@@ -133,8 +133,7 @@ def _run(
     if args.command is None:
         parser.print_help(err)
         return EXIT_USAGE
-    module = importlib.import_module(f"{__name__}.{_MODULES[args.command]}")
-    status: int = module.run(args, out, err)
+    status: int = _module(args.command).run(args, out, err)
     return status
 
 

@@ -39,7 +39,7 @@ EXIT_USAGE = 2
 class UsageError(Exception):
     """Bad arguments: exit 2, with a hint to the help of *prog*."""
 
-    def __init__(self, message: str, prog: str = "attn") -> None:
+    def __init__(self, message: str, prog: str) -> None:
         """Record the *message* and the (sub)command whose help to point to."""
         super().__init__(message)
         self.prog = prog

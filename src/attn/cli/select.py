@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from ._common import (
     EXIT_OK,
@@ -15,9 +16,6 @@ from ._common import (
     selected_registries,
     version_label,
 )
-
-# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
-TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     import argparse
