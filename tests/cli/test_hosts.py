@@ -416,3 +416,11 @@ def test_main_refuses_what_is_not_a_registry():
     """registries= takes registry classes only: anything else is the host's bug, a TypeError."""
     with pytest.raises(TypeError, match=r"^main\(registries=\.\.\.\) expects registry classes"):
         main(["list"], registries=[attn.registry.BackendEnum])
+
+
+def test_what_the_hosts_module_prints_stays_out_of_json(run, site):
+    """Importing MODULE is running its code: what it prints goes to stderr, --json stays JSON."""
+    site.module("chatty_host", f"print('hello from the host')\nfrom {__name__} import *\n")
+    code, out, err = run("list", "--json", "--registry", "chatty_host:SamplerEnum")
+    assert (code, json.loads(out)["registries"][0]["registry"]) == (0, "SamplerEnum")
+    assert "hello from the host" in err

@@ -135,7 +135,8 @@ def _imported(value: str, prog: str) -> BackendEnumMeta:
         msg = f"invalid registry {value!r}: {reason}; expected MODULE:CLASS, such as {EXAMPLE!r}"
         raise UsageError(msg, prog) from None
     try:
-        obj: object = importlib.import_module(path.module)
+        with plugin_output_to(sys.stderr):  # what it prints stays out of --json
+            obj: object = importlib.import_module(path.module)
         for part in path.qualname.split("."):
             obj = getattr(obj, part)
     except BaseException as exc:
