@@ -54,7 +54,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser = sub.add_parser(
         "doctor",
         help=SUMMARIES["doctor"],
-        description="Check the installed plugins and attn's environment variables; print "
+        description="Check the installed plugins and the registries' environment variables; print "
         "one finding per problem with its fix. Exit 1 when a problem is found.",
     )
     add_registry_option(parser)
