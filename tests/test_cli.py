@@ -229,11 +229,20 @@ def test_no_command_prints_help_and_exits_2(run):
     ("args", "usage"),
     [
         (["--help"], "usage: attn [-h] [--version] COMMAND ...\n"),
-        (["list", "--help"], "usage: attn list [-h] [--json] [--load] [REGISTRY ...]\n"),
+        (
+            ["list", "--help"],
+            "usage: attn list [-h] [--registry REGISTRY] [--json] [--load] [REGISTRY ...]\n",
+        ),
         (["show", "-h"], "usage: attn show [-h] [--registry REGISTRY] [--load] NAME\n"),
-        (["doctor", "--help"], "usage: attn doctor [-h] [--load] [--json] [--against FILE]\n"),
+        (
+            ["doctor", "--help"],
+            (
+                "usage: attn doctor [-h] [--registry REGISTRY] [--load] [--json]\n"
+                "                   [--against FILE]\n"
+            ),
+        ),
         (["state", "--help"], "usage: attn state [-h] ACTION ...\n"),
-        (["state", "save", "--help"], "usage: attn state save [-h] FILE\n"),
+        (["state", "save", "--help"], "usage: attn state save [-h] [--registry REGISTRY] FILE\n"),
     ],
 )
 def test_help_exits_0(run, args, usage):
@@ -306,7 +315,7 @@ def test_usage_errors_exit_2(run, args, message, hint):
 
 VALID_REGISTRIES = (
     "valid registries are: AttentionBackendEnum (attn.backends), "
-    "MLAPrefillBackendEnum (attn.mla_prefill_backends)"
+    "MLAPrefillBackendEnum (attn.mla_prefill_backends), or another host's as MODULE:CLASS"
 )
 
 

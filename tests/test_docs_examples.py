@@ -132,6 +132,8 @@ def page_env(tmp_path, plugin_site):
             for path in match.group("paths").split()
         ]
         env["PYTHONPATH"] = os.pathsep.join(sites)
+        # The console scripts the installs wrote (a host's own command), as in a virtualenv.
+        env["PATH"] = os.pathsep.join([*(str(Path(s) / "bin") for s in sites), env["PATH"]])
         env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
         env["ATTN_NO_CACHE"] = "1"
         return env

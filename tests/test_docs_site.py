@@ -112,7 +112,7 @@ def controls_the_code_reads() -> set[str]:
     """Every ``ATTN_*`` variable attn reads: discovery's controls, the reader, the selections."""
     controls = Controls("ATTN")
     names = {getattr(controls, name) for name in dir(Controls) if name.endswith("_variable")}
-    names.add(READER_VARIABLE)
+    names.add(READER_VARIABLE.format(prefix="ATTN"))
     names.update(_words(registry)[0] for registry in (AttentionBackendEnum, MLAPrefillBackendEnum))
     return names
 

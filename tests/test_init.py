@@ -64,6 +64,7 @@ EXPECTED_REGISTRY = {
     "apply_state",
     "build_report",
     "capture_state",
+    "diagnose",
     "ray_setup_hook",
     "register",
 }

@@ -290,6 +290,115 @@ def test_import_attn_registers_no_plugin():
     assert done.stdout == "False False ['console_scripts']\n"
 
 
+#: A host of its own: tinyinfer, prefix TINYINFER, with one plugin installed.
+HOST_MODULE = """
+from attn.registry import Backend, BackendEnum
+
+
+class Sampler(Backend):
+    pass
+
+
+class Greedy(Sampler):
+    pass
+
+
+class SamplerEnum(BackendEnum, group="tinyinfer.samplers", host="tinyinfer", interface=Sampler):
+    GREEDY = "tinyinfer:Greedy"
+    CUSTOM = None
+"""
+
+#: attn's own switches, set to values that would break attn's registries.
+ATTN_SWITCHES = {
+    "ATTN_DISABLE_PLUGINS": "1",
+    "ATTN_PLUGINS": "nothing-here",
+    "ATTN_STRICT": "1",
+    "ATTN_READER": "bogus",
+    "ATTN_NO_CACHE": "bogus",
+    "_ATTN_TESTING_SITES": "/nowhere",
+}
+
+
+def test_a_hosts_own_suite_uses_its_own_prefix(pytester, site, monkeypatch):
+    """tinyinfer's tests get TINYINFER_* isolation and restore; ATTN_* change nothing for them."""
+    site.module("tinyinfer", HOST_MODULE)
+    site.dist("tinyinfer", "1.2", requires=())
+    installed = {"tinyinfer.samplers": {"GREEDY": "installed_sampler:Sampler"}}
+    site.dist("installed-sampler", entry_points=installed, requires=("tinyinfer",))
+    monkeypatch.setenv("PYTHONPATH", str(site.root))
+    for name, value in ATTN_SWITCHES.items():
+        monkeypatch.setenv(name, value)
+    pytester.makepyfile(
+        test_tinyinfer=f"""
+        import json, os, subprocess, sys
+
+        from tinyinfer import SamplerEnum
+
+        ATTN_SWITCHES = {ATTN_SWITCHES!r}
+        TURBO = "from tinyinfer import Sampler\\nclass Turbo(Sampler):\\n    pass\\n"
+        LIST = (
+            "from attn.cli import main; from tinyinfer import SamplerEnum; "
+            "main(['list', '--json'], registries=[SamplerEnum])"
+        )
+
+
+        def test_a_fake_sampler(attn_plugins):
+            attn_plugins.add(
+                "tinyinfer-turbo",
+                {{"tinyinfer.samplers": {{"TURBO": "turbo:Turbo"}}}},
+                requires=("tinyinfer>=1.0",),
+                files={{"turbo.py": TURBO}},
+            )
+            assert SamplerEnum.lookup("TURBO").get_class().__name__ == "Turbo"
+            assert not SamplerEnum.GREEDY.is_overridden()  # the installed plugin is left out
+            done = subprocess.run([sys.executable, "-c", LIST], capture_output=True, check=True)
+            (listed,) = json.loads(done.stdout)["registries"]
+            assert [p["distribution"] for p in listed["plugins"]] == ["tinyinfer-turbo"]
+            assert os.environ["TINYINFER_NO_CACHE"] == "1"
+            assert {{k: os.environ.get(k) for k in ATTN_SWITCHES}} == ATTN_SWITCHES
+            assert "attn.backends" not in sys.modules  # attn's registries are not the kit's
+
+
+        def test_after_the_fixture():
+            assert not [k for k in os.environ if k.startswith(("TINYINFER_", "_TINYINFER_"))]
+            assert {{k: os.environ.get(k) for k in ATTN_SWITCHES}} == ATTN_SWITCHES
+            assert SamplerEnum.GREEDY.get_path() == "installed_sampler.Sampler"
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "attn.testing", "-W", "error", "-p", "no:cacheprovider", timeout=SUBPROCESS_TIMEOUT
+    )
+    result.assert_outcomes(passed=2)
+
+
+def test_a_host_declared_during_the_test_gets_its_variables_back(pytester, monkeypatch):
+    """A registry declared inside the test: its prefix's variables are restored, not dropped."""
+    monkeypatch.setenv("LATE_STRICT", "1")
+    pytester.makepyfile(
+        test_late="""
+        import os
+
+        from attn.registry import BackendEnum
+
+
+        def test_declares_a_host(attn_plugins):
+            class Late(BackendEnum, group="late.backends", host="late"):
+                A = "late.a:A"
+
+            os.environ["LATE_STRICT"] = "0"
+            os.environ["LATE_PLUGINS"] = "late-a"
+
+
+        def test_after_the_fixture():
+            assert (os.environ["LATE_STRICT"], os.environ.get("LATE_PLUGINS")) == ("1", None)
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "attn.testing", "-p", "no:cacheprovider", timeout=SUBPROCESS_TIMEOUT
+    )
+    result.assert_outcomes(passed=2)
+
+
 CONFORMANCE = """
 from attn import AttentionBackend, AttentionBackendEnum
 from attn.testing import BackendConformance

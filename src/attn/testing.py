@@ -32,10 +32,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 import pytest
 
-from attn.registry import BackendEnum
 from attn.registry.backend import Backend, import_names
 from attn.registry.discovery import TESTING_SITES_VARIABLE
-from attn.registry.enum import BackendEnumMeta, state_of
+from attn.registry.enum import BackendEnumMeta, declared_registries, state_of
 from attn.registry.paths import parse_path
 
 if TYPE_CHECKING:
@@ -50,30 +49,15 @@ __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 _DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
 
 
-def declared_registries() -> list[BackendEnumMeta]:
-    """Every registry declared so far, attn's own two first."""
-    import attn.backends  # noqa: F401, PLC0415 - declares attn's registries
-
-    found: list[BackendEnumMeta] = []
-    pending: list[type] = [BackendEnum]
-    while pending:
-        cls = pending.pop(0)
-        subclasses: list[type] = type.__subclasses__(cls)
-        for sub in subclasses:
-            pending.append(sub)
-            if isinstance(sub, BackendEnumMeta) and "_attn_state" in sub.__dict__:
-                found.append(sub)
-    return found
-
-
-def _prefixes(registries: Sequence[BackendEnumMeta]) -> set[str]:
-    return {"ATTN", *(state_of(r).config.env_prefix for r in registries)}
+def _prefixes() -> set[str]:
+    """The prefixes of the registries declared so far: the hosts whose variables the kit owns."""
+    return {r.env_prefix for r in declared_registries()}
 
 
 def _owned(name: str, prefixes: set[str]) -> bool:
-    return name in {"PYTHONPATH", TESTING_SITES_VARIABLE} or any(
-        name.startswith(f"{prefix}_") for prefix in prefixes
-    )
+    # _<PREFIX>_: the private variables, the kit's own isolation among them.
+    heads = (*(f"{p}_" for p in prefixes), *(f"_{p}_" for p in prefixes))
+    return name == "PYTHONPATH" or name.startswith(heads)
 
 
 def _dist_info_name(distribution: str, version: str) -> str:
@@ -102,10 +86,6 @@ class AttnPlugins:
     @include_installed.setter
     def include_installed(self, value: bool) -> None:
         self._include_installed = bool(value)
-        if self._include_installed:
-            os.environ.pop(TESTING_SITES_VARIABLE, None)
-        else:
-            os.environ[TESTING_SITES_VARIABLE] = str(self.root)
         self.refresh()
 
     def add(
@@ -178,9 +158,17 @@ class AttnPlugins:
         Discovery runs lazily, where the test touches a registry, so a
         conflict warning or a strict-mode error surfaces in the test (where
         ``pytest.warns`` and ``pytest.raises`` can catch it), not here.
+        Installed plugins stay out (unless `include_installed`) for every
+        host with a registry declared by now, each through its own
+        ``_<PREFIX>_TESTING_SITES``.
         """
         importlib.invalidate_caches()
         for registry in declared_registries():
+            sites = TESTING_SITES_VARIABLE.format(prefix=registry.env_prefix)
+            if self._include_installed:
+                os.environ.pop(sites, None)
+            else:
+                os.environ[sites] = str(self.root)
             state_of(registry).invalidate()
 
 
@@ -188,18 +176,16 @@ class AttnPlugins:
 def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugins]:
     """Fake plugin distributions, with installed plugins left out, all undone after the test."""
     registries = declared_registries()
-    prefixes = _prefixes(registries)
-    saved_env = {k: v for k, v in os.environ.items() if _owned(k, prefixes)}
+    saved_env = dict(os.environ)  # what a registry declared during the test finds restored too
     saved_path = list(sys.path)
     snapshots: dict[BackendEnumMeta, Snapshot] = {r: state_of(r).snapshot() for r in registries}
     root = tmp_path_factory.mktemp("attn_plugins")
     sys.path.insert(0, str(root))
     pythonpath = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), pythonpath]))
-    os.environ[TESTING_SITES_VARIABLE] = str(root)
     # The discovery cache is keyed by sys.path: fakes in a new folder each test
     # would only fill the user's cache with files no later run can use.
-    for prefix in prefixes:
+    for prefix in _prefixes():
         os.environ[f"{prefix}_NO_CACHE"] = "1"
     plugins = AttnPlugins(root)
     plugins.refresh()
@@ -210,11 +196,11 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
             if (getattr(module, "__file__", None) or "").startswith(str(root)):
                 del sys.modules[name]
         sys.path[:] = saved_path
-        prefixes = _prefixes(declared_registries())
+        prefixes = _prefixes()
         for name in [k for k in os.environ if _owned(k, prefixes)]:
             if name not in saved_env:
                 del os.environ[name]
-        os.environ.update(saved_env)
+        os.environ.update({k: v for k, v in saved_env.items() if _owned(k, prefixes)})
         importlib.invalidate_caches()
         for registry in declared_registries():
             snapshot = snapshots.get(registry)

@@ -37,6 +37,7 @@ def template(site):
 def attn_select(*argv: str) -> tuple[int, str, str]:
     """Run ``attn select ARGV`` as the attn command parses it; return (status, stdout, stderr)."""
     parser = Parser(prog="attn")
+    parser.set_defaults(known=None, root="attn")  # as attn.cli.main sets them
     command.add_parser(parser.add_subparsers(dest="command", parser_class=Parser))
     out, err = io.StringIO(), io.StringIO()
     status = command.run(parser.parse_args(["select", *argv]), out, err)
@@ -123,7 +124,7 @@ def test_an_unknown_registry_is_a_usage_error():
 def test_parse_settings(pair, value):
     """JSON literals as JSON, anything else as the string written."""
     key = pair.partition("=")[0]
-    assert command.parse_settings([pair]) == {key: value}
+    assert command.parse_settings([pair], "attn select") == {key: value}
 
 
 def validate(document):

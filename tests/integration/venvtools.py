@@ -25,7 +25,12 @@ _SHARED_SCHEMA = REPO_ROOT.parent / "shared" / "attn-list.schema.json"
 SCHEMA_PATH = (
     _SHARED_SCHEMA if _SHARED_SCHEMA.is_file() else REPO_ROOT / "docs" / "attn-list.schema.json"
 )
-PLUGIN_PARENTS = (REPO_ROOT / "plugins_example", Path(__file__).resolve().parent / "plugins")
+# The toy host tinyinfer (docs/examples/tinyinfer) is built beside the plugins.
+PLUGIN_PARENTS = (
+    REPO_ROOT / "plugins_example",
+    Path(__file__).resolve().parent / "plugins",
+    REPO_ROOT / "docs" / "examples",
+)
 
 #: The version of the checkout under test (the wheel is built from it).
 ATTN_VERSION = attn.__version__
@@ -116,15 +121,20 @@ def offline(env: Mapping[str, str]) -> dict[str, str]:
 def project_of_installed(name: str, root: Path) -> Path:
     """A project to build a wheel of the installed pure-Python distribution *name* from, offline.
 
-    Its files are the installed ones (from the distribution's RECORD); its
-    ``pyproject.toml`` names the installed version and requirements.
+    Its files are the installed ones (from the distribution's RECORD): its
+    packages and top-level modules; its ``pyproject.toml`` names the installed
+    version and requirements.
     """
     dist = importlib.metadata.distribution(name)
     project = root / f"{name}-project"
     packages = set()
     for file in dist.files or ():
         top = file.parts[0]
-        if len(file.parts) == 1 or top == ".." or top.endswith(".dist-info"):
+        if (
+            top == ".."
+            or top.endswith(".dist-info")
+            or (len(file.parts) == 1 and file.suffix != ".py")
+        ):
             continue
         if "__pycache__" in file.parts:
             continue
@@ -145,7 +155,8 @@ def project_of_installed(name: str, root: Path) -> Path:
             dependencies = {json.dumps(dist.requires or [])}
 
             [tool.hatch.build.targets.wheel]
-            packages = {json.dumps(sorted(packages))}
+            only-include = {json.dumps(sorted(packages))}
+            sources = ["src"]
             """
         ),
         encoding="utf-8",

@@ -359,12 +359,16 @@ def test_unknown_name_declared_in_a_typo_group(site):
 
 API = [
     "clear_override",
+    "env_prefix",
     "fingerprint",
     "get_class",
     "get_path",
+    "group",
+    "host",
     "is_overridden",
     "lookup",
     "name",
+    "noun",
     "refresh",
     "value",
 ]
@@ -387,7 +391,7 @@ def _classdict(members: dict[str, str]) -> object:
 
 def test_the_refused_names_are_derived_from_the_classes():
     """Every public attribute of BackendEnum is refused, and so is one a host's base adds."""
-    public = {n for k in BackendEnum.__mro__ for n in vars(k) if not n.startswith("_")}
+    public = {n for k in (BackendEnum, type(BackendEnum)) for c in k.__mro__ for n in vars(c)}
     assert set(API) <= public
 
     class HostBase(BackendEnum):
@@ -399,6 +403,32 @@ def test_the_refused_names_are_derived_from_the_classes():
 
         class _Shadow(HostBase, group="shadow.backends", host="shadow"):
             priorities = f"{__name__}:SlowToy"
+
+
+@pytest.mark.parametrize(
+    ("registry", "expected"),
+    [
+        (attn.AttentionBackendEnum, ("attn.backends", "attn", "attention backend", "ATTN")),
+        (
+            attn.MLAPrefillBackendEnum,
+            ("attn.mla_prefill_backends", "attn", "MLA prefill backend", "ATTN"),
+        ),
+        (ToyBackendEnum, ("toy.backends", "toy", "toy backend", "TOY")),
+        (MinimalEnum, ("minimal.backends", "minimal", "minimal backend", "MINIMAL")),
+    ],
+)
+def test_a_registry_says_its_group_host_noun_and_prefix(registry, expected):
+    """group, host, noun and env_prefix are the class keywords (or their defaults)."""
+    assert (registry.group, registry.host, registry.noun, registry.env_prefix) == expected
+
+
+@pytest.mark.parametrize("attribute", ["group", "host", "noun", "env_prefix"])
+def test_the_registry_attributes_are_read_only(attribute):
+    """They belong to the class, not to its members, and cannot be set."""
+    with pytest.raises(AttributeError, match=f"^AttentionBackendEnum.{attribute} is read-only$"):
+        setattr(attn.AttentionBackendEnum, attribute, "other")
+    assert not hasattr(attn.AttentionBackendEnum.FLASH_ATTN, attribute)
+    assert not hasattr(BackendEnum, attribute)
 
 
 @pytest.fixture

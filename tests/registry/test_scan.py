@@ -343,7 +343,7 @@ def test_a_host_scan_keeps_exactly_the_records_the_pipeline_uses(
     assert len(kept) < len(full)  # the interpreter's own distributions are left out
     assert fast_scan(wants_host, ("attn",), kept_only=True) == kept
     assert reference_scan(wants_host, ("attn",), kept_only=True) == kept
-    assert scan_host("attn", GROUPS) == kept
+    assert scan_host("attn", GROUPS, "ATTN") == kept
     for group in GROUPS:
         arguments = {"group": group, "host": "attn", "controls": read_controls("ATTN")}
         arguments["builtin_names"] = ("FLASH_ATTN",)

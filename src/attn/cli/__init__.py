@@ -2,15 +2,17 @@
 
 Usage:
 
-```text
-attn list [REGISTRY ...] [--json] [--load]
-attn show NAME [--registry REGISTRY] [--load]
-attn doctor [--load] [--json]
-attn doctor --against FILE
-attn select REGISTRY [--set KEY=VALUE ...] [--backend NAME] [--json]
-attn state save FILE
-attn --version
-```
+    attn list [REGISTRY ...] [--registry REGISTRY ...] [--json] [--load]
+    attn show NAME [--registry REGISTRY ...] [--load]
+    attn doctor [--registry REGISTRY ...] [--load] [--json]
+    attn doctor --against FILE [--registry REGISTRY ...]
+    attn select [REGISTRY] [--registry REGISTRY] [--set KEY=VALUE ...] [--backend NAME] [--json]
+    attn state save FILE [--registry REGISTRY ...]
+    attn --version
+
+A REGISTRY is a registry's class name or group, or ``MODULE:CLASS`` to import
+another host's; a host runs the same commands over its own registries with
+`main`'s *registries* and *prog*.
 
 Exit codes, as click and httpx use them: 0 success; 1 a problem was found
 (``show`` of an unknown name, ``doctor``'s findings, a plugin problem under
@@ -38,32 +40,35 @@ from ._common import (
     ParserExit,
     UsageError,
     did_you_mean,
+    is_registry,
     version_label,
 )
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from types import ModuleType
+
+    from attn.registry.enum import BackendEnumMeta
 
 __all__ = ["main"]
 
 
 # -- the command ------------------------------------------------------------------
 
-#: Each command and the module (in this package) that declares and runs it. The
-#: module for ``list`` is ``listing``: a submodule named ``list`` would become the
-#: package's attribute ``list`` and hide the built-in in this module.
-_MODULES = {
-    "list": "listing",
-    "show": "show",
-    "doctor": "doctor",
-    "select": "select",
-    "state": "state",
-}
-_COMMANDS = tuple(_MODULES)
+_COMMANDS = ("list", "show", "doctor", "select", "state")
 
 
-def _parser(command: str | None = None) -> argparse.ArgumentParser:
+def _module(command: str) -> ModuleType:
+    """The module (in this package) that declares and runs *command*.
+
+    ``list``'s is ``listing``: a submodule named ``list`` would become the
+    package's attribute ``list`` and hide the built-in in this module.
+    """
+    return importlib.import_module(f"{__name__}.{'listing' if command == 'list' else command}")
+
+
+def _parser(command: str | None, prog: str) -> argparse.ArgumentParser:
     """The parser; with *command*, only that command's module is imported.
 
     The other commands are declared by name and summary only, which is all
@@ -71,8 +76,8 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     list`` does not pay for importing ``doctor`` or ``state``.
     """
     parser = Parser(
-        prog="attn",
-        description="List and diagnose attn's backends and the plugins that provide them.",
+        prog=prog,
+        description="List and diagnose backends and the plugins that provide them.",
         epilog="Exit status: 0 success, 1 a problem was found, 2 a usage error.",
     )
     parser.add_argument(
@@ -81,13 +86,13 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in _COMMANDS:
         if command is None or name == command:
-            importlib.import_module(f"{__name__}.{_MODULES[name]}").add_parser(sub)
+            _module(name).add_parser(sub)
         else:
             sub.add_parser(name, help=SUMMARIES[name])
     return parser
 
 
-def _command(argv: Sequence[str]) -> str | None:
+def _command(argv: Sequence[str], prog: str) -> str | None:
     """The command *argv* names (its first argument that is not an option), if any.
 
     Raises:
@@ -96,29 +101,39 @@ def _command(argv: Sequence[str]) -> str | None:
     command = next((a for a in argv if not a.startswith("-")), None)
     if command is not None and command not in _COMMANDS:
         msg = f"unknown command {command!r}; the commands are: {', '.join(_COMMANDS)}"
-        raise UsageError(msg + did_you_mean(command, _COMMANDS), "attn")
+        raise UsageError(msg + did_you_mean(command, _COMMANDS), prog)
     return command
 
 
-def _run(argv: Sequence[str] | None, out: IO[str], err: IO[str]) -> int:
+def _run(
+    argv: Sequence[str] | None,
+    out: IO[str],
+    err: IO[str],
+    registries: Sequence[BackendEnumMeta] | None,
+    prog: str,
+) -> int:
+    if registries is not None and not all(map(is_registry, registries)):
+        msg = f"main(registries=...) expects registry classes, got {registries!r}"
+        raise TypeError(msg)
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = _parser(_command(argv))
+    parser = _parser(_command(argv, prog), prog)
+    # What every command reads besides its arguments: the registries it knows, the command's name.
+    parser.set_defaults(known=registries, root=prog)
     args, extra = parser.parse_known_args(argv)
     if extra:
         # argparse blames the top-level parser; the arguments belong to the command.
         after_command = (
             args.command is not None and extra[0] in argv[argv.index(args.command) + 1 :]
         )
-        prog = f"attn {args.command}" if after_command else "attn"
-        raise UsageError(f"unrecognized arguments: {' '.join(extra)}", prog)
+        hint = f"{prog} {args.command}" if after_command else prog
+        raise UsageError(f"unrecognized arguments: {' '.join(extra)}", hint)
     if args.version:
         out.write(f"attn {version_label()} (Python {sys.version.split()[0]}, {sys.executable})\n")
         return EXIT_OK
     if args.command is None:
         parser.print_help(err)
         return EXIT_USAGE
-    module = importlib.import_module(f"{__name__}.{_MODULES[args.command]}")
-    status: int = module.run(args, out, err)
+    status: int = _module(args.command).run(args, out, err)
     return status
 
 
@@ -161,14 +176,28 @@ def _report_warnings(caught: Sequence[warnings.WarningMessage], err: IO[str]) ->
     err.writelines(f"Warning: {text}\n" for text in dict.fromkeys(texts))
 
 
-def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return per outcome
-    """Run the ``attn`` command with *argv* (default ``sys.argv[1:]``); return the exit code."""
+def main(  # noqa: PLR0911 - one return per outcome
+    argv: Sequence[str] | None = None,
+    *,
+    registries: Sequence[BackendEnumMeta] | None = None,
+    prog: str | None = None,
+) -> int:
+    """Run the ``attn`` command with *argv* (default ``sys.argv[1:]``); return the exit code.
+
+    A host ships the same commands for its own registries: with *registries*,
+    the commands work on those (and on any that ``--registry MODULE:CLASS``
+    names) instead of attn's two, and *prog* is the command's name in usage
+    lines and hints (``"tinyinfer plugins"``; default ``attn``).
+
+    Raises:
+        TypeError: an item of *registries* is not a registry class.
+    """
     out, err = cast("IO[str]", _Stdout(sys.stdout)), sys.stderr
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
             try:
-                return _run(argv, out, err)
+                return _run(argv, out, err, registries, prog or "attn")
             finally:
                 _report_warnings(caught, err)
     except OutputError as exc:

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 from attn import _version
+from attn.registry.enum import BackendEnumMeta
+from attn.registry.errors import InvalidPathError, describe, passes_through, shown
 from attn.registry.loading import plugin_output_to as plugin_output_to  # noqa: PLC0414 - doctor, show
+from attn.registry.paths import parse_path
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import BackendRow, RegistryReport
 
 #: The width the human output is laid out for.
@@ -25,7 +28,7 @@ SUMMARIES = {
     "show": "one backend in detail, with every claimant",
     "doctor": "check installed plugins and print a fix for each problem",
     "select": "choose a registry's backend for a configuration, with every candidate's verdict",
-    "state": "save what every backend resolves to here, for 'attn doctor --against'",
+    "state": "save what every backend resolves to here, for 'doctor --against FILE'",
 }
 
 EXIT_OK = 0
@@ -36,7 +39,7 @@ EXIT_USAGE = 2
 class UsageError(Exception):
     """Bad arguments: exit 2, with a hint to the help of *prog*."""
 
-    def __init__(self, message: str, prog: str = "attn") -> None:
+    def __init__(self, message: str, prog: str) -> None:
         """Record the *message* and the (sub)command whose help to point to."""
         super().__init__(message)
         self.prog = prog
@@ -87,39 +90,93 @@ def _terminal_columns() -> int:
 
 # -- registries -----------------------------------------------------------------
 
+#: A MODULE:CLASS that names a registry, for messages.
+EXAMPLE = "attn.backends:AttentionBackendEnum"
+#: How ``--help`` describes a REGISTRY value.
+REGISTRY_HELP = (
+    "a registry's class name or entry-point group, spelled exactly, or MODULE:CLASS to import "
+    "another host's registry"
+)
 
-def registries() -> list[BackendEnumMeta]:
+
+def add_registry_option(parser: argparse.ArgumentParser) -> None:
+    """Declare ``--registry REGISTRY`` (repeatable) on a command's *parser*.
+
+    The command's messages name it as its parser does (``args.prog``: ``attn list``).
+    """
+    parser.set_defaults(prog=parser.prog)
+    parser.add_argument(
+        "--registry",
+        action="append",
+        default=[],
+        dest="selected",
+        metavar="REGISTRY",
+        help=f"{REGISTRY_HELP} (repeatable; default: every registry)",
+    )
+
+
+def is_registry(obj: object) -> bool:
+    """Whether *obj* is a registry class (declared with ``group=...``)."""
+    return isinstance(obj, BackendEnumMeta) and "_attn_state" in vars(obj)
+
+
+def _imported(value: str, prog: str) -> BackendEnumMeta:
+    """The registry *value* (``MODULE:CLASS``) names, imported: the user asked for it.
+
+    Raises:
+        UsageError: *value* is malformed, cannot be imported, or is not a registry.
+    """
+    module, _, qualname = (part.strip() for part in value.partition(":"))
+    try:
+        path = parse_path(value)
+    except InvalidPathError as exc:
+        reason = f"no {'class after' if module else 'module before'} ':'"
+        reason = exc.reason if module and qualname else reason
+        msg = f"invalid registry {value!r}: {reason}; expected MODULE:CLASS, such as {EXAMPLE!r}"
+        raise UsageError(msg, prog) from None
+    try:
+        with plugin_output_to(sys.stderr):  # what it prints stays out of --json
+            obj: object = importlib.import_module(path.module)
+        for part in path.qualname.split("."):
+            obj = getattr(obj, part)
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        raise UsageError(f"cannot import registry {value!r}: {describe(exc)}", prog) from None
+    if not is_registry(obj):
+        msg = f"invalid registry {value!r}: it is {shown(obj)}, not a BackendEnum with a group"
+        raise UsageError(msg, prog)
+    return cast("BackendEnumMeta", obj)
+
+
+def selected_registries(args: argparse.Namespace, names: Sequence[str]) -> list[BackendEnumMeta]:
+    """The registries *names* pick (every one the command knows when there is none).
+
+    Known are attn's two registries (or those given to `attn.cli.main`)
+    and those ``MODULE:CLASS`` names import; a name is one's class name or group.
+
+    Raises:
+        UsageError: a name picks no registry; the hint names the command's help.
+    """
+    imported = {name: _imported(name, args.prog) for name in names if ":" in name}
+    known = list(dict.fromkeys([*(args.known or _attn_registries()), *imported.values()]))
+    spellings = {r.__name__: r for r in known} | {r.group: r for r in known} | imported
+    for name in names:
+        if name not in spellings:
+            valid = ", ".join(f"{r.__name__} ({r.group})" for r in known)
+            msg = (
+                f"unknown registry {name!r}; valid registries are: {valid}, "
+                "or another host's as MODULE:CLASS"
+            )
+            raise UsageError(msg + did_you_mean(name, list(spellings)), args.prog)
+    return list(dict.fromkeys(spellings[name] for name in names)) if names else known
+
+
+def _attn_registries() -> list[BackendEnumMeta]:
     """The registries attn ships, in the order the commands print them."""
     from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
 
     return [AttentionBackendEnum, MLAPrefillBackendEnum]
-
-
-def group(registry: BackendEnumMeta) -> str:
-    """The entry-point group of *registry*."""
-    return registry._attn_state.config.group
-
-
-def select(names: Sequence[str], prog: str) -> list[BackendEnumMeta]:
-    """The registries *names* pick (class names or groups, spelled exactly); all if none.
-
-    Raises:
-        UsageError: a name picks no registry; the hint names *prog*'s help.
-    """
-    every = registries()
-    if not names:
-        return every
-    spellings = {r.__name__: r for r in every} | {group(r): r for r in every}
-    chosen: list[BackendEnumMeta] = []
-    for name in names:
-        registry = spellings.get(name)
-        if registry is None:
-            valid = ", ".join(f"{r.__name__} ({group(r)})" for r in every)
-            msg = f"unknown registry {name!r}; valid registries are: {valid}"
-            raise UsageError(msg + did_you_mean(name, list(spellings)), prog)
-        if registry not in chosen:
-            chosen.append(registry)
-    return chosen
 
 
 def did_you_mean(name: str, options: Sequence[str]) -> str:

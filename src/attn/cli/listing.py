@@ -10,12 +10,14 @@ from attn.registry.listing import build_report
 from ._common import (
     EXIT_OK,
     EXIT_PROBLEM,
+    REGISTRY_HELP,
     SUMMARIES,
     WIDTH,
     Style,
+    add_registry_option,
     available,
     fit,
-    select,
+    selected_registries,
     source,
     version_label,
     wrap,
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
 
-    from attn.registry.enum import BackendEnumMeta
+    from attn.registry.controls import Controls
     from attn.registry.report import RegistryReport
 
 _HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
@@ -45,11 +47,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "discovered plugin that is not in effect, with its status and reason.",
     )
     parser.add_argument(
-        "registry",
-        nargs="*",
-        metavar="REGISTRY",
-        help="a registry's class name or entry-point group, spelled exactly (default: all)",
+        "registry", nargs="*", metavar="REGISTRY", help=f"{REGISTRY_HELP} (default: all)"
     )
+    add_registry_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--load", action="store_true", help="import and check every backend (runs plugin code)"
@@ -90,7 +90,7 @@ def _table(report: RegistryReport, style: Style) -> list[str]:
     return lines
 
 
-def _render(report: RegistryReport, selection: str | None, style: Style) -> list[str]:
+def _render(report: RegistryReport, controls: Controls, style: Style, *, root: str) -> list[str]:
     lines = [style.bold(f"{report.registry} (entry-point group {report.group})")]
     lines += _table(report, style)
     for row in report.backends:
@@ -98,7 +98,7 @@ def _render(report: RegistryReport, selection: str | None, style: Style) -> list
             lines.append(
                 wrap(
                     f"{row.name}: unregistered (no built-in default); "
-                    f"'attn show {row.name}' says how to register one.",
+                    f"'{root} show {row.name}' says how to register one.",
                     "    ",
                     first="  ",
                 )
@@ -117,7 +117,8 @@ def _render(report: RegistryReport, selection: str | None, style: Style) -> list
             "runtime registrations are in effect."
         )
         return lines
-    if selection is not None:
+    if controls.only is not None:
+        selection = f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
         lines.append(f"Plugins are limited to the distributions in {selection}.")
     rejected = [p for p in report.plugins if p.status != "used"]
     if rejected:
@@ -133,27 +134,20 @@ def _render(report: RegistryReport, selection: str | None, style: Style) -> list
         lines += [
             f"  {name} from {label}, in group {group!r}" for name, label, group in report.misgrouped
         ]
-        lines.append("  'attn doctor' says how to fix it.")
-    lines += _unreadable_note(report)
+        lines.append(f"  '{root} doctor' says how to fix it.")
+    lines += _unreadable_note(report, root)
     return lines
 
 
-def _unreadable_note(report: RegistryReport) -> list[str]:
+def _unreadable_note(report: RegistryReport, root: str) -> list[str]:
     """The note about metadata nobody can read, pointing at doctor; empty when there is none."""
     if not report.unreadable:
         return []
     return [
         "Metadata that cannot be read (plugins in it may be missing above):",
         *(wrap(f.message, "    ", first="  ") for f in report.unreadable),
-        "  'attn doctor' says how to fix each.",
+        f"  '{root} doctor' says how to fix each.",
     ]
-
-
-def _selection_label(registry: BackendEnumMeta) -> str | None:
-    controls = registry._attn_state.controls()
-    if controls.only is None:
-        return None
-    return f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
 
 
 def _attn_version(reports: Sequence[RegistryReport]) -> str:
@@ -164,13 +158,15 @@ def _attn_version(reports: Sequence[RegistryReport]) -> str:
 
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print the listing of the registries *args* name; return the exit code."""
-    registries = select(args.registry, "attn list")
+    registries = selected_registries(args, [*args.registry, *args.selected])
     reports = [build_report(r, load=args.load, output=err) for r in registries]
+    controls = [r._attn_state.controls() for r in registries]
     if args.json:
         payload = {
             "attn_version": _attn_version(reports),
             # Not in the contract's schema; consumers ignore fields they do not know.
-            "controls": registries[0]._attn_state.controls().to_json(),
+            # Each host's variables, by name.
+            "controls": {k: v for c in controls for k, v in c.to_json().items()},
             "registries": [r.to_json() for r in reports],
         }
         # One write: json.dump writes each token, one system call apiece when
@@ -178,16 +174,23 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write(json.dumps(payload, indent=2) + "\n")
     else:
         style = Style(out)
-        selection = _selection_label(registries[0])
-        blocks = ["\n".join(_render(r, selection, style)) for r in reports]
+        blocks = [
+            "\n".join(_render(r, c, style, root=args.root))
+            for r, c in zip(reports, controls, strict=True)
+        ]
         out.write("\n\n".join(blocks) + "\n")
-    controls = registries[0]._attn_state.controls()
-    broken = [
-        f"{r.registry}.{row.name}" for r in reports for row in r.backends if row.status == "broken"
-    ]
-    if controls.strict and broken:
+    # Under strict mode (of the backend's host), a backend --load finds broken.
+    broken = {
+        f"{r.registry}.{row.name}": c.strict_variable
+        for r, c in zip(reports, controls, strict=True)
+        if c.strict
+        for row in r.backends
+        if row.status == "broken"
+    }
+    if broken:
+        variables = "=1, ".join(dict.fromkeys(broken.values()))
         err.write(
-            f"Error: {controls.strict_variable}=1 and {len(broken)} backend(s) cannot be "
+            f"Error: {variables}=1 and {len(broken)} backend(s) cannot be "
             f"loaded: {', '.join(broken)}\n"
         )
         return EXIT_PROBLEM

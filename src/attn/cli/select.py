@@ -1,21 +1,21 @@
-"""``attn select REGISTRY [--set KEY=VALUE ...] [--backend NAME] [--json]``: choose, and say why."""
+"""``attn select [REGISTRY] [--set KEY=VALUE ...] [--backend NAME] [--json]``: choose, say why."""
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from ._common import (
     EXIT_OK,
     EXIT_PROBLEM,
+    REGISTRY_HELP,
     SUMMARIES,
     UsageError,
+    add_registry_option,
     plugin_output_to,
-    select,
+    selected_registries,
     version_label,
 )
-
-# Not typing.TYPE_CHECKING: the commands do not import typing at run time.
-TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     import argparse
@@ -35,9 +35,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument(
         "registry",
+        nargs="?",
         metavar="REGISTRY",
-        help="a registry's class name or entry-point group, spelled exactly",
+        help=f"{REGISTRY_HELP} (may be left out when the command knows one registry only)",
     )
+    add_registry_option(parser)
     parser.add_argument(
         "--set",
         action="append",
@@ -51,7 +53,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def parse_settings(pairs: Sequence[str]) -> dict[str, object]:
+def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
     """``KEY=VALUE`` pairs as settings; a later KEY wins.
 
     Raises:
@@ -62,7 +64,7 @@ def parse_settings(pairs: Sequence[str]) -> dict[str, object]:
         key, equals, text = pair.partition("=")
         if not equals or not key.isidentifier():
             msg = f"--set expects KEY=VALUE with KEY an identifier, got {pair!r}"
-            raise UsageError(msg, "attn select")
+            raise UsageError(msg, prog)
         try:
             settings[key] = json.loads(text)
         except ValueError:
@@ -89,8 +91,12 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from attn.registry.selection import Candidate  # noqa: PLC0415
     from attn.registry.selection import select as choose  # noqa: PLC0415
 
-    settings = parse_settings(args.settings)
-    (registry,) = select([args.registry], "attn select")
+    settings = parse_settings(args.settings, args.prog)
+    registries = selected_registries(args, [*filter(None, [args.registry]), *args.selected])
+    if len(registries) != 1:
+        names = ", ".join(f"{r.__name__} ({r.group})" for r in registries)
+        raise UsageError(f"select needs one registry; name one of: {names}", args.prog)
+    (registry,) = registries
     try:
         with plugin_output_to(err):
             selection = choose(registry, args.backend, **settings)

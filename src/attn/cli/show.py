@@ -1,4 +1,4 @@
-"""``attn show NAME [--registry REGISTRY]``: one backend in detail, with every claimant."""
+"""``attn show NAME [--registry REGISTRY ...]``: one backend in detail, with every claimant."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from ._common import (
     EXIT_PROBLEM,
     SUMMARIES,
     Style,
+    add_registry_option,
     either,
     host_label,
     plugin_output_to,
-    select,
+    selected_registries,
     source,
     wrap,
 )
@@ -41,9 +42,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "default, kernel availability and every plugin that claims its name.",
     )
     parser.add_argument("name", metavar="NAME", help="the backend's name, e.g. FLASH_ATTN")
-    parser.add_argument(
-        "--registry", metavar="REGISTRY", help="a registry's class name or entry-point group"
-    )
+    add_registry_option(parser)
     parser.add_argument(
         "--load", action="store_true", help="import and check the backend (runs plugin code)"
     )
@@ -124,6 +123,7 @@ def _render(
     controls: Controls,
     *,
     loaded: bool,
+    root: str,
 ) -> list[str] | None:
     row = next((b for b in report.backends if b.name == name), None)
     claimants = [p for p in report.plugins if p.name == name]
@@ -132,7 +132,9 @@ def _render(
     lines = [style.bold(f"{name} in {report.registry} (entry-point group {report.group})")]
     if row is None:
         lines.append(
-            _field("status", "not in effect: no claimant is used; 'attn doctor' says how to fix it")
+            _field(
+                "status", f"not in effect: no claimant is used; '{root} doctor' says how to fix it"
+            )
         )
     else:
         lines.append(_field("path", row.path or "none: not registered"))
@@ -142,7 +144,7 @@ def _render(
         lines.append(_field("overridden", "yes" if row.overridden else "no"))
         status = style.word(row.status) + (f": {row.reason}" if row.reason else "")
         if row.status == "ok" and not loaded and row.origin == "plugin":
-            status += f" (not imported: 'attn show {name} --load' imports and checks it)"
+            status += f" (not imported: '{root} show {name} --load' imports and checks it)"
         lines.append(_field("status", status))
         lines.append(_field("kernel", _kernel(row)))
     if report.plugins_disabled:
@@ -168,7 +170,7 @@ def _suggestions(name: str, reports: Sequence[RegistryReport]) -> list[str]:
 
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print the backend *args* names in every registry that has it; return the exit code."""
-    registries = select([args.registry] if args.registry else [], "attn show")
+    registries = selected_registries(args, args.selected)
     with plugin_output_to(err):
         reports = [build_report(r, load=(args.name,) if args.load else False) for r in registries]
     style = Style(out)
@@ -176,7 +178,9 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     for registry, report in zip(registries, reports, strict=True):
         builtin = args.name in registry._attn_defaults
         controls = registry._attn_state.controls()
-        lines = _render(report, args.name, builtin, style, controls, loaded=args.load)
+        lines = _render(
+            report, args.name, builtin, style, controls, loaded=args.load, root=args.root
+        )
         if lines is not None:
             blocks.append("\n".join(lines))
     if blocks:
@@ -194,6 +198,8 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     close = _suggestions(args.name, reports)
     if close:
         message += f"Did you mean {either([repr(c) for c in close])}?\n"
-    message += "'attn doctor' checks the installed plugins and says how to fix what it finds.\n"
+    message += (
+        f"'{args.root} doctor' checks the installed plugins and says how to fix what it finds.\n"
+    )
     err.write(message)
     return EXIT_PROBLEM

@@ -13,9 +13,17 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 from attn.registry.loading import plugin_output_to
-from attn.registry.workers import WorkerState, capture_state
+from attn.registry.workers import WorkerState, _capture
 
-from ._common import EXIT_OK, SUMMARIES, UsageError, plural, registries, version_label
+from ._common import (
+    EXIT_OK,
+    SUMMARIES,
+    UsageError,
+    add_registry_option,
+    plural,
+    selected_registries,
+    version_label,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -37,13 +45,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Write this environment's resolved backends to FILE as JSON ('-' for stdout).",
     )
     save.add_argument("file", metavar="FILE", help="where to write the state ('-': stdout)")
+    add_registry_option(save)
 
 
 def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
-    """Write the state to the file (or stdout) and say so on stderr."""
-    registries()  # declare attn's registries: capture_state() takes those declared
+    """Write the state of the registries *args* name to the file (or stdout); say so on stderr."""
+    registries = selected_registries(args, args.selected)
     with plugin_output_to(err):
-        state = capture_state()
+        state = WorkerState(tuple(_capture(r) for r in registries))
     text = json.dumps({"attn_version": version_label(), **state.to_json()}, indent=2) + "\n"
     if args.file == "-":
         out.write(text)
@@ -53,11 +62,12 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             handle.write(text)
     except OSError as exc:
         msg = f"cannot write {args.file}: {exc.strerror or exc}"
-        raise UsageError(msg, "attn state save") from exc
+        raise UsageError(msg, args.prog) from exc
     backends = sum(len(r.backends) for r in state.registries)
     err.write(
         f"Saved {plural(backends, 'backend')} of {registries_label(len(state.registries))} "
-        f"to {args.file}; check another environment with 'attn doctor --against {args.file}'.\n"
+        f"to {args.file}; check another environment with "
+        f"'{args.root} doctor --against {args.file}'.\n"
     )
     return EXIT_OK
 

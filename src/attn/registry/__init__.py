@@ -16,7 +16,8 @@ class ToyBackendEnum(BackendEnum, group="toy.backends", host="toy",
 
 and gets lazy lookups with helpful errors, runtime registration, entry-point
 plugins (``[project.entry-points."toy.backends"]``) with version checks,
-conflict resolution and the ``TOY_*`` controls, and listing records.
+conflict resolution and the ``TOY_*`` controls, listing records (`build_report`)
+and doctor's findings (`diagnose`), and the ``attn`` commands (`attn.cli.main`).
 Nothing here imports the attention modules.
 """
 
@@ -46,7 +47,7 @@ from .errors import (
 
 # Listing, selection and workers load on first use: a lookup needs none of them.
 if TYPE_CHECKING:
-    from .listing import build_report
+    from .listing import build_report, diagnose
     from .selection import Candidate, Reason, Selection
     from .workers import WorkerState, apply_state, capture_state, ray_setup_hook
 
@@ -55,6 +56,7 @@ _LAZY = {
     "Reason": "selection",
     "Selection": "selection",
     "build_report": "listing",
+    "diagnose": "listing",
     "WorkerState": "workers",
     "apply_state": "workers",
     "capture_state": "workers",
@@ -87,6 +89,7 @@ __all__ = [
     "apply_state",
     "build_report",
     "capture_state",
+    "diagnose",
     "ray_setup_hook",
     "register",
 ]

@@ -352,7 +352,7 @@ def _write(file: str, data: bytes) -> None:
             os.unlink(temporary)
 
 
-def _key(host: str, groups: tuple[str, ...]) -> tuple[object, ...]:
+def _key(host: str, groups: tuple[str, ...], using: str) -> tuple[object, ...]:
     return (
         FORMAT,
         sys.executable,
@@ -362,7 +362,7 @@ def _key(host: str, groups: tuple[str, ...]) -> tuple[object, ...]:
         _HERE,
         host,
         groups,
-        reader(),
+        using,
     )
 
 
@@ -433,8 +433,8 @@ def _scan_stamps(
 _SHARED: dict[str, tuple[tuple[object, ...], HostScan]] = {}
 
 
-def _process_key(groups: Iterable[str]) -> tuple[object, ...]:
-    return (tuple(sorted(set(groups))), tuple(sys.path), os.getcwd(), reader())
+def _process_key(groups: Iterable[str], using: str) -> tuple[object, ...]:
+    return (tuple(sorted(set(groups))), tuple(sys.path), os.getcwd(), using)
 
 
 def host_scan(
@@ -455,7 +455,8 @@ def host_scan(
     """
     host_key = canonical_name(host)
     ordered = tuple(sorted(set(groups)))
-    process_key = _process_key(ordered)
+    using = reader(prefix)
+    process_key = _process_key(ordered, using)
     if not fresh:
         held = _SHARED.get(host_key)
         if held is not None and held[0] == process_key:
@@ -464,7 +465,7 @@ def host_scan(
     # Distributions from another finder cannot be checked with stat().
     use_cache = use_cache and standard_finders()
     folder = cache_folder() if use_cache else None
-    key = _key(host_key, ordered)
+    key = _key(host_key, ordered, using)
     file = None if folder is None else _file_name(folder, host_key, key)
     found = None
     if file is not None and not fresh:

@@ -56,8 +56,8 @@ __all__ = [
     "standard_finders",
 ]
 
-READER_VARIABLE = "ATTN_READER"
-"""Private switch for tests: ``reference`` reads through `importlib.metadata`."""
+READER_VARIABLE = "{prefix}_READER"
+"""Private switch for tests, per host: ``reference`` reads through `importlib.metadata`."""
 
 NEWEST_COVERED = (3, 13)
 """The newest Python on which the tests compare the fast reader with `importlib.metadata`."""
@@ -73,17 +73,18 @@ def covered(version: tuple[int, int]) -> bool:
     return version <= NEWEST_COVERED
 
 
-def reader() -> str:
-    """The reader that `scan()` uses: ``fast`` unless ``ATTN_READER=reference``.
+def reader(prefix: str = "ATTN") -> str:
+    """The reader a host's scans use: ``fast`` unless ``<PREFIX>_READER=reference``.
 
     On a Python newer than `NEWEST_COVERED`, always ``reference``.
 
     Raises:
-        AttnConfigError: ``ATTN_READER`` is set to something else.
+        AttnConfigError: ``<PREFIX>_READER`` is set to something else.
     """
-    value = os.environ.get(READER_VARIABLE, "").strip().lower() or "fast"
+    variable = READER_VARIABLE.format(prefix=prefix)
+    value = os.environ.get(variable, "").strip().lower() or "fast"
     if value not in {"fast", "reference"}:
-        raise AttnConfigError(READER_VARIABLE, value, "fast or reference")
+        raise AttnConfigError(variable, value, "fast or reference")
     return value if covered(sys.version_info[:2]) else "reference"
 
 

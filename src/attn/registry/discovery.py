@@ -25,6 +25,7 @@ from ._metadata import (
     EntryPointRecord,
     canonical_name,
     entry_point_pattern,
+    reader,
     scan,
 )
 from .compat import check_host_requirement
@@ -87,18 +88,18 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
     )
 
 
-#: Private: set by `attn.testing` while its fixture is active. A list of
+#: Private, per host: set by `attn.testing` while its fixture is active. A list of
 #: folders (``os.pathsep``-separated); only distributions found in them count as
 #: plugins (the host's own metadata is read wherever it is). Through the
 #: environment, subprocesses of a test see the same plugins as the test.
-TESTING_SITES_VARIABLE = "_ATTN_TESTING_SITES"
+TESTING_SITES_VARIABLE = "_{prefix}_TESTING_SITES"
 
 
 def only_testing_sites(
-    records: Sequence[DistributionRecord], host_key: str
+    records: Sequence[DistributionRecord], host_key: str, prefix: str
 ) -> Sequence[DistributionRecord]:
     """*records*, less the plugins outside `TESTING_SITES_VARIABLE`'s folders, if set."""
-    sites = os.environ.get(TESTING_SITES_VARIABLE)
+    sites = os.environ.get(TESTING_SITES_VARIABLE.format(prefix=prefix))
     if sites is None:
         return records
     allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
@@ -331,8 +332,10 @@ def looks_like_typo(candidate: str, group: str) -> bool:
     return difflib.SequenceMatcher(None, candidate.lower(), group.lower()).ratio() >= 0.85  # noqa: PLR2004
 
 
-def scan_host(host: str, groups: Iterable[str]) -> tuple[DistributionRecord, ...]:
+def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[DistributionRecord, ...]:
     """Scan ``sys.path`` once for every registry of *host* (its entry-point *groups*).
+
+    The reader is the one ``<PREFIX>_READER`` (of *prefix*) picks.
 
     Metadata is read for the host and for distributions with entry points in
     any of the groups or in a group that looks like a typo of one (and copies
@@ -343,7 +346,7 @@ def scan_host(host: str, groups: Iterable[str]) -> tuple[DistributionRecord, ...
     def wanted(ep: EntryPointRecord) -> bool:
         return ep.group in groups or any(looks_like_typo(ep.group, g) for g in groups)
 
-    return scan(wanted, also=(canonical_name(host),), kept_only=True)
+    return scan(wanted, also=(canonical_name(host),), kept_only=True, using=reader(prefix))
 
 
 def _rank(record: PluginRecord) -> tuple[int, str]:
@@ -559,8 +562,8 @@ def discover(
         # No entry-point discovery at all: the metadata is not even read.
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:
-        records = scan_host(host, groups)
-    records = only_testing_sites(records, host_key)
+        records = scan_host(host, groups, controls.prefix)
+    records = only_testing_sites(records, host_key, controls.prefix)
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
     dists, findings = deduplicate(records, relevant | {host_key})
     host_version = next((d.version for d in dists if d.key == host_key), None)

@@ -64,6 +64,24 @@ if hasattr(os, "register_at_fork"):  # not on Windows
     os.register_at_fork(after_in_child=_fresh_lock_in_child)
 
 
+class _Keyword:
+    """A read-only attribute of every registry class: the value of one of its class keywords."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, cls: BackendEnumMeta, owner: object = None) -> str:
+        value: str = getattr(cls._attn_state.config, self.name)
+        return value
+
+    def __set__(self, cls: BackendEnumMeta, value: object) -> None:
+        msg = f"{cls.__name__}.{self.name} is read-only"
+        raise AttributeError(msg)
+
+
 class BackendEnumMeta(enum.EnumMeta):
     """Metaclass of registries: name lookup runs discovery and explains failures."""
 
@@ -85,9 +103,10 @@ class BackendEnumMeta(enum.EnumMeta):
         register_hint: str | None = None,
         **kwds: Any,
     ) -> BackendEnumMeta:
-        # The API of the registry's bases (refresh, get_path, name, ...), derived
-        # from the classes, so that an attribute added to BackendEnum is covered.
-        api = {n for base in bases for k in base.__mro__ for n in vars(k) if n[0] != "_"}
+        # The API of the registry's bases (refresh, get_path, name, ...) and of the
+        # class itself (group, host, ...), derived from the classes, so that an
+        # attribute added to BackendEnum or to this metaclass is covered.
+        api = {n for k in (*bases, metacls) for c in k.__mro__ for n in vars(c) if n[0] != "_"}
         shadowing = [name for name in classdict._member_names if name in api]
         if shadowing:
             msg = (
@@ -135,6 +154,11 @@ class BackendEnumMeta(enum.EnumMeta):
         )
         _DECLARED[f"{new.__module__}:{new.__qualname__}"] = new
         return new
+
+    group = _Keyword("The entry-point group plugins declare (``attn.backends``).")
+    host = _Keyword("The host distribution, which plugins' ``Requires-Dist`` is checked against.")
+    noun = _Keyword("How messages name one backend (``attention backend``).")
+    env_prefix = _Keyword("The prefix of the registry's variables (``ATTN``: ``ATTN_PLUGINS``).")
 
     def __getitem__(cls, name: str) -> Any:
         """Return the member or plugin-added backend called *name*.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING
 
 from .backend import same_modules
@@ -11,14 +11,16 @@ from .enum import valid_names
 from .errors import AttnError, BackendLoadError, Code, describe, passes_through
 from .loading import resolve, try_load
 from .report import BackendRow, BackendStatus, Finding, RegistryReport
+from .table import Entry
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Iterator
 
     from .enum import BackendEnumMeta
     from .paths import ClassPath
+    from .report import DiscoveryResult
 
-__all__ = ["availability_problem", "build_report", "one_line"]
+__all__ = ["availability_problem", "build_report", "diagnose", "one_line"]
 
 _Outcome = tuple[type | None, BackendLoadError | None]
 
@@ -198,3 +200,92 @@ def build_report(
         misgrouped=result.misgrouped,
         unreadable=result.unreadable,
     )
+
+
+# -- doctor ---------------------------------------------------------------------------
+
+
+def _load_findings(
+    registry: BackendEnumMeta, result: DiscoveryResult, output: IO[str] | None
+) -> Iterator[Finding]:
+    """Import every built-in default and every merged plugin of *registry*; report failures."""
+    state = registry._attn_state
+    config, block = state.config, state.controls().block_variable
+    for name, default in registry._attn_defaults.items():
+        if default is None:
+            continue
+        _, exc = try_load(registry, name, None, output=output)
+        if exc is not None:
+            yield Finding(
+                "load-failure",
+                name,
+                f"the built-in {config.noun} {name!r} ({default.dotted}) cannot be loaded: "
+                f"{one_line(exc.detail)}",
+                f"reinstall {config.host} (pip install --force-reinstall {config.host}); "
+                "if that does not help, report a bug",
+            )
+    for plugin in result.used:
+        cls, exc = try_load(registry, plugin.name, Entry.from_plugin(plugin), output=output)
+        problem = availability_problem(cls) if cls is not None else None
+        if exc is None and problem is None:
+            continue
+        what = f"cannot be loaded: {one_line(exc.detail)}" if exc else f"loads, but {problem}"
+        yield Finding(
+            "load-failure",
+            plugin.name,
+            f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}",
+            f"fix or uninstall {plugin.distribution}, or block it with "
+            f"{block}={plugin.distribution}",
+            distribution=plugin.distribution,
+            version=plugin.distribution_version,
+            value=plugin.value,
+            plugin_code=True,
+        )
+
+
+def _registration_findings(registry: BackendEnumMeta, result: DiscoveryResult) -> Iterator[Finding]:
+    """Registrations plugin code made while it was imported, for names it does not declare."""
+    state = registry._attn_state
+    noun, block = state.config.noun, state.controls().block_variable
+    declared = {(p.name, p.distribution) for p in result.plugins}
+    for name, entry in state.snapshot().runtime.items():
+        distribution = entry.plugin_distribution
+        if distribution is None or (name, distribution) in declared:
+            continue
+        yield Finding(
+            "registered-by-plugin",
+            name,
+            f"plugin code of {entry.plugin_label} registered {name!r} = {entry.path.colon!r} at "
+            f"import, but {distribution} does not declare {name!r}: it replaces the {noun} "
+            "past attn's conflict checks and controls",
+            f"report it to {distribution}'s authors, and uninstall {distribution} or block it "
+            f"with {block}={distribution} until it is fixed",
+            distribution=distribution,
+            version=entry.plugin_version,
+            value=entry.path.colon,
+            plugin_code=True,
+        )
+
+
+def diagnose(
+    registry: BackendEnumMeta, *, load: bool = False, output: IO[str] | None = None
+) -> DiscoveryResult:
+    """What ``doctor`` finds about *registry*: its plugins, and every finding with its fix.
+
+    Discovery runs as the environment sets it (``<PREFIX>_PLUGINS``,
+    ``<PREFIX>_BLOCK_PLUGINS``, ...), without merging, warning or raising:
+    ``<PREFIX>_STRICT`` does not stop it at the first problem. Only metadata is
+    read, unless *load* is true: then every built-in default and every plugin
+    in effect is imported, and each import failure (and each registration
+    plugin code made at import for a name it does not declare) is a finding
+    too. What plugin code prints meanwhile goes to *output* when given.
+
+    The result's ``findings`` are `Finding`
+    records (``is_problem`` tells problems from notes), its ``plugins`` every
+    entry point of the registry's group with its status.
+    """
+    result = registry._attn_state.diagnose()
+    if not load:
+        return result
+    found = [*_load_findings(registry, result, output), *_registration_findings(registry, result)]
+    return replace(result, findings=(*result.findings, *found))

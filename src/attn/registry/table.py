@@ -352,7 +352,7 @@ class RegistryState:
             # Imported by the cold path only (and under _LOCK, so a fork waits for it).
             from .discovery import scan_host  # noqa: PLC0415
 
-            return scan_host(host, groups)
+            return scan_host(host, groups, self.config.env_prefix)
 
         return host_scan(host, groups, scan, prefix=self.config.env_prefix, fresh=fresh)
 

@@ -1,0 +1,426 @@
+"""Every command over another host's registry: ``--registry MODULE:CLASS``, ``main(registries=)``.
+
+The host, tinyinfer, is declared in this module (``test_hosts:SamplerEnum``, as
+``--registry`` names it); its distribution and plugins are real metadata on
+the test's site: tinyinfer-fast overrides GREEDY and adds FAST, tinyinfer-typo
+declares its sampler in a misspelt group.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import attn
+from attn.cli import main
+from attn.registry import Backend, BackendEnum
+from attn.registry.enum import state_of
+
+try:  # at collection, before each test's sys.path holds only attn and pytest
+    import jsonschema
+except ImportError:  # the test extra installs it
+    jsonschema = None
+
+REGISTRY = f"{__name__}:SamplerEnum"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "attn-list.schema.json"
+PROG = "tinyinfer plugins"
+
+
+class Sampler(Backend):
+    """What every tinyinfer sampler provides."""
+
+
+class Greedy(Sampler):
+    """The built-in greedy sampler."""
+
+
+class TopK(Sampler):
+    """The built-in top-k sampler."""
+
+
+class SamplerEnum(
+    BackendEnum, group="tinyinfer.samplers", host="tinyinfer", interface=Sampler, noun="sampler"
+):
+    GREEDY = f"{__name__}:Greedy"
+    TOP_K = f"{__name__}:TopK"
+    CUSTOM = None
+
+
+NOT_A_REGISTRY = 3
+
+PLUGIN = f"""
+from {__name__} import Sampler
+
+
+class FastGreedy(Sampler):
+    pass
+
+
+class Fast(Sampler):
+    pass
+"""
+
+
+@pytest.fixture(autouse=True)
+def _fresh_samplers():
+    state_of(SamplerEnum).reset()
+    yield
+    state_of(SamplerEnum).reset()
+
+
+@pytest.fixture
+def tinyinfer(site):
+    """tinyinfer 1.2.0 installed, with its plugins tinyinfer-fast and tinyinfer-typo."""
+    site.dist("tinyinfer", "1.2.0", requires=())
+    samplers = {"GREEDY": "tinyinfer_fast:FastGreedy", "FAST": "tinyinfer_fast:Fast"}
+    site.dist(
+        "tinyinfer-fast",
+        "0.3",
+        entry_points={"tinyinfer.samplers": samplers},
+        requires=("tinyinfer>=1.0",),
+    )
+    site.module("tinyinfer_fast", PLUGIN)
+    site.dist(
+        "tinyinfer-typo",
+        "0.1",
+        entry_points={"tinyinfer.sampler": {"TYPO": "t:T"}},
+        requires=("tinyinfer>=1.0",),
+    )
+    return site
+
+
+@pytest.fixture
+def run(capsys):
+    """Run the command in-process; return (exit code, stdout, stderr)."""
+
+    def run(*args: str, **kwargs: object) -> tuple[int, str, str]:
+        code = main(list(args), **kwargs)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
+
+
+@pytest.fixture
+def host(run):
+    """Run tinyinfer's own command: ``tinyinfer plugins ARGS``."""
+
+    def host(*args: str) -> tuple[int, str, str]:
+        return run(*args, registries=[SamplerEnum], prog=PROG)
+
+    return host
+
+
+def validate(document: dict) -> None:
+    if jsonschema is None:
+        pytest.skip("jsonschema is not installed")
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.validators.validator_for(schema)(schema).validate(document)
+
+
+# -- --registry MODULE:CLASS ----------------------------------------------------------
+
+
+def test_list_over_a_hosts_registry(run, tinyinfer):
+    """The host's table: its built-ins, the override, the added name and the misspelt group."""
+    code, out, err = run("list", "--registry", REGISTRY)
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "SamplerEnum (entry-point group tinyinfer.samplers)",
+        "NAME    ORIGIN   FROM                OVERRIDDEN  STATUS        AVAILABLE",
+        "GREEDY  plugin   tinyinfer-fast 0.3  yes         ok            unknown",
+        "TOP_K   builtin  tinyinfer           no          ok            yes",
+        "CUSTOM  builtin  tinyinfer           no          unregistered  -",
+        "FAST    plugin   tinyinfer-fast 0.3  no          ok            unknown",
+        (
+            "  CUSTOM: unregistered (no built-in default); 'attn show CUSTOM' says how to "
+            "register one."
+        ),
+        "Not read (misspelt entry-point group, a typo of 'tinyinfer.samplers'):",
+        "  TYPO from tinyinfer-typo 0.1, in group 'tinyinfer.sampler'",
+        "  'attn doctor' says how to fix it.",
+    ]
+
+
+def test_list_json_over_a_hosts_registry_follows_the_schema(run, tinyinfer):
+    """--json has the host's registry, rows and controls (its own prefix), as the schema says."""
+    code, out, _ = run("list", "--json", "--registry", REGISTRY)
+    document = json.loads(out)
+    validate(document)
+    (entry,) = document["registries"]
+    assert (code, entry["registry"], entry["group"]) == (0, "SamplerEnum", "tinyinfer.samplers")
+    assert [(b["name"], b["origin"]) for b in entry["backends"]] == [
+        ("GREEDY", "plugin"),
+        ("TOP_K", "builtin"),
+        ("CUSTOM", "builtin"),
+        ("FAST", "plugin"),
+    ]
+    assert sorted(document["controls"]) == [
+        "TINYINFER_BLOCK_PLUGINS",
+        "TINYINFER_DISABLE_PLUGINS",
+        "TINYINFER_PLUGINS",
+        "TINYINFER_PREFER",
+        "TINYINFER_STRICT",
+    ]
+
+
+def test_registry_names_match_imported_registries_too(run, tinyinfer):
+    """REGISTRY picks the imported registry by group or class name, beside attn's own."""
+    code, out, _ = run("list", "tinyinfer.samplers", "SamplerEnum", "--registry", REGISTRY)
+    assert (code, out.count("(entry-point group")) == (0, 1)
+    code, out, _ = run("list", "AttentionBackendEnum", "--registry", REGISTRY)
+    headings = [line for line in out.splitlines() if "(entry-point group" in line]
+    assert headings == [
+        "AttentionBackendEnum (entry-point group attn.backends)",
+        "SamplerEnum (entry-point group tinyinfer.samplers)",
+    ]
+
+
+def test_show_over_a_hosts_registry(run, tinyinfer):
+    """show NAME --registry MODULE:CLASS shows that registry only, with the override's claimant."""
+    code, out, _ = run("show", "GREEDY", "--registry", REGISTRY)
+    assert code == 0
+    assert out.splitlines()[:5] == [
+        "GREEDY in SamplerEnum (entry-point group tinyinfer.samplers)",
+        "  path:          tinyinfer_fast.FastGreedy",
+        "  origin:        plugin, from tinyinfer-fast 0.3",
+        "  default:       test_hosts.Greedy (built-in)",
+        "  overridden:    yes",
+    ]
+    assert "  - tinyinfer-fast 0.3: used" in out.splitlines()
+    assert "AttentionBackendEnum" not in out
+
+
+def test_doctor_finds_a_typo_of_the_hosts_own_group(run, tinyinfer):
+    """doctor --registry checks that registry: a misspelling of tinyinfer.samplers is a problem."""
+    code, out, _ = run("doctor", "--registry", REGISTRY)
+    assert code == 1
+    assert out.startswith(
+        "problem (typo-group, tinyinfer.samplers): tinyinfer-typo declares entry points in group\n"
+        "    'tinyinfer.sampler', which looks like a typo of 'tinyinfer.samplers'"
+    )
+    assert out.endswith("attn doctor: 1 problem (1 group, 2 plugin entry points).\n")
+
+
+def test_doctor_load_imports_the_hosts_backends(run, tinyinfer):
+    """--load imports the host's built-ins and plugins; the JSON counts its group only."""
+    code, out, _ = run("doctor", "--registry", REGISTRY, "--load", "--json")
+    document = json.loads(out)
+    assert (code, document["groups"], document["problems"]) == (1, ["tinyinfer.samplers"], 1)
+    assert [f["kind"] for f in document["findings"]] == ["typo-group"]
+
+
+def test_select_over_a_hosts_registry(run, tinyinfer):
+    """select --registry MODULE:CLASS needs no REGISTRY: the override of GREEDY is chosen."""
+    code, out, _ = run("select", "--registry", REGISTRY, "--json")
+    document = json.loads(out)
+    assert (code, document["registry"], document["chosen"]) == (0, "SamplerEnum", "GREEDY")
+    assert document["tried"][0]["distribution"] == "tinyinfer-fast"
+
+
+def test_select_needs_one_registry(run):
+    """Without REGISTRY, attn's two registries are one too many: a usage error naming both."""
+    assert run("select") == (
+        2,
+        "",
+        (
+            "Error: select needs one registry; name one of: AttentionBackendEnum (attn.backends), "
+            "MLAPrefillBackendEnum (attn.mla_prefill_backends)\n"
+            "Try 'attn select --help' for help.\n"
+        ),
+    )
+
+
+def test_state_save_and_doctor_against_a_hosts_registry(run, tinyinfer, tmp_path):
+    """state save --registry saves that registry only; doctor --against with it agrees."""
+    path = str(tmp_path / "node.json")
+    code, _, err = run("state", "save", path, "--registry", REGISTRY)
+    assert (code, err) == (
+        0,
+        (
+            f"Saved 4 backends of 1 registry to {path}; check another environment with "
+            f"'attn doctor --against {path}'.\n"
+        ),
+    )
+    saved = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert [r["registry"] for r in saved["registries"]] == ["SamplerEnum"]
+    code, out, _ = run("doctor", "--against", path, "--registry", REGISTRY)
+    assert (code, out) == (
+        0,
+        (
+            f"attn doctor: this environment resolves all 4 backends of 1 registry like the state "
+            f"in {path}.\n"
+        ),
+    )
+
+
+def test_each_hosts_controls_are_its_own(run, tinyinfer, monkeypatch):
+    """ATTN_DISABLE_PLUGINS leaves tinyinfer's plugins alone; TINYINFER_DISABLE_PLUGINS is its."""
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    _, out, _ = run("list", "--registry", REGISTRY, "--registry", "AttentionBackendEnum")
+    assert out.count("Plugins are disabled") == 1
+    assert "GREEDY  plugin" in out
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "0")
+    monkeypatch.setenv("TINYINFER_DISABLE_PLUGINS", "1")
+    SamplerEnum.refresh()  # the controls apply at discovery, once per process
+    _, out, _ = run("list", "--registry", REGISTRY)
+    assert "Plugins are disabled (TINYINFER_DISABLE_PLUGINS is set)" in out
+
+
+# -- bad --registry values ------------------------------------------------------------
+
+VALID = (
+    "valid registries are: AttentionBackendEnum (attn.backends), "
+    "MLAPrefillBackendEnum (attn.mla_prefill_backends), or another host's as MODULE:CLASS"
+)
+EXPECTED = "expected MODULE:CLASS, such as 'attn.backends:AttentionBackendEnum'"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("nope", f"unknown registry 'nope'; {VALID}"),
+        ("mod:", f"invalid registry 'mod:': no class after ':'; {EXPECTED}"),
+        (":Cls", f"invalid registry ':Cls': no module before ':'; {EXPECTED}"),
+        (
+            "a-b:Cls",
+            f"invalid registry 'a-b:Cls': 'a-b' is not a dotted module name; {EXPECTED}",
+        ),
+        (
+            "no_such_host:Cls",
+            (
+                "cannot import registry 'no_such_host:Cls': ModuleNotFoundError: "
+                "No module named 'no_such_host'"
+            ),
+        ),
+        (
+            "raising_host:Cls",
+            "cannot import registry 'raising_host:Cls': RuntimeError: tinyinfer needs a GPU",
+        ),
+        (
+            f"{__name__}:Missing",
+            (
+                f"cannot import registry '{__name__}:Missing': AttributeError: module "
+                f"'{__name__}' has no attribute 'Missing'"
+            ),
+        ),
+        (
+            f"{__name__}:NOT_A_REGISTRY",
+            (
+                f"invalid registry '{__name__}:NOT_A_REGISTRY': it is 3, not a BackendEnum with a "
+                "group"
+            ),
+        ),
+        (
+            "attn.registry:BackendEnum",
+            (
+                "invalid registry 'attn.registry:BackendEnum': it is <enum 'BackendEnum'>, not a "
+                "BackendEnum with a group"
+            ),
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "command",
+    [["list"], ["show", "GREEDY"], ["doctor"], ["select"], ["state", "save", "-"]],
+    ids=lambda c: c[0],
+)
+def test_a_bad_registry_is_a_usage_error(run, site, command, value, message):
+    """Each command exits 2 naming the value and the cause, with no traceback."""
+    site.module("raising_host", "raise RuntimeError('tinyinfer needs a GPU')\n")
+    hint = f"Try 'attn {' '.join(command[:2] if command[0] == 'state' else command[:1])} --help'"
+    assert run(*command, "--registry", value) == (2, "", f"Error: {message}\n{hint} for help.\n")
+
+
+# -- attn.cli.main(registries=..., prog=...) --------------------------------------------
+
+
+def test_a_host_command_lists_its_registries_only(host, tinyinfer):
+    """`tinyinfer plugins list` lists SamplerEnum, and its hints name the host's command."""
+    code, out, _ = host("list")
+    assert code == 0
+    assert out.splitlines()[0] == "SamplerEnum (entry-point group tinyinfer.samplers)"
+    assert "'tinyinfer plugins show CUSTOM' says how to register\n    one." in out
+    assert "'tinyinfer plugins doctor' says how to fix it." in out
+    assert "AttentionBackendEnum" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "usage"),
+    [
+        (["--help"], "usage: tinyinfer plugins [-h] [--version] COMMAND ...\n"),
+        (["show", "--help"], "usage: tinyinfer plugins show [-h] [--registry REGISTRY] [--load]"),
+    ],
+)
+def test_a_host_commands_help_names_it(host, args, usage):
+    """--help shows prog in the usage lines."""
+    code, out, _ = host(*args)
+    assert (code, out.startswith(usage)) == (0, True)
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "hint"),
+    [
+        (
+            ["lsit"],
+            (
+                "unknown command 'lsit'; the commands are: list, show, doctor, select, "
+                "state. Did you mean 'list'?"
+            ),
+            "tinyinfer plugins",
+        ),
+        (["list", "--bogus"], "unrecognized arguments: --bogus", "tinyinfer plugins list"),
+        (
+            ["list", "AttentionBackendEnum"],
+            (
+                "unknown registry 'AttentionBackendEnum'; valid registries are: SamplerEnum "
+                "(tinyinfer.samplers), or another host's as MODULE:CLASS"
+            ),
+            "tinyinfer plugins list",
+        ),
+        (
+            ["state", "save"],
+            "the following arguments are required: FILE",
+            "tinyinfer plugins state save",
+        ),
+    ],
+)
+def test_a_host_commands_usage_errors_name_it(host, args, message, hint):
+    """Usage errors exit 2 with attn's message and a hint to the host command's help."""
+    assert host(*args) == (2, "", f"Error: {message}\nTry '{hint} --help' for help.\n")
+
+
+def test_a_host_commands_doctor_and_show(host, tinyinfer):
+    """doctor and show speak of the host's command; select needs no REGISTRY."""
+    code, out, _ = host("doctor")
+    assert (code, out.splitlines()[-1]) == (
+        1,
+        "tinyinfer plugins doctor: 1 problem (1 group, 2 plugin entry points).",
+    )
+    assert "Run 'tinyinfer plugins doctor --load' to import every backend" in out
+    code, _, err = host("show", "SLOW")
+    assert (code, err.splitlines()[-1]) == (
+        1,
+        (
+            "'tinyinfer plugins doctor' checks the installed plugins and says how to fix what it "
+            "finds."
+        ),
+    )
+    code, out, _ = host("select")
+    assert (code, out.splitlines()[0]) == (0, "GREEDY chosen for no settings:")
+
+
+def test_main_refuses_what_is_not_a_registry():
+    """registries= takes registry classes only: anything else is the host's bug, a TypeError."""
+    with pytest.raises(TypeError, match=r"^main\(registries=\.\.\.\) expects registry classes"):
+        main(["list"], registries=[attn.registry.BackendEnum])
+
+
+def test_what_the_hosts_module_prints_stays_out_of_json(run, site):
+    """Importing MODULE is running its code: what it prints goes to stderr, --json stays JSON."""
+    site.module("chatty_host", f"print('hello from the host')\nfrom {__name__} import *\n")
+    code, out, err = run("list", "--json", "--registry", "chatty_host:SamplerEnum")
+    assert (code, json.loads(out)["registries"][0]["registry"]) == (0, "SamplerEnum")
+    assert "hello from the host" in err

@@ -1,0 +1,43 @@
+"""``attn.registry.diagnose``: doctor's check of one registry, for a host's own tools."""
+
+from __future__ import annotations
+
+import pytest
+
+import attn
+from attn.registry import AttnError, Code, diagnose
+
+GROUP = "attn.backends"
+
+
+@pytest.fixture
+def problems(plugin_module, site):
+    """An incompatible plugin, and a compatible one whose module fails at import."""
+    site.dist("old-attn", entry_points={GROUP: {"OLD": "plug.mod:Backend"}}, requires=["attn>=99"])
+    site.dist("broken-attn", entry_points={GROUP: {"BROKEN": "broken:B"}})
+    site.module("broken", "raise RuntimeError('always fails at import')\n")
+
+
+def test_diagnose_reports_what_strict_mode_raises(problems, monkeypatch):
+    """Under ATTN_STRICT=1 a lookup raises; diagnose reports the problem and merges nothing."""
+    monkeypatch.setenv("ATTN_STRICT", "1")
+    with pytest.raises(AttnError):
+        attn.AttentionBackendEnum.lookup("FLASH_ATTN")
+    result = diagnose(attn.AttentionBackendEnum)
+    assert [(f.kind, f.subject) for f in result.findings] == [(Code.INCOMPATIBLE, "OLD")]
+    assert {p.name: p.status for p in result.plugins} == {"OLD": "incompatible", "BROKEN": "used"}
+
+
+def test_diagnose_load_imports_every_backend(problems):
+    """load=True adds the import failure of a plugin in effect, as plugin code's doing."""
+    result = diagnose(attn.AttentionBackendEnum, load=True)
+    (failure,) = [f for f in result.findings if f.kind is Code.LOAD_FAILURE]
+    assert (failure.subject, failure.distribution, failure.plugin_code) == (
+        "BROKEN",
+        "broken-attn",
+        True,
+    )
+    assert "RuntimeError: always fails at import" in failure.message
+    assert not [
+        f for f in diagnose(attn.AttentionBackendEnum).findings if f.kind is Code.LOAD_FAILURE
+    ]
