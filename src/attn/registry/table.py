@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
-from ._cache import Outcome, environment_key, forget, host_scan
+from ._cache import Outcome, environment_key, forget, host_scan, result_data
 from .controls import Controls, read_controls
 from .errors import (
     Code,
@@ -130,21 +130,13 @@ class Snapshot:
 
 
 @dataclass(frozen=True, slots=True)
-class _Warm:
-    """A merge taken from the cache's outcome: enough to rebuild its result on demand."""
-
-    scan: HostScan
-    controls: Controls
-    outcome: Outcome
-
-
-@dataclass(frozen=True, slots=True)
 class _Layers:
     """The whole mutable state of a registry, replaced (never changed) at once.
 
     ``result`` is the discovery result; after a merge from the cache it is
-    built on first need from ``warm``, which then stands for the discovery
-    (``generation``) so plugin-added backends keep their identity.
+    built on first need from ``warm``, the cached outcome the table came from,
+    which then stands for the discovery (``generation``) so plugin-added
+    backends keep their identity.
     """
 
     result: DiscoveryResult | None = None
@@ -152,7 +144,7 @@ class _Layers:
     runtime: Mapping[str, Entry] = field(default_factory=dict)
     table: Mapping[str, Entry] = field(default_factory=dict)
     cleared: frozenset[str] = frozenset()
-    warm: _Warm | None = None
+    warm: Outcome | None = None
 
     @property
     def discovered_yet(self) -> bool:
@@ -296,12 +288,9 @@ class RegistryState:
             layers = self._layers
             if layers.result is not None:
                 return layers.result
-            # Merged from the cache: its result was cached with the merge (else
-            # the pipeline runs over the cached scan with that merge's controls;
-            # no scan, no warning again).
-            warm = layers.warm
-            assert warm is not None  # noqa: S101 - ready() merged, from a scan or the cache
-            result = warm.outcome.discovery() or self._pipeline(warm.controls, warm.scan)
+            # Merged from the cache: the result the table's entries came from.
+            assert layers.warm is not None  # noqa: S101 - ready() merged, from a scan or the cache
+            result = layers.warm.discovery()
             self._layers = replace(layers, result=result)
             return result
 
@@ -418,21 +407,7 @@ class RegistryState:
             )
             for finding in result.unreadable
         ]
-        entries = tuple(
-            (
-                p.name,
-                p.path.module,
-                p.path.qualname,
-                p.distribution,
-                p.distribution_version,
-                p.value,
-            )
-            for p in result.used
-            if p.path is not None
-        )
-        from .report import result_data  # noqa: PLC0415 - as scan_host, the cold path only
-
-        return Outcome(entries, tuple(warned), error, result_data(result))
+        return Outcome(tuple(warned), error, result_data(result))
 
     def _merge(self, *, fresh: bool = False) -> None:
         controls = self.controls()
@@ -451,7 +426,7 @@ class RegistryState:
                 if outcome.error is None:  # a failing merge is worked out again each time
                     scan.remember(self.config.group, context, outcome)
             else:
-                outcome, warm = cached, _Warm(scan, controls, cached)
+                outcome = warm = cached
         if outcome.error is not None:
             message, problems = outcome.error
             raise PluginProblemError(message, problems=problems)
@@ -459,7 +434,7 @@ class RegistryState:
             _warn(outcome.warnings)
         discovered = {
             name: Entry(name, ClassPath(module, qualname), "plugin", dist, version, value)
-            for name, module, qualname, dist, version, value in outcome.entries
+            for name, module, qualname, dist, version, value in outcome.entries()
         }
         runtime = self._layers.runtime
         self._layers = _Layers(result, discovered, runtime, {**discovered, **runtime}, warm=warm)
