@@ -425,6 +425,69 @@ def test_empty_metadata_folder_alone_is_listed_invalid(site, run_discovery):
     )
 
 
+SCRIPTS = {"console_scripts": {"tool": "tool.cli:main"}}
+
+
+def test_a_second_copy_of_a_distribution_that_is_no_plugin_is_a_note(sites, run_discovery):
+    """Copies of a distribution with entry points in other groups only are a note, saying so."""
+    first, second = sites.new("first"), sites.new("second")
+    good = first.dist("tool", "2.0", entry_points=SCRIPTS)
+    old = second.dist("tool", "1.0", entry_points=SCRIPTS)
+    empty = second.dist("tool", "0.5", entry_points=SCRIPTS, metadata=False)
+    result = run_discovery()
+    assert result.plugins == ()
+    assert result.findings == (
+        Finding(
+            "non-plugin-copy",
+            "tool",
+            f"tool is installed twice: 2.0 at {good} (used) and 1.0 at {old} (ignored); it "
+            "declares no entry point in the registry's groups, so no backend comes from it",
+            f"nothing to do for attn; to tidy up, delete {old}, or uninstall both copies "
+            "(pip uninstall tool, twice) and reinstall",
+        ),
+        Finding(
+            "non-plugin-copy",
+            "tool",
+            f"tool: the metadata copy at {empty} cannot be used (no METADATA or PKG-INFO file); "
+            f"attn uses {good}; it declares no entry point in the registry's groups, so no "
+            "backend comes from it",
+            f"nothing to do for attn; to tidy up, delete {empty} (left behind by an "
+            "interrupted install)",
+        ),
+    )
+    assert not any(f.is_problem for f in result.findings)
+
+
+@pytest.mark.parametrize("group", [GROUP, "attn.backend"], ids=["its-group", "a-typo-of-it"])
+def test_a_second_copy_of_a_plugin_distribution_stays_a_problem(sites, run_discovery, group):
+    """A plugin declaring entry points in the group, or in a typo of it, installed twice."""
+    first, second = sites.new("first"), sites.new("second")
+    for site, version in ((first, "2.0"), (second, "1.0")):
+        site.dist("plug", version, entry_points={group: {"A": "m:A"}, **SCRIPTS})
+    assert "duplicate-metadata" in kinds(run_discovery())
+
+
+def test_a_second_copy_of_a_sibling_registrys_plugin_is_that_registrys_problem(
+    sites, run_discovery
+):
+    """Copies of a plugin of the other registry only are reported there, not here."""
+    first, second = sites.new("first"), sites.new("second")
+    for site, version in ((first, "2.0"), (second, "1.0")):
+        site.dist("plug", version, entry_points={MLA: {"A": "m:A"}})
+    assert kinds(run_discovery()) == []
+    assert kinds(run_discovery(group=MLA)) == ["duplicate-metadata"]
+
+
+def test_a_second_copy_of_the_host_is_a_problem(sites, run_discovery):
+    """The host itself installed twice (a stale attn copy) is a problem for every registry."""
+    first, second = sites.new("first"), sites.new("second")
+    first.dist("attn", VERSION, requires=())
+    second.dist("attn", "0.0.5", requires=())
+    found = run_discovery().findings
+    assert {f.kind for f in found} == {"duplicate-metadata"}
+    assert all(f.is_problem for f in found)
+
+
 def test_unreadable_entry_points_are_reported(site, run_discovery):
     """A distribution whose entry_points.txt cannot be read is reported."""
     info = site.dist("plug", raw_entry_points=f"[{GROUP}]\nno equals sign here\n")

@@ -67,7 +67,7 @@ def test_every_finding_kind_is_a_code():
 
 
 @pytest.mark.parametrize("kind", get_args(FindingKind))
-def test_only_the_two_notes_let_doctor_pass(kind):
-    """doctor fails on every kind of finding except the two notes."""
+def test_only_the_notes_let_doctor_pass(kind):
+    """doctor fails on every kind of finding except the three notes."""
     finding = Finding(kind, "subject", "message", "fix")
-    assert finding.is_problem is (kind not in {"case-collision", "preferred"})
+    assert finding.is_problem is (kind not in {"case-collision", "preferred", "non-plugin-copy"})

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 from collections import defaultdict
+from dataclasses import replace
 from os.path import realpath
 from typing import TYPE_CHECKING
 
@@ -31,7 +32,7 @@ from .paths import ClassPath, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
     from ._metadata import Problem
     from .compat import HostRequirement
@@ -177,8 +178,16 @@ def _unusable_fix(where: str, name: str, problem: Problem, *, reinstall: bool = 
     return f"{fix}, or reinstall {name}" if reinstall else fix
 
 
-def deduplicate(  # noqa: C901 - one branch per kind of copy
-    records: Sequence[DistributionRecord], relevant: Iterable[str]
+def _declares(records: Iterable[DistributionRecord], group: str) -> bool:
+    """Whether some copy declares entry points in *group* or in a group that looks like its typo."""
+    declared = {ep.group for record in records for ep in record.entry_points}
+    return any(g == group or looks_like_typo(g, group) for g in declared)
+
+
+def deduplicate(
+    records: Sequence[DistributionRecord],
+    relevant: Iterable[str],
+    groups: Sequence[str] = (),
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution: the first usable one on ``sys.path``.
 
@@ -187,8 +196,12 @@ def deduplicate(  # noqa: C901 - one branch per kind of copy
     only copies are unusable is kept (its first copy) when it declares entry
     points in a *relevant* group, so that they are listed as ``invalid``;
     otherwise it is dropped. Losing copies of the *relevant* distributions (and
-    of any with entry points) are reported,
-    except the egg-info an editable setuptools install leaves in its source.
+    of any with entry points) are reported, except the egg-info an editable
+    setuptools install leaves in its source. With *groups* (the registry's
+    group, then its siblings), those of a distribution that declares no entry
+    point in the first group or a typo of it are a note when it declares none
+    in a sibling group either (no backend comes from it), and are left to the
+    sibling registry when it does.
     """
     relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
@@ -197,57 +210,78 @@ def deduplicate(  # noqa: C901 - one branch per kind of copy
             copies[record.key].append(record)
     chosen: dict[str, DistributionRecord] = {}
     findings: list[Finding] = []
-    for key, group in copies.items():
-        winner = next((r for r in group if r.metadata_problem is None), None)
+    for key, found in copies.items():
+        winner = next((r for r in found if r.metadata_problem is None), None)
         if winner is not None:
             chosen[key] = winner
-        elif key in relevant and any(r.entry_points for r in group):
-            chosen[key] = next(r for r in group if r.entry_points)
+        elif key in relevant and any(r.entry_points for r in found):
+            chosen[key] = next(r for r in found if r.entry_points)
             continue  # its entry points are listed as invalid, with the reason
-        if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in group):
+        if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in found):
             continue
-        # realpath() only for a name found twice: it costs a system call per folder.
-        seen_real = set() if winner is None or len(group) < 2 else {realpath(winner.location)}  # noqa: PLR2004
-        for other in group:
-            if other is winner:
-                continue
-            problem = other.metadata_problem
-            if problem is not None:
-                if winner is None:
-                    message = (
-                        f"{other.name}: the metadata copy at {other.location} cannot be used "
-                        f"({problem}); attn does not use it"
-                    )
-                else:
-                    message = (
-                        f"{winner.name}: the metadata copy at {other.location} cannot be used "
-                        f"({problem}); attn uses {winner.location}"
-                    )
-                fix = _unusable_fix(other.location, other.name, problem, reinstall=winner is None)
-                findings.append(Finding("empty-metadata", (winner or other).name, message, fix))
-                continue
-            assert winner is not None  # noqa: S101 - a usable copy wins before any other
-            real = realpath(other.location)
-            # The same folder reached twice (a lib64 -> lib link), or an editable
-            # install's own egg-info in its source folder: one install, not two.
-            if real in seen_real or _build_residue(winner, other):
-                continue
-            seen_real.add(real)
-            findings.append(
-                Finding(
-                    kind="duplicate-metadata",
-                    subject=winner.name,
-                    message=(
-                        f"{winner.name} is installed twice: {winner.version} at "
-                        f"{winner.location} (used) and {other.version} at {other.location} "
-                        "(ignored)"
-                    ),
-                    fix=f"delete {other.location}, or uninstall both copies "
-                    f"(pip uninstall {winner.name}, twice) and reinstall",
+        note = bool(groups) and not (
+            key in relevant
+            or any(r.entry_points_problem for r in found)
+            or _declares(found, groups[0])
+        )
+        if note and any(_declares(found, sibling) for sibling in groups[1:]):
+            continue  # a plugin of a sibling registry: that registry reports it
+        for finding in _losing_copies(found, winner):
+            if note:
+                finding = replace(  # noqa: PLW2901 - the same finding, as a note
+                    finding,
+                    kind=Code.NON_PLUGIN_COPY,
+                    message=f"{finding.message}; it declares no entry point in the registry's "
+                    "groups, so no backend comes from it",
+                    fix=f"nothing to do for attn; to tidy up, {finding.fix}",
                 )
-            )
+            findings.append(finding)
     order = {id(r): i for i, r in enumerate(records)}
     return tuple(sorted(chosen.values(), key=lambda r: order[id(r)])), tuple(findings)
+
+
+def _losing_copies(
+    found: Sequence[DistributionRecord], winner: DistributionRecord | None
+) -> Iterator[Finding]:
+    """What is wrong with each copy of one distribution that does not win."""
+    # realpath() only for a name found twice: it costs a system call per folder.
+    seen_real = set() if winner is None or len(found) < 2 else {realpath(winner.location)}  # noqa: PLR2004
+    for other in found:
+        if other is winner:
+            continue
+        problem = other.metadata_problem
+        if problem is not None:
+            if winner is None:
+                message = (
+                    f"{other.name}: the metadata copy at {other.location} cannot be used "
+                    f"({problem}); attn does not use it"
+                )
+            else:
+                message = (
+                    f"{winner.name}: the metadata copy at {other.location} cannot be used "
+                    f"({problem}); attn uses {winner.location}"
+                )
+            fix = _unusable_fix(other.location, other.name, problem, reinstall=winner is None)
+            yield Finding("empty-metadata", (winner or other).name, message, fix)
+            continue
+        assert winner is not None  # noqa: S101 - a usable copy wins before any other
+        real = realpath(other.location)
+        # The same folder reached twice (a lib64 -> lib link), or an editable
+        # install's own egg-info in its source folder: one install, not two.
+        if real in seen_real or _build_residue(winner, other):
+            continue
+        seen_real.add(real)
+        yield Finding(
+            kind="duplicate-metadata",
+            subject=winner.name,
+            message=(
+                f"{winner.name} is installed twice: {winner.version} at "
+                f"{winner.location} (used) and {other.version} at {other.location} "
+                "(ignored)"
+            ),
+            fix=f"delete {other.location}, or uninstall both copies "
+            f"(pip uninstall {winner.name}, twice) and reinstall",
+        )
 
 
 def _separator(char: str) -> bool:
@@ -560,7 +594,7 @@ def discover(
         records = scan_host(host, groups)
     records = only_testing_sites(records, host_key)
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
-    dists, findings = deduplicate(records, relevant | {host_key})
+    dists, findings = deduplicate(records, relevant | {host_key}, (group, *sibling_groups))
     host_version = next((d.version for d in dists if d.key == host_key), None)
 
     typo_findings = [

@@ -35,6 +35,7 @@ FindingKind: TypeAlias = Literal[
     "duplicate-metadata",
     "unmatched-selection",
     "case-collision",
+    "non-plugin-copy",
     "load-failure",
     "registered-by-plugin",
 ]
