@@ -745,6 +745,22 @@ def test_looks_like_typo(candidate, typo):
     assert looks_like_typo(candidate, GROUP) is typo
 
 
+@pytest.mark.parametrize(
+    ("candidate", "typo"), [("tinyhost.kernels.xyz", True), ("tinyhost.kernels.wxyz", False)]
+)
+def test_the_typo_threshold_includes_its_bound(candidate, typo):
+    """A close spelling exactly at the threshold (ratio 0.85) is a typo; one just below is not."""
+    assert looks_like_typo(candidate, "tinyhost.kernels.abc") is typo
+
+
+def test_the_hosts_own_entry_points_are_not_plugins(sites, run_discovery):
+    """Entry points the host distribution itself declares in its group are never plugins."""
+    own = sites.new("host")
+    own.dist("attn", VERSION, entry_points=eps(OWN="attn.own:B"), requires=())
+    sites.new("plugins").dist("plug", entry_points=eps(PLUG="plug.m:B"))
+    assert [p.name for p in run_discovery().plugins] == ["PLUG"]
+
+
 @pytest.mark.parametrize("group", TYPOS)
 def test_typo_group_is_reported(site, run_discovery, group):
     """A distribution declaring a near miss of attn's group is reported and not read."""

@@ -229,6 +229,7 @@ def env_odd_metadata(sites, tmp_path):
         "continued": "  Name: continued\nName: second\nVersion:   3  \n",
         "no-newline": "Name: no-newline\nVersion: 4",
         "unicode": "Name: unicode\nVersion: 1\nSummary: caf\u00e9 \u2028 x\nRequires-Dist: attn\n",
+        "tabbed": "Name:\ttabbed\nVersion:\t 1\nRequires-Dist:\tattn>=0.1\n",
     }
     for key, text in texts.items():
         info = plugin(site, key, metadata=False)
@@ -246,6 +247,9 @@ def env_odd_entry_points(sites, tmp_path):
         "brackets": "[[attn.backends]]\nA = a:A\n[ attn.backends ]\nB = b:B\n",
         "unicode-eps": "[attn.backends]\nA\u2028B = a:A\n",
         "blank": "",
+        "bom-eps": "\ufeff[attn.backends]\nA = a:A\n[attn.backends]\nB = b:B\n",
+        "unclosed": "[attn.backends]\nA = a:A\n[attn.mla_prefill_backends\nB = b:B\n",
+        "unopened": "attn.backends]\nA = a:A\n[attn.backends]\nB = b:B\n",
     }
     for key, text in texts.items():
         site.dist(key, raw_entry_points=text)
@@ -271,6 +275,10 @@ def env_relative_entries(sites, tmp_path):
     plugin(sites.new("here"), "dotted-entry")
     sys.path[0:0] = ["", "cwd-site", "./cwd-site/", f"{site.root.name}", "missing-folder"]
     sys.path.append(str(tmp_path) + "//" + site.root.name + "/.")
+    # pathlib keeps a leading "//" (POSIX leaves its meaning to the system), not "///".
+    rooted = sites.new("rooted")
+    plugin(rooted, "rooted")
+    sys.path += ["/" + str(rooted.root), "//" + str(rooted.root)]
 
 
 def env_zip(sites, tmp_path):
