@@ -126,6 +126,8 @@ def _reference_entry_points(dist: Distribution, local: str | None) -> EntryPoint
     """The entry points Python reads, and why it misses some or all of them, if it does."""
     # What Python cannot read whole (it stays silent on some of it): attn's reader says which.
     problem = None if local is None else local_entry_points(local)[1]
+    if problem is not None and problem.code is Code.READ_ERROR:
+        return (), problem  # Python reads nothing either (or waits forever, on a FIFO)
     try:
         eps = tuple(EntryPointRecord(ep.group, ep.name, ep.value) for ep in dist.entry_points)
     except BaseException as exc:
