@@ -232,6 +232,24 @@ def test_names_are_case_sensitive(site, run_discovery):
     )
 
 
+def test_a_fullwidth_name_equal_to_a_builtin_under_nfkc_gets_a_note(site, run_discovery):
+    """FLASH_ATTN in fullwidth letters is a new name (names are exact), with a note saying so."""
+    fullwidth = "\uff26\uff2c\uff21\uff33\uff28_\uff21\uff34\uff34\uff2e"
+    site.dist("plug", entry_points=eps(**{fullwidth: "m:A"}))
+    result = run_discovery()
+    assert [(p.name, p.status) for p in result.plugins] == [(fullwidth, "used")]
+    assert result.findings == (
+        Finding(
+            "case-collision",
+            fullwidth,
+            f"plug 1.0 adds {fullwidth!r}, which differs from the built-in 'FLASH_ATTN' only by "
+            "the width or form of its characters, such as fullwidth letters (names are "
+            "compared as written)",
+            "rename the entry point to 'FLASH_ATTN' to override the built-in",
+        ),
+    )
+
+
 # -- version check -------------------------------------------------------------
 
 
@@ -672,6 +690,22 @@ def test_unmatched_selection_is_reported_with_the_valid_names(site, run_discover
             "nope",
             "ATTN_PLUGINS names 'nope', which is not an installed attn plugin distribution",
             "use one of: Attn-Plug-A, attn-plug-b",
+        )
+    ]
+
+
+@pytest.mark.parametrize("written", ["nosuchdist", "beta alpha", "beta==1.0"])
+def test_a_preference_that_matches_no_plugin_is_reported(site, run_discovery, written):
+    """An ATTN_PREFER name that is no installed plugin distribution is a finding too."""
+    site.dist("alpha", entry_points=eps(A="a:A"))
+    site.dist("beta", entry_points=eps(A="b:A"))
+    result = run_discovery({"ATTN_PREFER": f"alpha,{written}"})
+    assert [f for f in result.findings if f.kind == "unmatched-selection"] == [
+        Finding(
+            "unmatched-selection",
+            written,
+            f"ATTN_PREFER names {written!r}, which is not an installed attn plugin distribution",
+            "use one of: alpha, beta",
         )
     ]
 

@@ -302,6 +302,8 @@ class HostScan:
     """Whether the file may be written: nothing it depends on changed near the scan."""
     from_file: bool
     outcomes: dict[object, Outcome] = field(default_factory=dict)
+    warned: set[WarningData] = field(default_factory=set)
+    """The warnings the host's registries issued for this scan (each is issued once)."""
 
     def outcome(self, group: str, context: MergeContext) -> Outcome | None:
         """The cached outcome of merging *group* in *context* (variables, built-in names)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import unicodedata
 from collections import defaultdict
 from dataclasses import replace
 from os.path import realpath
@@ -493,6 +494,11 @@ def _status(
     return "used", None, None
 
 
+def _folded(name: str) -> str:
+    """*name* as one compares names that only look different: NFKC, then case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
 def _findings(
     plugins: Sequence[PluginRecord],
     *,
@@ -559,16 +565,22 @@ def _findings(
                 f"add {host!r} with a version range to {p.distribution}'s dependencies",
             )
         )
-    folded = {n.casefold(): n for n in builtin_names}
+    folded = {_folded(n): n for n in builtin_names}
     for p in plugins:
-        other = folded.get(p.name.casefold())
+        other = folded.get(_folded(p.name))
         if other is not None and other != p.name:
+            how = (
+                "only by case (names are case sensitive)"
+                if p.name.casefold() == other.casefold()
+                else "only by the width or form of its characters, such as fullwidth letters "
+                "(names are compared as written)"
+            )
             findings.append(
                 Finding(
                     "case-collision",
                     p.name,
                     f"{p.origin_label} adds {p.name!r}, which differs from the built-in "
-                    f"{other!r} only by case (names are case sensitive)",
+                    f"{other!r} {how}",
                     f"rename the entry point to {other!r} to override the built-in",
                 )
             )
@@ -673,20 +685,22 @@ def discover(
             unusable={d.location: why for d in dists if (why := d.metadata_problem) is not None},
         ),
     ]
-    if controls.only is not None:
-        plugin_keys = {d.key for d in host_plugins}
-        valid = sorted(d.name for d in host_plugins)
-        found.extend(
-            Finding(
-                "unmatched-selection",
-                written,
-                f"{controls.plugins_variable} names {written!r}, which is not an "
-                f"installed {host} plugin distribution",
-                "use one of: " + (", ".join(valid) if valid else "(none installed)"),
-            )
-            for written in controls.only_as_written
-            if canonical_name(written) not in plugin_keys
+    # A name in <PREFIX>_PLUGINS or <PREFIX>_PREFER that matches no plugin is a typo, or a
+    # list written another way ("a b", "a==1.0"): it would silently select or prefer nothing.
+    plugin_keys = {d.key for d in host_plugins}
+    valid = ", ".join(sorted(d.name for d in host_plugins)) or "(none installed)"
+    named = [(controls.plugins_variable, w) for w in controls.only_as_written]
+    named += [(controls.prefer_variable, w) for w in controls.prefer_as_written]
+    found.extend(
+        Finding(
+            "unmatched-selection",
+            written,
+            f"{variable} names {written!r}, which is not an installed {host} plugin distribution",
+            f"use one of: {valid}",
         )
+        for variable, written in named
+        if canonical_name(written) not in plugin_keys
+    )
     ordered = tuple(sorted(resolved, key=lambda p: (p.name, _rank(p))))
     return DiscoveryResult(
         group,

@@ -324,7 +324,7 @@ class RegistryState:
 
     def _discover(self, *, fresh: bool = False) -> None:
         try:
-            self._merge(fresh=fresh)
+            warned = self._merge(fresh=fresh)
         except BaseException:
             # A refresh that fails (strict mode, a bad ATTN_* value) must not
             # leave the previous result in place: every access runs discovery
@@ -332,6 +332,10 @@ class RegistryState:
             self._layers = replace(self._layers, result=None, warm=None)
             forget(self.config.host)
             raise
+        # Once the table is in place: a warning that a filter turns into an error
+        # (python -W error) fails this access, not every access after it.
+        if warned:
+            _warn(warned)
 
     def _scan(self, *, fresh: bool = False) -> HostScan:
         """The scan this registry shares with its siblings (see :mod:`._cache`)."""
@@ -409,10 +413,14 @@ class RegistryState:
         ]
         return Outcome(tuple(warned), error, result_data(result))
 
-    def _merge(self, *, fresh: bool = False) -> None:
+    def _merge(self, *, fresh: bool = False) -> Sequence[tuple[str, str]]:
+        """Merge the plugins into the table; return the warnings to issue.
+
+        A warning the host's other registries issued for the same scan (metadata
+        nobody can read, a control that matches nothing) is not issued again.
+        """
         controls = self.controls()
-        result = None
-        warm = None
+        result = scan = warm = None
         if controls.disable_plugins:
             result = self._pipeline(controls, None)
             outcome = self._outcome(result, controls)
@@ -430,14 +438,17 @@ class RegistryState:
         if outcome.error is not None:
             message, problems = outcome.error
             raise PluginProblemError(message, problems=problems)
-        if outcome.warnings:
-            _warn(outcome.warnings)
         discovered = {
             name: Entry(name, ClassPath(module, qualname), "plugin", dist, version, value)
             for name, module, qualname, dist, version, value in outcome.entries()
         }
         runtime = self._layers.runtime
         self._layers = _Layers(result, discovered, runtime, {**discovered, **runtime}, warm=warm)
+        if scan is None:
+            return outcome.warnings
+        warned = [w for w in outcome.warnings if w not in scan.warned]
+        scan.warned.update(warned)
+        return warned
 
     # -- the table ------------------------------------------------------------
 
