@@ -400,6 +400,33 @@ def test_a_plugin_registering_another_name_is_warned_about_at_its_own_line(site)
     assert record[1].lineno in {decorator + 1, decorator + 2}  # the decorator, or its class
 
 
+SELF_REGISTERING = """\
+import attn
+from attn import AttentionBackend
+
+
+class First(AttentionBackend):
+    pass
+
+
+class Second(AttentionBackend):
+    pass
+
+
+attn.register_backend(attn.AttentionBackendEnum.FLASH_ATTN, "selfreg:Second")
+"""
+
+
+def test_a_plugin_registering_its_own_name_at_import_gets_one_class(site):
+    """get_class() returns the class in effect after the import, at the first call too."""
+    site.module("selfreg", SELF_REGISTERING)
+    site.dist("selfreg", entry_points={"attn.backends": {"FLASH_ATTN": "selfreg:First"}})
+    member = attn.AttentionBackendEnum.FLASH_ATTN
+    first = member.get_class()
+    assert first is member.get_class()
+    assert (first.__name__, member.get_path()) == ("Second", "selfreg.Second")
+
+
 API = [
     "clear_override",
     "fingerprint",

@@ -251,7 +251,11 @@ def _get_path(cls: BackendEnumMeta, name: str, include_classname: bool) -> str:
 
 
 def _get_class(cls: BackendEnumMeta, name: str) -> type:
-    return load(cls, name)
+    before = cls._attn_state.lookup(name)
+    loaded = load(cls, name)
+    # Plugin code may register this very name while attn imports it: the class in
+    # effect is then the registered one, as every later call returns it.
+    return loaded if cls._attn_state.lookup(name) is before else load(cls, name)
 
 
 class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
