@@ -915,3 +915,37 @@ def test_every_rejected_row_carries_its_reason_as_a_code(site, run_discovery):
         ("X", "alpha"): ("used", None),
         ("X", "zed"): ("shadowed", Code.SHADOWED),
     }
+
+
+#: What a process with a stale copy of attn's metadata before its own reports.
+STALE = """
+import json, os, warnings
+warnings.simplefilter("ignore")
+import attn
+from attn.registry._metadata import code_root, installed_version
+from attn.registry.enum import state_of
+out = {"version": attn.__version__}
+for reader in ("fast", "reference"):
+    os.environ["ATTN_READER"] = reader
+    out[reader] = installed_version("attn", code_root("attn"))
+    result = state_of(attn.AttentionBackendEnum).diagnose(fresh=True)
+    out[reader + "-host"] = result.host_version
+    out[reader + "-plugins"] = [[p.name, p.status] for p in result.plugins]
+    out[reader + "-fixes"] = [f.fix for f in result.findings if f.kind == "duplicate-metadata"]
+print(json.dumps(out))
+"""
+
+
+def test_a_stale_copy_of_the_host_earlier_on_sys_path_decides_nothing(sites, python):
+    """attn-0.0.5.dist-info left before attn's own: the version is the imported code's."""
+    stale = sites.new("stale").dist("attn", "0.0.5", requires=())
+    sites.new("plugins").dist("plug", entry_points=eps(P="p:B"), requires=["attn>=0.1"])
+    out = json.loads(python.run("-c", STALE).stdout)
+    fix = f"delete {stale}, or uninstall both copies (pip uninstall attn, twice) and reinstall"
+    assert out == {
+        "version": VERSION,
+        **dict.fromkeys(("fast", "reference"), VERSION),
+        **{f"{reader}-host": VERSION for reader in ("fast", "reference")},
+        **{f"{reader}-plugins": [["P", "used"]] for reader in ("fast", "reference")},
+        **{f"{reader}-fixes": [fix] for reader in ("fast", "reference")},
+    }

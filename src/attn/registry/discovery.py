@@ -24,7 +24,9 @@ from ._metadata import (
     DistributionRecord,
     EntryPointRecord,
     canonical_name,
+    editable_source,
     entry_point_pattern,
+    installed_with,
     scan,
 )
 from .compat import check_host_requirement
@@ -119,25 +121,6 @@ def parse_entry_point_value(value: str) -> ClassPath:
     return parse_path(f"{match.group('module')}:{match.group('attr')}")
 
 
-def _editable_source(dist_info: str) -> str | None:
-    """The project folder of an editable install, from its ``direct_url.json`` (PEP 610)."""
-    import json  # noqa: PLC0415 - only for a distribution found twice
-    from urllib.parse import unquote, urlsplit  # noqa: PLC0415 - likewise
-
-    try:
-        with open(os.path.join(dist_info, "direct_url.json"), "rb") as f:  # noqa: PTH118, PTH123
-            data = json.loads(f.read())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("dir_info"), dict):
-        return None
-    url = data.get("url")
-    if data["dir_info"].get("editable") is not True or not isinstance(url, str):
-        return None
-    parts = urlsplit(url)
-    return unquote(parts.path) if parts.scheme == "file" else None
-
-
 def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
     """Whether one copy is the ``*.egg-info`` setuptools writes into the source of the other.
 
@@ -151,7 +134,7 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
         return False
     if egg.version is None or egg.version != dist.version:
         return False
-    source = _editable_source(dist.location)
+    source = editable_source(dist.location)
     if source is None:
         return False
     return realpath(egg.location).startswith(realpath(source) + os.sep)
@@ -587,6 +570,25 @@ def _findings(
     return findings
 
 
+def imported_first(
+    records: Sequence[DistributionRecord], host_key: str, root: str | None
+) -> Sequence[DistributionRecord]:
+    """*records*, the host's copy installed with its imported code (under *root*) first.
+
+    A stale copy of the host earlier on ``sys.path`` (``attn-0.0.5.dist-info``
+    left behind) must not decide its version, nor be the copy kept.
+    """
+    copies = [r for r in records if r.key == host_key and r.metadata_problem is None]
+    if root is None or len(copies) < 2:  # noqa: PLR2004
+        return records
+    owner = next((r for r in copies if installed_with(r.path_entry, r.location, root)), None)
+    if owner is None or owner is copies[0]:
+        return records
+    rest = [r for r in records if r is not owner]
+    at = rest.index(copies[0])
+    return [*rest[:at], owner, *rest[at:]]
+
+
 def discover(
     *,
     group: str,
@@ -595,8 +597,12 @@ def discover(
     builtin_names: Sequence[str],
     sibling_groups: Sequence[str] = (),
     records: Sequence[DistributionRecord] | None = None,
+    host_root: str | None = None,
 ) -> DiscoveryResult:
-    """Run the whole pipeline for *group* and return what it found."""
+    """Run the whole pipeline for *group* and return what it found.
+
+    *host_root* is where the host's code was imported from (:func:`._metadata.code_root`).
+    """
     host_key = canonical_name(host)
     groups = {group, *sibling_groups}
     if controls.disable_plugins:
@@ -604,7 +610,7 @@ def discover(
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:
         records = scan_host(host, groups)
-    records = only_testing_sites(records, host_key)
+    records = imported_first(only_testing_sites(records, host_key), host_key, host_root)
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
     dists, findings = deduplicate(records, relevant | {host_key}, (group, *sibling_groups))
     host_version = next((d.version for d in dists if d.key == host_key), None)

@@ -21,6 +21,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 
+from ._metadata import code_root
 from .backend import Backend
 from .errors import PluginWarning, UnknownBackendError
 from .loading import LoadContext, load, loading_now, resolve
@@ -119,6 +120,7 @@ class BackendEnumMeta(enum.EnumMeta):
             noun=noun or f"{host} backend",
             env_prefix=prefix,
             register_hint=register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')",
+            host_root=code_root(new.__module__),
         )
         groups = _GROUPS.setdefault(prefix, [])
         if group not in groups:

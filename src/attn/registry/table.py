@@ -66,6 +66,8 @@ class RegistryConfig:
     noun: str
     env_prefix: str
     register_hint: str
+    host_root: str | None = None
+    """Where the host's code was imported from (the registry's top-level package)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +361,7 @@ class RegistryState:
             builtin_names=self._builtin_names,
             sibling_groups=self._sibling_groups(),
             records=None if scan is None else scan.records,
+            host_root=self.config.host_root,
         )
 
     def diagnose(self, controls: Controls | None = None, *, fresh: bool = False) -> DiscoveryResult:
