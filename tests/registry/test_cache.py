@@ -914,7 +914,7 @@ def test_a_problem_attn_does_not_write_makes_the_file_invalid(problem):
 
 def test_a_result_round_trips_through_plain_data():
     """What the cache stores is marshal-able and gives the same result, structured fields too."""
-    data = marshal.loads(marshal.dumps(_cache.result_data(_result())))  # noqa: S302 - our own bytes
+    data = marshal.loads(marshal.dumps(_cache.plain(_result())))  # noqa: S302 - our own bytes
     assert _cache._RESULT(data)
     assert _cache.Outcome((), None, data).discovery() == _result()
     assert _cache.Outcome((), None, data).discovery().findings == (LOAD_FAILURE,)
@@ -925,7 +925,7 @@ def test_a_result_round_trips_through_plain_data():
 
 def _with_finding(*, short: bool = False, **changes: object) -> tuple[object, ...]:
     """The cached result, its one finding changed (fields by name, or its last one left out)."""
-    data = list(_cache.result_data(_result()))
+    data = list(_cache.plain(_result()))
     finding = dict(zip(("kind", "subject", "message", "fix"), ("invalid", *TEXT), strict=True))
     finding |= {**FIELDS, **changes}
     values = tuple(finding.values())
@@ -961,7 +961,7 @@ def test_a_malformed_cached_finding_makes_the_file_invalid(changes):
 )
 def test_a_cached_plugin_attn_does_not_write_makes_the_file_invalid(field, value):
     """A plugin row's status, reason code, path and index must be ones a row can have."""
-    data = list(_cache.result_data(_result()))
+    data = list(_cache.plain(_result()))
     plugin = list(data[2][0])
     plugin[field] = value
     data[2] = (tuple(plugin),)
@@ -970,7 +970,7 @@ def test_a_cached_plugin_attn_does_not_write_makes_the_file_invalid(field, value
 
 def test_a_conflict_needs_two_claimants():
     """A conflict of one claimant is not what attn writes (listing would fail on it)."""
-    data = list(_cache.result_data(_result()))
+    data = list(_cache.plain(_result()))
     data[3] = (("FLASH_ATTN", data[2][:1]),)
     assert not _cache._RESULT(tuple(data))
 

@@ -23,7 +23,7 @@ import os
 import stat
 import sys
 import time
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._metadata import (
@@ -42,7 +42,7 @@ from .paths import ClassPath
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from .report import DiscoveryResult, Finding, PluginRecord
+    from .report import DiscoveryResult, PluginRecord
 
     #: An entry of the table: name, module, qualname, distribution, version, value.
     EntryData = tuple[str, str, str, str | None, str | None, str]
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
     Check = Callable[[object], bool]
 
-__all__ = ["HostScan", "Outcome", "forget", "host_scan", "result_data"]
+__all__ = ["HostScan", "Outcome", "forget", "host_scan", "plain"]
 
 FORMAT = 7
 """Bumped whenever the layout of the file changes."""
@@ -74,7 +74,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 class Outcome:
     """What merging one registry's plugins gave: its warnings, strict error and result.
 
-    Plain data, as the file stores it: the result is :func:`result_data`'s.
+    Plain data, as the file stores it: the result is :func:`plain`'s.
     The table's entries (:meth:`entries`) and the listing (:meth:`discovery`)
     both come from that one result, so no content of the file can make
     lookups and listing disagree.
@@ -126,49 +126,18 @@ def _plugin_from(data: tuple[Any, ...]) -> PluginRecord:
     )
 
 
-def _plugin_data(p: PluginRecord) -> tuple[object, ...]:
-    path = None if p.path is None else (p.path.module, p.path.qualname)
-    found = (p.name, p.value, p.distribution, p.distribution_key, p.distribution_version)
-    code = None if p.code is None else str(p.code)  # marshal stores plain strings
-    return (
-        *found,
-        p.location,
-        p.path_index,
-        p.requirements,
-        p.status,
-        p.reason,
-        path,
-        *(p.won_because, code),
-    )
+def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the records
+    """*value* as the file stores it: a record as the tuple of its fields, a code as its text.
 
-
-def _finding_data(f: Finding) -> tuple[object, ...]:
-    # str(): marshal stores plain strings, not the Code subclass.
-    return (
-        str(f.kind),
-        f.subject,
-        f.message,
-        f.fix,
-        f.distribution,
-        f.version,
-        f.group,
-        f.value,
-        f.plugin_code,
-    )
-
-
-def result_data(result: DiscoveryResult) -> tuple[object, ...]:
-    """*result* as plain tuples, strings, numbers and booleans (what the file stores)."""
-    return (
-        result.group,
-        result.host_version,
-        tuple(map(_plugin_data, result.plugins)),
-        tuple((c.name, tuple(map(_plugin_data, c.claimants))) for c in result.conflicts),
-        tuple(map(_finding_data, result.findings)),
-        result.plugins_disabled,
-        result.misgrouped,
-        tuple(map(_finding_data, result.unreadable)),
-    )
+    The readers below rebuild records from these tuples by position.
+    """
+    if isinstance(value, Code):
+        return value.value  # marshal stores plain strings, not the str subclass
+    if is_dataclass(value) and not isinstance(value, type):
+        return tuple(plain(getattr(value, f.name)) for f in fields(value))
+    if type(value) is tuple:
+        return tuple(map(plain, value))
+    return value
 
 
 def _stamp(path: str) -> Stamp:
@@ -194,25 +163,6 @@ def _metadata_files(record: DistributionRecord) -> tuple[str, ...]:
         os.path.join(folder, "PKG-INFO"),
         os.path.join(folder, "requires.txt"),
     )
-
-
-def _record_data(record: DistributionRecord) -> tuple[object, ...]:
-    meta = record.metadata
-    return (
-        record.key,
-        record.location,
-        record.path_index,
-        record.path_entry,
-        tuple((ep.group, ep.name, ep.value) for ep in record.entry_points),
-        None if meta is None else (meta.name, meta.version, meta.requires, _data(meta.problem)),
-        _data(record.entry_points_problem),
-    )
-
-
-def _data(problem: Problem | None) -> tuple[object, ...] | None:
-    if problem is None:
-        return None
-    return (problem.code.value, problem.file, problem.detail, problem.offset, problem.finder)
 
 
 # -- what the file may hold: each part checked against its shape on load ------
@@ -318,7 +268,7 @@ class HostScan:
             FORMAT,
             self.key,
             self.stamps,
-            tuple(_record_data(r) for r in self.records),
+            plain(self.records),
             {k: v.data() for k, v in self.outcomes.items()},
         )
         _write(self.file, marshal.dumps(data))  # type: ignore[arg-type]

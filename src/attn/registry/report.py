@@ -3,7 +3,7 @@
 They are frozen dataclasses holding plain values only, so one discovery can be
 rendered as a table, as JSON (:meth:`RegistryReport.to_json`) or as doctor
 findings without anything being recomputed, and stored in the discovery cache
-(as :func:`attn.registry._cache.result_data` writes them).
+(as :func:`attn.registry._cache.plain` writes them).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
-from ._cache import Outcome, environment_key, forget, host_scan, result_data
+from ._cache import Outcome, environment_key, forget, host_scan, plain
 from .controls import Controls, read_controls
 from .errors import (
     Code,
@@ -414,7 +414,7 @@ class RegistryState:
             )
             for finding in result.unreadable
         ]
-        return Outcome(tuple(warned), error, result_data(result))
+        return Outcome(tuple(warned), error, plain(result))
 
     def _merge(self, *, fresh: bool = False) -> Sequence[tuple[str, str]]:
         """Merge the plugins into the table; return the warnings to issue.
