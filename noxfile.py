@@ -5,7 +5,8 @@ here, each in its own virtualenv, and checks the built sdist and wheel.
 ``nox -t ci`` is what ``.ci/run`` calls after running the README's test
 command on the default interpreter: the suite on every *other* claimed
 Python, the suite with ``packaging`` at the floor of attn's range, the
-interpreter report and the distribution checks.
+interpreter report and the distribution checks. ``nox -s mutants`` (run by
+neither) measures how many realistic one-line bugs the focused tests catch.
 
 Interpreters are found by version: ``pythonX.Y`` on ``PATH`` when it runs,
 else the newest ``X.Y.*`` under pyenv's versions folder. ``PYTHONS`` is the
@@ -158,6 +159,18 @@ def packaging_floor(session: nox.Session) -> None:
         session.error(f"packaging {installed} is installed, not the floor {floor}")
     session.log(f"packaging {installed}")
     session.run("python", "-m", "pytest", "-m", "not integration", *session.posargs)
+
+
+@nox.session(python=_DEFAULT, default=False)
+def mutants(session: nox.Session) -> None:
+    """A mutation score: a seeded sample of one-line bugs in the modules that decide results.
+
+    Slow (one run of the module's focused tests per mutant), so neither a plain
+    ``nox`` nor ``.ci/run`` runs it: ``nox -s mutants``, arguments passed on to
+    tests/mutants.py (``--list``, ``--modules _cache,compat``, ``--seed``).
+    """
+    session.install("-e", ".[test]")
+    session.run("python", "tests/mutants.py", *session.posargs)
 
 
 @nox.session(tags=["ci"])

@@ -260,10 +260,20 @@ def test_strict_mode_errors_surface_at_the_first_access(pytester):
             'attn_plugins.add("x", {}, files={"../escape.py": ""})',
             "files: '../escape.py' must be a relative path inside the plugin's folder",
         ),
+        (
+            'attn_plugins.add("x", {"attn.backends": {"A": "m:A\\nFLASH_ATTN = evil:B"}})',
+            "'m:A\\nFLASH_ATTN = evil:B' has a line break",
+        ),
+        ('attn_plugins.add("x", {"attn.backends": {"A\\rB": "m:A"}})', "'A\\rB' has a line break"),
+        ('attn_plugins.add("x\\nVersion: 9", {})', "'x\\nVersion: 9' has a line break"),
+        (
+            'attn_plugins.add("x", {}, requires=("attn\\u2028y",))',
+            "'attn\\u2028y' has a line break",
+        ),
     ],
 )
 def test_add_refuses_bad_arguments(pytester, call, message):
-    """A second add() of one distribution, or a file outside the folder, is a ValueError."""
+    """A second add(), a file outside the folder, a line break in metadata: a ValueError."""
     result = run_inner(
         pytester,
         f"""

@@ -65,11 +65,11 @@ __all__ = [
 
 
 def _version() -> str:
-    # The first copy of attn's metadata on sys.path that has a version; none:
-    # running from a source tree that was never installed.
-    from .registry._metadata import installed_version  # noqa: PLC0415
+    # The copy of attn's metadata installed with this code, else the first on
+    # sys.path that has a version; none: a source tree that was never installed.
+    from .registry._metadata import code_root, installed_version  # noqa: PLC0415
 
-    return installed_version("attn") or "0.0.0+unknown"
+    return installed_version("attn", code_root(__name__)) or "0.0.0+unknown"
 
 
 def __getattr__(name: str) -> object:

@@ -112,9 +112,17 @@ class AttnPlugins:
             The path of the ``*.dist-info`` folder written.
 
         Raises:
-            ValueError: *distribution* was already added in this test, or a
-                path in *files* is absolute or leaves the folder.
+            ValueError: *distribution* was already added in this test, a name,
+                value, version or requirement has a line break (it would write
+                other metadata than asked), or a path in *files* is absolute or
+                leaves the folder.
         """
+        lines = [distribution, version, *requires]
+        lines += [t for group, eps in entry_points.items() for t in (group, *eps, *eps.values())]
+        broken = next((t for t in map(str, lines) if "".join(t.splitlines()) != t), None)
+        if broken is not None:
+            msg = f"{broken!r} has a line break; a fake plugin's metadata takes one line per field"
+            raise ValueError(msg)
         if distribution in self._added:
             msg = (
                 f"{distribution!r} was already added in this test (at "

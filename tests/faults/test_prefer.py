@@ -82,3 +82,23 @@ def test_listing_json_carries_the_controls(claimants, monkeypatch):
         "ATTN_BLOCK_PLUGINS": [],
         "ATTN_STRICT": False,
     }
+
+
+def test_a_preference_that_matches_nothing_warns_once_and_fails_doctor(claimants, monkeypatch):
+    """ATTN_PREFER=beta==1.0 is not silently ignored: one warning, and a doctor problem."""
+    monkeypatch.setenv("ATTN_PREFER", "zed==1.0")
+    fresh()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        attn.AttentionBackendEnum["SHARED"]
+        attn.MLAPrefillBackendEnum["FLASH_ATTN"]
+    unmatched = [str(w.message) for w in record if "ATTN_PREFER names" in str(w.message)]
+    assert unmatched == [
+        (
+            "ATTN_PREFER names 'zed==1.0', which is not an installed attn plugin distribution; "
+            "use one of: alpha, zed"
+        )
+    ]
+    doctor = cli("doctor")
+    assert doctor.code == 1
+    assert "problem (unmatched-selection): ATTN_PREFER names 'zed==1.0'" in doctor.out

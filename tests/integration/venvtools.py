@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,10 +159,21 @@ def project_of_installed(name: str, root: Path) -> Path:
             only-include = {json.dumps(sorted(packages))}
             sources = ["src"]
             """
-        ),
+        )
+        + "".join(_entry_point_tables(dist)),
         encoding="utf-8",
     )
     return project
+
+
+def _entry_point_tables(dist: importlib.metadata.Distribution) -> list[str]:
+    """*dist*'s entry points as pyproject.toml tables (console scripts as ``[project.scripts]``)."""
+    tables = []
+    for group, eps in groupby(sorted(dist.entry_points, key=lambda e: e.group), lambda e: e.group):
+        table = "scripts" if group == "console_scripts" else f"entry-points.{json.dumps(group)}"
+        lines = "".join(f"{json.dumps(ep.name)} = {json.dumps(ep.value)}\n" for ep in eps)
+        tables.append(f"\n[project.{table}]\n{lines}")
+    return tables
 
 
 def build_wheels(projects: list[Path], wheelhouse: Path) -> dict[str, Path]:

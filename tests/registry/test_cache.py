@@ -14,13 +14,17 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import get_args
 
 import pytest
+from test_report import FIELDS, LOAD_FAILURE, TEXT, _result
 from test_scan import ENVIRONMENTS
 
 import attn
 from attn.registry import _cache, discovery
 from attn.registry.enum import state_of
+from attn.registry.errors import Code
+from attn.registry.report import PluginStatus
 from racy import settle_attn_sources
 
 GROUP = "attn.backends"
@@ -157,9 +161,9 @@ class Env:
         env.update(extra)
         return env
 
-    def run(self, **extra):
+    def run(self, code=SCRIPT, **extra):
         done = subprocess.run(
-            [sys.executable, "-c", SCRIPT],
+            [sys.executable, "-c", code],
             cwd=self.cwd,
             env=self.environ(**extra),
             capture_output=True,
@@ -395,12 +399,30 @@ def test_a_scan_within_the_racy_tick_is_not_trusted(env):
 
 
 def test_a_scan_long_after_the_last_change_is_trusted(env):
-    """The counterpart: once files are old, an edit that keeps every stamp goes unseen."""
+    """The counterpart: once files are old, the next process reads the file."""
+    env.dist("plug")
+    env.age()
+    env.run()
+    assert env.run()["from_file"] is True
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "expected"),
+    [
+        ("entry_points.txt", "plug.m:B", "plug.x:B", ["plug.x:B", "plug", "1.0"]),
+        ("METADATA", "Version: 1.0", "Version: 1.1", ["plug.m:B", "plug", "1.1"]),
+    ],
+)
+def test_an_edit_in_place_with_its_stamps_set_back_is_seen(env, file, old, new, expected):
+    """A plugin's file edited in place, mtime, size and inode set back: its ctime tells."""
     info = env.dist("plug")
     env.age()
     env.run()
-    rewrite_in_place(info / "entry_points.txt", "plug.m:B", "plug.x:B")
-    assert flash(env.run()) == ["plug.m:B", "plug", "1.0"]
+    assert env.run()["from_file"] is True
+    rewrite_in_place(info / file, old, new)
+    after = env.run()
+    assert (after["from_file"], flash(after)) == (False, expected)
+    assert env.run() == {**after, "from_file": True, "discovery_imported": False}
 
 
 def test_an_entry_point_file_rewritten_by_an_installer_is_seen(env):
@@ -583,6 +605,209 @@ def test_strict_errors_fire_from_the_cache_too(env):
     assert second["error"] == first["error"]
 
 
+def file_of(env: Env) -> Path:
+    (name,) = env.files()
+    return env.cache / "attn" / name
+
+
+def _owned_by_another_user(path: Path) -> None:
+    os.chown(path, 12345, 12345)  # the tests run as root, which may give files away
+
+
+def _writable_by(bits: int):
+    def change(path: Path) -> None:
+        path.chmod(stat.S_IMODE(path.stat().st_mode) | bits)
+
+    change.__name__ = "group-writable" if bits == stat.S_IWGRP else "other-writable"
+    return change
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+@pytest.mark.parametrize("what", ["file", "folder"])
+@pytest.mark.parametrize(
+    "change",
+    [_owned_by_another_user, _writable_by(stat.S_IWGRP), _writable_by(stat.S_IWOTH)],
+    ids=["another-owner", "group-writable", "other-writable"],
+)
+def test_a_cache_that_is_not_the_users_alone_is_never_read(env, what, change):
+    """A file, or a folder, owned by another user or writable by others is never read."""
+    env.dist("plug")
+    env.age()
+    env.run()
+    assert env.run()["from_file"] is True
+    file = file_of(env)
+    change(file if what == "file" else file.parent)
+    data = file.read_bytes()
+    assert env.run()["from_file"] is False
+    if what == "folder":  # nothing is written into it either
+        assert (env.files(), file.read_bytes()) == ([file.name], data)
+
+
+#: A lookup, then what ``attn list --json`` says about FLASH_ATTN, in one process each.
+LOOKUP = (
+    "import attn, json; b = attn.AttentionBackendEnum['FLASH_ATTN']\n"
+    "print(json.dumps([b.get_path(), b.is_overridden()]))"
+)
+LISTING = (
+    "import json, contextlib, io; from attn.cli import main; out = io.StringIO()\n"
+    "with contextlib.redirect_stdout(out): main(['list', '--json'])\n"
+    "r = json.loads(out.getvalue())['registries'][0]\n"
+    "row = next(b for b in r['backends'] if b['name'] == 'FLASH_ATTN')\n"
+    "used = [p['distribution'] for p in r['plugins'] if p['name'] == 'FLASH_ATTN'"
+    " and p['status'] == 'used']\n"
+    "print(json.dumps([row['path'], row['overridden'], row['distribution'], used]))"
+)
+
+
+def _strings(data, where=()):
+    """Where each string in nested tuples and dict values is, and the string."""
+    if type(data) is str:
+        yield where, data
+    elif type(data) is tuple:
+        for i, item in enumerate(data):
+            yield from _strings(item, (*where, i))
+    elif type(data) is dict:
+        for i, item in enumerate(data.values()):
+            yield from _strings(item, (*where, i))
+
+
+def _changed(data, where, new):
+    """*data* with the string at *where* replaced by *new*."""
+    if not where:
+        return new
+    head, *rest = where
+    if type(data) is dict:
+        key = list(data)[head]
+        return {**data, key: _changed(data[key], rest, new)}
+    return (*data[:head], _changed(data[head], rest, new), *data[head + 1 :])
+
+
+def test_no_edit_of_the_file_splits_listing_from_lookups(env):
+    """Whatever string of its own cache file a user edits, attn list and lookups agree."""
+    env.dist("plug", entry_points={GROUP: {"FLASH_ATTN": "plug.m:B"}})
+    env.age()
+    env.run()
+    assert env.run()["from_file"] is True
+    file = file_of(env)
+    original = marshal.loads(file.read_bytes())  # noqa: S302 - the file the test had written
+    # In the scan's records and in the merge's result (not the key or the stamps).
+    spots = [(w, t) for w, t in _strings(original) if w[0] >= 3 and "plug" in t]
+    assert len(spots) >= 5
+    for where, string in spots:
+        text = marshal.dumps(_changed(original, where, string.replace("plug", "evil")))
+        file.write_bytes(text)  # the same owner and mode: the user's own edit
+        path, overridden = env.run(LOOKUP)
+        file.write_bytes(text)
+        listed, listed_overridden, distribution, used = env.run(LISTING)
+        assert (listed, listed_overridden) == (path, overridden), where
+        assert used == ([distribution] if overridden else []), where
+
+
+def test_a_refresh_that_finds_another_answer_is_seen_by_every_next_process(env):
+    """After refresh() finds what the cache missed, the next processes see it, any sys.path."""
+    env.dist("plug")
+    other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
+    elsewhere = env.root / "elsewhere"
+    elsewhere.mkdir()
+    age(elsewhere)
+    env.age()
+    wider = {"PYTHONPATH": os.pathsep.join((str(env.site), str(elsewhere)))}
+    for extra in ({}, wider):
+        env.run(**extra)
+        assert env.run(**extra)["from_file"] is True
+    assert len(env.files()) == 2
+    # An edit no stamp sees: a distribution that is no plugin gains an entry point in place.
+    with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:
+        handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
+    assert "NEW" not in env.run(**wider)["AttentionBackendEnum"]
+    refreshed = SCRIPT.replace(
+        "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
+    )
+    assert "NEW" in env.run(refreshed)["AttentionBackendEnum"]
+    for extra in ({}, wider):
+        assert "NEW" in env.run(**extra)["AttentionBackendEnum"]
+
+
+def test_a_relative_xdg_cache_home_is_ignored(env):
+    """A relative XDG_CACHE_HOME is not used (XDG rules): the cache goes to ~/.cache."""
+    env.dist("plug")
+    home = env.root / "home"
+    home.mkdir()
+    env.age()
+    variables = {"XDG_CACHE_HOME": "relative", "HOME": str(home)}
+    env.run(**variables)
+    assert env.run(**variables)["from_file"] is True
+    assert not (env.cwd / "relative").exists()
+    assert len(list((home / ".cache" / "attn").iterdir())) == 1
+
+
+def test_another_sys_path_has_a_cache_of_its_own(env):
+    """A process with one more sys.path entry never takes the answer cached for fewer."""
+    env.dist("plug")
+    extra = env.root / "extra"
+    (extra / "new-1.0.dist-info").mkdir(parents=True)
+    (extra / "new-1.0.dist-info" / "METADATA").write_text("Name: new\nVersion: 1.0\n", "utf-8")
+    (extra / "new-1.0.dist-info" / "entry_points.txt").write_text(
+        f"[{GROUP}]\nNEW = new.m:N\n", "utf-8"
+    )
+    age(extra)
+    env.age()
+    env.run()
+    assert env.run()["from_file"] is True
+    wider = env.run(PYTHONPATH=os.pathsep.join((str(env.site), str(extra))))
+    assert wider["AttentionBackendEnum"]["NEW"] == ["new.m:N", "new", "1.0"]
+
+
+def test_the_testing_kits_variables_key_the_cached_merge(env):
+    """A process under the testing kit's variables never takes the merge cached without them."""
+    env.dist("plug")
+    fakes = env.root / "fakes"
+    fakes.mkdir()
+    age(fakes)
+    env.age()
+    env.run()
+    assert flash(env.run()) == ["plug.m:B", "plug", "1.0"]
+    kit = env.run(_ATTN_TESTING_SITES=str(fakes))
+    assert (kit["from_file"], kit["AttentionBackendEnum"]) == (True, {})
+
+
+def test_an_edit_of_attns_own_code_invalidates_the_cache(env, tmp_path):
+    """A process running other attn code (an upgrade, an edit) does not trust the file."""
+    copy = tmp_path / "attn-copy"
+    shutil.copytree(
+        Path(attn.__file__).parent, copy / "attn", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env.extra["PYTHONPATH"] = os.pathsep.join((str(copy), str(env.site)))
+    env.dist("plug")
+    age(copy)
+    env.age()
+    env.run()
+    assert env.run()["from_file"] is True
+    compat = copy / "attn" / "registry" / "compat.py"
+    before = compat.stat()
+    compat.write_text(compat.read_text(encoding="utf-8") + "\n# 0.1.1\n", encoding="utf-8")
+    os.utime(compat, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert env.run()["from_file"] is False
+
+
+def test_a_sibling_discovered_after_a_chdir_reads_the_new_folder(tmp_path, monkeypatch):
+    """A relative sys.path entry is read again in a new working folder, by the next registry."""
+    for name in ("first", "second"):
+        info = tmp_path / name / "site" / f"{name}-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Name: {name}\nVersion: 1.0\n", encoding="utf-8")
+        (info / "entry_points.txt").write_text(
+            f"[{PREFILL}]\n{name.upper()} = {name}.m:P\n", encoding="utf-8"
+        )
+    monkeypatch.chdir(tmp_path / "first")
+    monkeypatch.syspath_prepend("site")
+    state_of(attn.AttentionBackendEnum).ensure()
+    monkeypatch.chdir(tmp_path / "second")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # neither declares a requirement on attn
+        assert attn.MLAPrefillBackendEnum["SECOND"].get_path() == "second.m.P"
+
+
 def test_refresh_never_reads_the_cache(env, monkeypatch):
     """refresh() scans sys.path even when the cache file would be trusted."""
     info = env.dist("plug")
@@ -672,9 +897,8 @@ def test_a_merge_from_the_file_gives_the_reference_result_without_the_pipeline( 
     ids=["code-object", "dict", "float", "too-deep"],
 )
 def test_a_result_that_is_not_plain_data_makes_the_file_invalid(result):
-    """The cached discovery result is plain data or the file is ignored (and rebuilt)."""
-    with pytest.raises(_cache._Invalid):
-        _cache._outcome_from(((), (), None, result))
+    """The cached discovery result is plain data of attn's shape, or the file is not used."""
+    assert not _cache._OUTCOME(((), None, result))
 
 
 @pytest.mark.parametrize(
@@ -684,18 +908,78 @@ def test_a_result_that_is_not_plain_data_makes_the_file_invalid(result):
 )
 def test_a_problem_attn_does_not_write_makes_the_file_invalid(problem):
     """A reader problem in the file is a known code with fields of the right types."""
-    with pytest.raises(_cache._Invalid):
-        _cache._record_from(("plug", "/x/plug.dist-info", 0, "/x", (), None, problem))
+    assert _cache._RECORD(("plug", "/x/plug.dist-info", 0, "/x", (), None, None))
+    assert not _cache._RECORD(("plug", "/x/plug.dist-info", 0, "/x", (), None, problem))
+
+
+def test_a_result_round_trips_through_plain_data():
+    """What the cache stores is marshal-able and gives the same result, structured fields too."""
+    data = marshal.loads(marshal.dumps(_cache.plain(_result())))  # noqa: S302 - our own bytes
+    assert _cache._RESULT(data)
+    assert _cache.Outcome((), None, data).discovery() == _result()
+    assert _cache.Outcome((), None, data).discovery().findings == (LOAD_FAILURE,)
+    assert _cache.Outcome((), None, data).entries() == (
+        ("FLASH_ATTN", "acme.m", "B", "attn-acme", "1.0", "acme.m:B"),
+    )
+
+
+def _with_finding(*, short: bool = False, **changes: object) -> tuple[object, ...]:
+    """The cached result, its one finding changed (fields by name, or its last one left out)."""
+    data = list(_cache.plain(_result()))
+    finding = dict(zip(("kind", "subject", "message", "fix"), ("invalid", *TEXT), strict=True))
+    finding |= {**FIELDS, **changes}
+    values = tuple(finding.values())
+    data[4] = (values[:-1] if short else values,)
+    return tuple(data)
+
+
+def test_a_well_formed_cached_finding_is_read():
+    """The helper below changes only what each case names."""
+    assert _cache.Outcome((), None, _with_finding()).discovery().findings[0].kind is Code.INVALID
 
 
 @pytest.mark.parametrize(
-    "data",
-    [("not", "a", "result"), (1,) * 8, ("g", None, ((1,),), (), (), False, (), ())],
-    ids=["short", "wrong-types", "bad-plugin"],
+    "changes",
+    [
+        {"kind": "nosuch"},
+        {"version": 1},
+        {"group": ("attn.backends",)},
+        {"value": b"acme.m:B"},
+        {"plugin_code": "yes"},
+        {"short": True},
+    ],
+    ids=["kind", "version", "group", "value", "plugin-code", "short"],
 )
-def test_a_damaged_result_in_the_file_is_worked_out_again(data):
-    """Result data that attn did not write is not used: the pipeline runs instead."""
-    assert _cache.Outcome((), (), None, data).discovery() is None
+def test_a_malformed_cached_finding_makes_the_file_invalid(changes):
+    """Cached data that attn did not write is refused field by field."""
+    assert _cache._RESULT(_with_finding())
+    assert not _cache._RESULT(_with_finding(**changes))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [(8, "maybe"), (12, "nosuch"), (12, 1), (10, ("m",)), (6, True)]
+)
+def test_a_cached_plugin_attn_does_not_write_makes_the_file_invalid(field, value):
+    """A plugin row's status, reason code, path and index must be ones a row can have."""
+    data = list(_cache.plain(_result()))
+    plugin = list(data[2][0])
+    plugin[field] = value
+    data[2] = (tuple(plugin),)
+    assert not _cache._RESULT(tuple(data))
+
+
+def test_a_conflict_needs_two_claimants():
+    """A conflict of one claimant is not what attn writes (listing would fail on it)."""
+    data = list(_cache.plain(_result()))
+    data[3] = (("FLASH_ATTN", data[2][:1]),)
+    assert not _cache._RESULT(tuple(data))
+
+
+def test_the_statuses_the_file_may_hold_are_the_plugin_statuses():
+    """The file's check knows every plugin status, and nothing else."""
+    statuses = get_args(PluginStatus)
+    assert all(_cache._STATUS(s) for s in statuses)
+    assert not _cache._STATUS("used ")
 
 
 #: What resolving a backend must not cost once the cache holds the answer.

@@ -233,6 +233,24 @@ def test_names_are_case_sensitive(site, run_discovery):
     )
 
 
+def test_a_fullwidth_name_equal_to_a_builtin_under_nfkc_gets_a_note(site, run_discovery):
+    """FLASH_ATTN in fullwidth letters is a new name (names are exact), with a note saying so."""
+    fullwidth = "\uff26\uff2c\uff21\uff33\uff28_\uff21\uff34\uff34\uff2e"
+    site.dist("plug", entry_points=eps(**{fullwidth: "m:A"}))
+    result = run_discovery()
+    assert [(p.name, p.status) for p in result.plugins] == [(fullwidth, "used")]
+    assert result.findings == (
+        Finding(
+            "case-collision",
+            fullwidth,
+            f"plug 1.0 adds {fullwidth!r}, which differs from the built-in 'FLASH_ATTN' only by "
+            "the width or form of its characters, such as fullwidth letters (names are "
+            "compared as written)",
+            "rename the entry point to 'FLASH_ATTN' to override the built-in",
+        ),
+    )
+
+
 # -- version check -------------------------------------------------------------
 
 
@@ -436,6 +454,69 @@ def test_empty_metadata_folder_alone_is_listed_invalid(site, run_discovery):
     )
 
 
+SCRIPTS = {"console_scripts": {"tool": "tool.cli:main"}}
+
+
+def test_a_second_copy_of_a_distribution_that_is_no_plugin_is_a_note(sites, run_discovery):
+    """Copies of a distribution with entry points in other groups only are a note, saying so."""
+    first, second = sites.new("first"), sites.new("second")
+    good = first.dist("tool", "2.0", entry_points=SCRIPTS)
+    old = second.dist("tool", "1.0", entry_points=SCRIPTS)
+    empty = second.dist("tool", "0.5", entry_points=SCRIPTS, metadata=False)
+    result = run_discovery()
+    assert result.plugins == ()
+    assert result.findings == (
+        Finding(
+            "non-plugin-copy",
+            "tool",
+            f"tool is installed twice: 2.0 at {good} (used) and 1.0 at {old} (ignored); it "
+            "declares no entry point in the registry's groups, so no backend comes from it",
+            f"nothing to do for attn; to tidy up, delete {old}, or uninstall both copies "
+            "(pip uninstall tool, twice) and reinstall",
+        ),
+        Finding(
+            "non-plugin-copy",
+            "tool",
+            f"tool: the metadata copy at {empty} cannot be used (no METADATA or PKG-INFO file); "
+            f"attn uses {good}; it declares no entry point in the registry's groups, so no "
+            "backend comes from it",
+            f"nothing to do for attn; to tidy up, delete {empty} (left behind by an "
+            "interrupted install)",
+        ),
+    )
+    assert not any(f.is_problem for f in result.findings)
+
+
+@pytest.mark.parametrize("group", [GROUP, "attn.backend"], ids=["its-group", "a-typo-of-it"])
+def test_a_second_copy_of_a_plugin_distribution_stays_a_problem(sites, run_discovery, group):
+    """A plugin declaring entry points in the group, or in a typo of it, installed twice."""
+    first, second = sites.new("first"), sites.new("second")
+    for site, version in ((first, "2.0"), (second, "1.0")):
+        site.dist("plug", version, entry_points={group: {"A": "m:A"}, **SCRIPTS})
+    assert "duplicate-metadata" in kinds(run_discovery())
+
+
+def test_a_second_copy_of_a_sibling_registrys_plugin_is_that_registrys_problem(
+    sites, run_discovery
+):
+    """Copies of a plugin of the other registry only are reported there, not here."""
+    first, second = sites.new("first"), sites.new("second")
+    for site, version in ((first, "2.0"), (second, "1.0")):
+        site.dist("plug", version, entry_points={MLA: {"A": "m:A"}})
+    assert kinds(run_discovery()) == []
+    assert kinds(run_discovery(group=MLA)) == ["duplicate-metadata"]
+
+
+def test_a_second_copy_of_the_host_is_a_problem(sites, run_discovery):
+    """The host itself installed twice (a stale attn copy) is a problem for every registry."""
+    first, second = sites.new("first"), sites.new("second")
+    first.dist("attn", VERSION, requires=())
+    second.dist("attn", "0.0.5", requires=())
+    found = run_discovery().findings
+    assert {f.kind for f in found} == {"duplicate-metadata"}
+    assert all(f.is_problem for f in found)
+
+
 def test_unreadable_entry_points_are_reported(site, run_discovery):
     """A distribution whose entry_points.txt cannot be read is reported."""
     info = site.dist("plug", raw_entry_points=f"[{GROUP}]\nno equals sign here\n")
@@ -624,6 +705,22 @@ def test_unmatched_selection_is_reported_with_the_valid_names(site, run_discover
     ]
 
 
+@pytest.mark.parametrize("written", ["nosuchdist", "beta alpha", "beta==1.0"])
+def test_a_preference_that_matches_no_plugin_is_reported(site, run_discovery, written):
+    """An ATTN_PREFER name that is no installed plugin distribution is a finding too."""
+    site.dist("alpha", entry_points=eps(A="a:A"))
+    site.dist("beta", entry_points=eps(A="b:A"))
+    result = run_discovery({"ATTN_PREFER": f"alpha,{written}"})
+    assert [f for f in result.findings if f.kind == "unmatched-selection"] == [
+        Finding(
+            "unmatched-selection",
+            written,
+            f"ATTN_PREFER names {written!r}, which is not an installed attn plugin distribution",
+            "use one of: alpha, beta",
+        )
+    ]
+
+
 def test_selecting_the_host_itself_is_unmatched(site, run_discovery):
     """attn is not a plugin of itself: ATTN_PLUGINS=attn matches nothing."""
     site.dist("attn", VERSION, entry_points=eps(OWN="attn.x:Y"), requires=())
@@ -691,6 +788,22 @@ OTHER_PROJECTS = ["triton.backends", "torch.backends", "jax.backends", "keras.ba
 def test_looks_like_typo(candidate, typo):
     """Near misses of the host's group are typos; its other groups, other projects' are not."""
     assert looks_like_typo(candidate, GROUP) is typo
+
+
+@pytest.mark.parametrize(
+    ("candidate", "typo"), [("tinyhost.kernels.xyz", True), ("tinyhost.kernels.wxyz", False)]
+)
+def test_the_typo_threshold_includes_its_bound(candidate, typo):
+    """A close spelling exactly at the threshold (ratio 0.85) is a typo; one just below is not."""
+    assert looks_like_typo(candidate, "tinyhost.kernels.abc") is typo
+
+
+def test_the_hosts_own_entry_points_are_not_plugins(sites, run_discovery):
+    """Entry points the host distribution itself declares in its group are never plugins."""
+    own = sites.new("host")
+    own.dist("attn", VERSION, entry_points=eps(OWN="attn.own:B"), requires=())
+    sites.new("plugins").dist("plug", entry_points=eps(PLUG="plug.m:B"))
+    assert [p.name for p in run_discovery().plugins] == ["PLUG"]
 
 
 @pytest.mark.parametrize("group", TYPOS)
@@ -814,4 +927,38 @@ def test_every_rejected_row_carries_its_reason_as_a_code(site, run_discovery):
         ("NO_ATTR", "bad"): ("invalid", Code.INVALID_VALUE),
         ("X", "alpha"): ("used", None),
         ("X", "zed"): ("shadowed", Code.SHADOWED),
+    }
+
+
+#: What a process with a stale copy of attn's metadata before its own reports.
+STALE = """
+import json, os, warnings
+warnings.simplefilter("ignore")
+import attn
+from attn.registry._metadata import code_root, installed_version
+from attn.registry.enum import state_of
+out = {"version": attn.__version__}
+for reader in ("fast", "reference"):
+    os.environ["ATTN_READER"] = reader
+    out[reader] = installed_version("attn", code_root("attn"))
+    result = state_of(attn.AttentionBackendEnum).diagnose(fresh=True)
+    out[reader + "-host"] = result.host_version
+    out[reader + "-plugins"] = [[p.name, p.status] for p in result.plugins]
+    out[reader + "-fixes"] = [f.fix for f in result.findings if f.kind == "duplicate-metadata"]
+print(json.dumps(out))
+"""
+
+
+def test_a_stale_copy_of_the_host_earlier_on_sys_path_decides_nothing(sites, python):
+    """attn-0.0.5.dist-info left before attn's own: the version is the imported code's."""
+    stale = sites.new("stale").dist("attn", "0.0.5", requires=())
+    sites.new("plugins").dist("plug", entry_points=eps(P="p:B"), requires=["attn>=0.1"])
+    out = json.loads(python.run("-c", STALE).stdout)
+    fix = f"delete {stale}, or uninstall both copies (pip uninstall attn, twice) and reinstall"
+    assert out == {
+        "version": VERSION,
+        **dict.fromkeys(("fast", "reference"), VERSION),
+        **{f"{reader}-host": VERSION for reader in ("fast", "reference")},
+        **{f"{reader}-plugins": [["P", "used"]] for reader in ("fast", "reference")},
+        **{f"{reader}-fixes": [fix] for reader in ("fast", "reference")},
     }

@@ -22,7 +22,7 @@ from attn.registry import (
     register,
 )
 from attn.registry.enum import state_of
-from attn.registry.errors import RejectedPluginWarning
+from attn.registry.errors import PluginWarning, RejectedPluginWarning
 
 
 class ToyBackend(Backend):
@@ -355,6 +355,76 @@ def test_unknown_name_declared_in_a_typo_group(site):
         ),
         "Run 'attn doctor' for the fix.",
     ]
+
+
+def test_a_name_a_rejected_plugin_declares_gets_its_reason_not_a_suggestion(site):
+    """The reason a plugin's name is unknown is given; no 'Did you mean' a near built-in."""
+    site.dist("plug", entry_points={"attn.backends": {"FLASH_ATTN2": "p:B"}}, requires=["attn>=99"])
+    with pytest.warns(RejectedPluginWarning), pytest.raises(UnknownBackendError) as rejected:
+        attn.AttentionBackendEnum["FLASH_ATTN2"]
+    assert "'FLASH_ATTN2' is provided by plug 1.0 but is incompatible" in str(rejected.value)
+    assert "Did you mean" not in str(rejected.value)
+    with pytest.raises(UnknownBackendError, match="Did you mean 'FLASH_ATTN'"):
+        attn.AttentionBackendEnum["FLASH_ATTN3"]
+
+
+REGISTERING = """\
+import attn
+from attn import AttentionBackend
+
+
+class B(AttentionBackend):
+    pass
+
+
+attn.register_backend(attn.AttentionBackendEnum.TORCH_SDPA, "regmod:B")
+
+
+@attn.register_backend(attn.AttentionBackendEnum.TRITON_ATTN)
+class C(AttentionBackend):
+    pass
+"""
+
+
+def test_a_plugin_registering_another_name_is_warned_about_at_its_own_line(site):
+    """The warning points at the plugin code that registered (both forms), not at attn."""
+    module = site.module("regmod", REGISTERING)
+    site.dist("regplug", entry_points={"attn.backends": {"REG": "regmod:B"}})
+    with pytest.warns(PluginWarning) as record:
+        attn.AttentionBackendEnum["REG"].get_class()
+    lines = REGISTERING.splitlines()
+    direct = lines.index('attn.register_backend(attn.AttentionBackendEnum.TORCH_SDPA, "regmod:B")')
+    decorator = lines.index("@attn.register_backend(attn.AttentionBackendEnum.TRITON_ATTN)")
+    assert [w.filename for w in record] == [str(module)] * 2
+    assert record[0].lineno == direct + 1
+    assert record[1].lineno in {decorator + 1, decorator + 2}  # the decorator, or its class
+
+
+SELF_REGISTERING = """\
+import attn
+from attn import AttentionBackend
+
+
+class First(AttentionBackend):
+    pass
+
+
+class Second(AttentionBackend):
+    pass
+
+
+attn.register_backend(attn.AttentionBackendEnum.FLASH_ATTN, "selfreg:Second")
+"""
+
+
+def test_a_plugin_registering_its_own_name_at_import_gets_one_class(site):
+    """get_class() returns the class in effect after the import, at the first call too."""
+    site.module("selfreg", SELF_REGISTERING)
+    site.dist("selfreg", entry_points={"attn.backends": {"FLASH_ATTN": "selfreg:First"}})
+    member = attn.AttentionBackendEnum.FLASH_ATTN
+    first = member.get_class()
+    assert first is member.get_class()
+    assert (first.__name__, member.get_path()) == ("Second", "selfreg.Second")
 
 
 API = [

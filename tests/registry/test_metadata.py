@@ -176,6 +176,15 @@ def write(info, file, data):
             "METADATA is not UTF-8 text (byte 0xe9 at offset 23)",
         ),
         (
+            "METADATA",
+            b"\xef\xbb\xbfName: plug\nVersion: 1.0\n",
+            Problem(Code.BYTE_ORDER_MARK, "METADATA"),
+            (
+                "METADATA starts with a byte-order mark, so Python (importlib.metadata) reads "
+                "none of its fields (no Name, no Version)"
+            ),
+        ),
+        (
             "entry_points.txt",
             f"\ufeff[{GROUP}]\nA = a:A\n".encode(),
             Problem(Code.BYTE_ORDER_MARK, "entry_points.txt"),

@@ -6,6 +6,7 @@ import email
 import email.feedparser
 import importlib
 import importlib.metadata
+import json
 import os
 import random
 import re
@@ -229,6 +230,7 @@ def env_odd_metadata(sites, tmp_path):
         "continued": "  Name: continued\nName: second\nVersion:   3  \n",
         "no-newline": "Name: no-newline\nVersion: 4",
         "unicode": "Name: unicode\nVersion: 1\nSummary: caf\u00e9 \u2028 x\nRequires-Dist: attn\n",
+        "tabbed": "Name:\ttabbed\nVersion:\t 1\nRequires-Dist:\tattn>=0.1\n",
     }
     for key, text in texts.items():
         info = plugin(site, key, metadata=False)
@@ -246,6 +248,9 @@ def env_odd_entry_points(sites, tmp_path):
         "brackets": "[[attn.backends]]\nA = a:A\n[ attn.backends ]\nB = b:B\n",
         "unicode-eps": "[attn.backends]\nA\u2028B = a:A\n",
         "blank": "",
+        "bom-eps": "\ufeff[attn.backends]\nA = a:A\n[attn.backends]\nB = b:B\n",
+        "unclosed": "[attn.backends]\nA = a:A\n[attn.mla_prefill_backends\nB = b:B\n",
+        "unopened": "attn.backends]\nA = a:A\n[attn.backends]\nB = b:B\n",
     }
     for key, text in texts.items():
         site.dist(key, raw_entry_points=text)
@@ -271,6 +276,10 @@ def env_relative_entries(sites, tmp_path):
     plugin(sites.new("here"), "dotted-entry")
     sys.path[0:0] = ["", "cwd-site", "./cwd-site/", f"{site.root.name}", "missing-folder"]
     sys.path.append(str(tmp_path) + "//" + site.root.name + "/.")
+    # pathlib keeps a leading "//" (POSIX leaves its meaning to the system), not "///".
+    rooted = sites.new("rooted")
+    plugin(rooted, "rooted")
+    sys.path += ["/" + str(rooted.root), "//" + str(rooted.root)]
 
 
 def env_zip(sites, tmp_path):
@@ -755,3 +764,48 @@ def test_header_lines_are_told_apart_as_email_tells_them():
     lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))) for _ in range(5000)]
     for line in lines:
         assert bool(_scan._HEADER.match(line)) == bool(email.feedparser.headerRE.match(line))
+
+
+#: Every reader and command over a site whose plugin has a file that is no regular file.
+NOT_A_FILE = """
+import json, os, sys, warnings
+warnings.simplefilter("ignore")
+import attn
+from attn.cli import main
+from attn.registry._metadata import scan
+found = {}
+for reader in ("fast", "reference"):
+    os.environ["ATTN_READER"] = reader
+    (record,) = [r for r in scan(lambda ep: True) if r.key == "plug"]
+    problem = record.metadata_problem or record.entry_points_problem
+    found[reader] = None if problem is None else str(problem)
+os.environ.pop("ATTN_READER")
+attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
+for command in (["list", "--json"], ["doctor"]):
+    with open(os.devnull, "w") as sys.stdout:
+        main(command)
+sys.stdout = sys.__stdout__
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.parametrize("file", ["METADATA", "entry_points.txt"])
+@pytest.mark.parametrize("kind", ["fifo", "link-to-dev-zero"])
+def test_a_metadata_file_that_is_no_regular_file_is_reported_never_read(site, python, file, kind):
+    """A FIFO, or a link to /dev/zero, hangs nothing: every reader and command reports it."""
+    info = plugin(site, "plug", backends={"FLASH_ATTN": "plug.m:B"})
+    (info / file).unlink()
+    if kind == "fifo":
+        os.mkfifo(info / file)
+    else:
+        (info / file).symlink_to("/dev/zero")
+    done = subprocess.run(
+        [str(python.runtime.python), "-c", NOT_A_FILE],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=python.env(),
+        check=True,
+    )
+    message = f"{file} cannot be read: not a regular file"
+    assert json.loads(done.stdout) == {"fast": message, "reference": message}

@@ -273,7 +273,7 @@ def test_conflict_warning_points_at_the_caller(site, touch):
     conflicting(site)
     with pytest.warns(ConflictWarning) as record:
         touch()
-    assert record[0].filename == __file__
+    assert (record[0].filename, record[0].lineno) == (__file__, touch.__code__.co_firstlineno)
 
 
 def test_conflict_warns_at_each_refresh(state, site):
@@ -310,6 +310,30 @@ def test_unmatched_selection_warns(state, site, monkeypatch):
         )
     ]
     assert issubclass(PluginWarning, AttnWarning)
+
+
+def test_a_warning_about_the_whole_environment_is_issued_once_not_per_registry(site):
+    """Metadata nobody can read is one RejectedPluginWarning, whichever registries discover."""
+    site.dist("plug", raw_entry_points="A = a:A\n")  # entries before any [group] header
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        state_of(attn.AttentionBackendEnum).ensure()
+        state_of(attn.MLAPrefillBackendEnum).ensure()
+    assert [w.category.__name__ for w in record] == ["RejectedPluginWarning"]
+    with pytest.warns(AttnWarning) as record:
+        attn.MLAPrefillBackendEnum.refresh()  # a new scan: its merge warns again
+    assert [w.category.__name__ for w in record] == ["RejectedPluginWarning"]
+
+
+def test_a_warning_turned_into_an_error_fails_the_first_access_only(state, site):
+    """Under -W error, a rejected plugin raises at the first lookup; the next ones work."""
+    site.dist("plug", entry_points=eps(FLASH_ATTN="p:B"), requires=["attn>=99"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(attn.registry.RejectedPluginWarning, match="is incompatible"):
+            attn.AttentionBackendEnum["FLASH_ATTN"]
+        assert attn.AttentionBackendEnum["FLASH_ATTN"].get_path().startswith("attn.backends.")
+        assert not attn.AttentionBackendEnum.FLASH_ATTN.is_overridden()
 
 
 def test_invalid_control_raises_at_every_access(state, monkeypatch):

@@ -44,6 +44,7 @@ _ENVIRONMENT_WIDE = frozenset(
         Code.EMPTY_METADATA,
         Code.UNREADABLE_METADATA,
         Code.DUPLICATE_METADATA,
+        Code.NON_PLUGIN_COPY,
         Code.UNMATCHED_SELECTION,
     }
 )

@@ -23,7 +23,7 @@ import os
 import stat
 import sys
 import time
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._metadata import (
@@ -37,26 +37,28 @@ from ._metadata import (
 )
 from .controls import Controls, parse_bool
 from .errors import Code
+from .paths import ClassPath
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from .report import DiscoveryResult
+    from .report import DiscoveryResult, PluginRecord
 
     #: An entry of the table: name, module, qualname, distribution, version, value.
-    EntryData = tuple[str, str, str, str | None, str | None, str | None]
+    EntryData = tuple[str, str, str, str | None, str | None, str]
     #: (the code that names the warning's class, message)
     WarningData = tuple[str, str]
     #: (message, problems) of the strict-mode error
     ErrorData = tuple[str, tuple[str, ...]]
-    Stamp = tuple[int, int, int] | None
+    Stamp = tuple[int, int, int, int] | None
     #: What a merge depends on besides the scan: the host's variables as set
     #: (``environment_key``) and the registry's built-in names.
     MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
+    Check = Callable[[object], bool]
 
-__all__ = ["HostScan", "Outcome", "forget", "host_scan"]
+__all__ = ["HostScan", "Outcome", "forget", "host_scan", "plain"]
 
-FORMAT = 6
+FORMAT = 7
 """Bumped whenever the layout of the file changes."""
 
 RACY_NS = 2_000_000_000
@@ -70,30 +72,72 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What merging one registry's plugins gave: its table entries, warnings, strict error.
+    """What merging one registry's plugins gave: its warnings, strict error and result.
 
-    All plain data, as the file stores it, with the discovery result it came
-    from (``report.result_data``), so that listing from the cache need not
-    run the pipeline again.
+    Plain data, as the file stores it: the result is `plain`'s.
+    The table's entries (`entries`) and the listing (`discovery`)
+    both come from that one result, so no content of the file can make
+    lookups and listing disagree.
     """
 
-    entries: tuple[EntryData, ...]
     warnings: tuple[WarningData, ...]
     error: ErrorData | None
-    result: object = None
+    result: tuple[Any, ...]
 
     def data(self) -> tuple[object, ...]:
         """The outcome as plain tuples (what the file stores)."""
-        return (self.entries, self.warnings, self.error, self.result)
+        return (self.warnings, self.error, self.result)
 
-    def discovery(self) -> DiscoveryResult | None:
-        """The discovery result; ``None`` if the data is not what attn writes."""
-        from .report import result_from  # noqa: PLC0415 - listing only, off the warm path
+    def entries(self) -> tuple[EntryData, ...]:
+        """``(name, module, qualname, distribution, version, value)`` of each merged entry point."""
+        return tuple(
+            (name, *path, dist, version, value)
+            for name, value, dist, _, version, *_, status, _, path, _, _ in self.result[2]
+            if status == "used" and path is not None
+        )
 
-        try:
-            return None if self.result is None else result_from(self.result)
-        except (ValueError, TypeError):
-            return None  # the pipeline works it out again
+    def discovery(self) -> DiscoveryResult:
+        """The discovery result (for listing; it imports the records of `.report`)."""
+        from .report import Conflict, DiscoveryResult, Finding  # noqa: PLC0415 - off the warm path
+
+        group, version, plugins, conflicts, findings, disabled, misgrouped, unreadable = self.result
+        return DiscoveryResult(
+            group,
+            version,
+            tuple(map(_plugin_from, plugins)),
+            tuple(Conflict(name, tuple(map(_plugin_from, c))) for name, c in conflicts),
+            tuple(Finding(*f) for f in findings),
+            plugins_disabled=disabled,
+            misgrouped=misgrouped,
+            unreadable=tuple(Finding(*f) for f in unreadable),
+        )
+
+
+def _plugin_from(data: tuple[Any, ...]) -> PluginRecord:
+    from .report import PluginRecord  # noqa: PLC0415 - off the warm path
+
+    name, value, dist, key, version, location, index, requires, status, reason, *rest = data
+    path, why, code = rest
+    return PluginRecord(
+        *(name, value, dist, key, version, location, index, requires, status, reason),
+        None if path is None else ClassPath(*path),
+        why,
+        None if code is None else Code(code),
+    )
+
+
+def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the records
+    """*value* as the file stores it: a record as the tuple of its fields, a code as its text.
+
+    The readers below rebuild records from these tuples by position.
+    """
+    if isinstance(value, Code):
+        return value.value  # marshal stores plain strings, not the str subclass
+    if is_dataclass(value) and not isinstance(value, type):
+        return tuple(plain(getattr(value, f.name)) for f in fields(value))
+    if type(value) is tuple:
+        return tuple(map(plain, value))
+    return value
 
 
 def _stamp(path: str) -> Stamp:
@@ -101,7 +145,8 @@ def _stamp(path: str) -> Stamp:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+    # st_ctime: an edit in place whose mtime, size and inode were set back still changes it.
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def _resolved_path() -> tuple[str, ...]:
@@ -120,106 +165,72 @@ def _metadata_files(record: DistributionRecord) -> tuple[str, ...]:
     )
 
 
-def _record_data(record: DistributionRecord) -> tuple[object, ...]:
-    meta = record.metadata
-    return (
-        record.key,
-        record.location,
-        record.path_index,
-        record.path_entry,
-        tuple((ep.group, ep.name, ep.value) for ep in record.entry_points),
-        None if meta is None else (meta.name, meta.version, meta.requires, _data(meta.problem)),
-        _data(record.entry_points_problem),
+# -- what the file may hold: each part checked against its shape on load ------
+
+
+def _is(*types: type) -> Check:
+    return lambda value: type(value) in types
+
+
+def _maybe(check: Check) -> Check:
+    return lambda value: value is None or check(value)
+
+
+def _row(*fields: Check) -> Check:
+    """A tuple of exactly these fields."""
+    return lambda value: (
+        type(value) is tuple
+        and len(value) == len(fields)
+        and all(check(item) for check, item in zip(fields, value, strict=True))
     )
 
 
-def _data(problem: Problem | None) -> tuple[object, ...] | None:
-    if problem is None:
-        return None
-    return (problem.code.value, problem.file, problem.detail, problem.offset, problem.finder)
+def _many(item: Check, least: int = 0) -> Check:
+    """A tuple of at least *least* items."""
+    return lambda value: type(value) is tuple and len(value) >= least and all(map(item, value))
 
 
-class _Invalid(Exception):  # noqa: N818 - internal signal, never escapes this module
-    """The file's content is not what this version of attn writes."""
+def _among(values: Iterable[str]) -> Check:
+    allowed = frozenset(values)
+    return lambda value: type(value) is str and value in allowed
 
 
-def _check(condition: bool) -> None:
-    if not condition:
-        raise _Invalid
+_STR, _INT, _BOOL, _OPT = _is(str), _is(int), _is(bool), _is(str, type(None))
+_CODE = _among(c.value for c in Code)
+_STATUS = _among(("used", "incompatible", "shadowed", "invalid", "disabled"))
+_PROBLEM = _maybe(_row(_CODE, _STR, _STR, _INT, _STR))
+_RECORD = _row(
+    *(_STR, _STR, _INT, _STR, _many(_row(_STR, _STR, _STR))),
+    *(_maybe(_row(_OPT, _OPT, _many(_STR), _PROBLEM)), _PROBLEM),
+)
+_PLUGIN = _row(
+    *(_STR, _STR, _STR, _STR, _OPT, _STR, _INT, _many(_STR), _STATUS, _OPT),
+    *(_maybe(_row(_STR, _STR)), _OPT, _maybe(_CODE)),
+)
+_FINDING = _row(_CODE, _STR, _STR, _STR, _OPT, _OPT, _OPT, _OPT, _BOOL)
+_RESULT = _row(
+    *(_STR, _OPT, _many(_PLUGIN), _many(_row(_STR, _many(_PLUGIN, least=2)))),
+    *(_many(_FINDING), _BOOL, _many(_row(_STR, _STR, _STR)), _many(_FINDING)),
+)
+_OUTCOME = _row(_many(_row(_STR, _STR)), _maybe(_row(_STR, _many(_STR))), _RESULT)
+_OUTCOME_KEY = _row(_STR, _many(_row(_STR, _STR)), _many(_STR))
+_STAMPS = _many(_row(_STR, _maybe(_row(_INT, _INT, _INT, _INT))))
 
 
-def _tuple(value: object, length: int | None = None) -> tuple[Any, ...]:
-    """*value* if it is a tuple (of *length* items), else the file is not trusted."""
-    if type(value) is not tuple or (length is not None and len(value) != length):
-        raise _Invalid
-    return value
+def _problem_from(data: tuple[Any, ...] | None) -> Problem | None:
+    return None if data is None else Problem(Code(data[0]), *data[1:])
 
 
-def _str_or_none(value: object) -> bool:
-    return value is None or type(value) is str
-
-
-def _strings(value: object) -> bool:
-    return type(value) is tuple and all(type(v) is str for v in value)
-
-
-def _problem_from(data: object) -> Problem | None:
-    if data is None:
-        return None
-    code, file, detail, offset, finder = _tuple(data, 5)
-    _check(type(file) is str and type(detail) is str and type(finder) is str)
-    _check(type(code) is str and type(offset) is int)
-    try:
-        return Problem(Code(code), file, detail, offset, finder)
-    except ValueError:  # not a code of this version of attn
-        raise _Invalid from None
-
-
-def _record_from(data: object) -> DistributionRecord:
-    key, location, index, entry, eps, meta, problem = _tuple(data, 7)
-    _check(type(key) is str and type(location) is str and type(entry) is str)
-    _check(type(index) is int)
-    entry_points = []
-    for ep in _tuple(eps):
-        group, name, value = _tuple(ep, 3)
-        _check(type(group) is str and type(name) is str and type(value) is str)
-        entry_points.append(EntryPointRecord(group, name, value))
+def _record_from(data: tuple[Any, ...]) -> DistributionRecord:
+    key, location, index, entry, eps, meta, problem = data
     metadata = None
     if meta is not None:
-        dist_name, version, requires, why = _tuple(meta, 4)
-        _check(_str_or_none(dist_name) and _str_or_none(version) and _strings(requires))
-        metadata = MetadataRecord(dist_name, version, requires, _problem_from(why))
+        name, version, requires, why = meta
+        metadata = MetadataRecord(name, version, requires, _problem_from(why))
+    entry_points = tuple(EntryPointRecord(*ep) for ep in eps)
     return DistributionRecord(
-        key, location, index, entry, tuple(entry_points), metadata, _problem_from(problem)
+        key, location, index, entry, entry_points, metadata, _problem_from(problem)
     )
-
-
-def _outcome_from(data: object) -> Outcome:
-    entries, warned, error, result = _tuple(data, 4)
-    for entry in _tuple(entries):
-        fields = _tuple(entry, 6)
-        _check(all(type(p) is str for p in fields[:3]) and all(map(_str_or_none, fields[3:])))
-    for warning in _tuple(warned):
-        _check(_strings(_tuple(warning, 2)))
-    if error is not None:
-        message, problems = _tuple(error, 2)
-        _check(type(message) is str and _strings(problems))
-    # The discovery result is checked field by field when it is first decoded
-    # (report.result_from); here, that it is plain data, as report.result_data writes it.
-    _check(result is None or _plain(result))
-    return Outcome(entries, warned, error, result)
-
-
-_PLAIN = (str, int, bool, type(None))
-_DEPTH = 8
-"""How deeply a discovery result nests tuples (a plugin's path in a conflict: 6)."""
-
-
-def _plain(value: object, depth: int = 0) -> bool:
-    """Whether *value* is nested tuples of strings, integers, booleans and ``None`` only."""
-    if type(value) in _PLAIN:
-        return True
-    return type(value) is tuple and depth < _DEPTH and all(_plain(v, depth + 1) for v in value)
 
 
 @dataclass(slots=True, eq=False)
@@ -241,6 +252,8 @@ class HostScan:
     """Whether the file may be written: nothing it depends on changed near the scan."""
     from_file: bool
     outcomes: dict[object, Outcome] = field(default_factory=dict)
+    warned: set[WarningData] = field(default_factory=set)
+    """The warnings the host's registries issued for this scan (each is issued once)."""
 
     def outcome(self, group: str, context: MergeContext) -> Outcome | None:
         """The cached outcome of merging *group* in *context* (variables, built-in names)."""
@@ -255,7 +268,7 @@ class HostScan:
             FORMAT,
             self.key,
             self.stamps,
-            tuple(_record_data(r) for r in self.records),
+            plain(self.records),
             {k: v.data() for k, v in self.outcomes.items()},
         )
         _write(self.file, marshal.dumps(data))  # type: ignore[arg-type]
@@ -352,6 +365,17 @@ def _write(file: str, data: bytes) -> None:
             os.unlink(temporary)
 
 
+def _delete_files(folder: str, host: str) -> None:
+    """Delete every cache file of *host* in *folder* (a private one): the next processes scan."""
+    if not _private_folder(folder):
+        return
+    for name in os.listdir(folder):
+        # f"{host}-{16 hex digits}.marshal": not another host whose name starts the same.
+        if name.startswith(f"{host}-") and len(name) == len(host) + 25:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
+
+
 def _key(host: str, groups: tuple[str, ...], using: str) -> tuple[object, ...]:
     return (
         FORMAT,
@@ -375,41 +399,44 @@ def _file_name(folder: str, host: str, key: tuple[object, ...]) -> str:
     return os.path.join(folder, f"{host}-{digest}.marshal")
 
 
-def _load(file: str, key: tuple[object, ...], host: str, groups: tuple[str, ...]) -> HostScan:
+def _load(
+    file: str, key: tuple[object, ...], host: str, groups: tuple[str, ...]
+) -> HostScan | None:
     """The scan stored in *file*, if it is valid for *key* and nothing changed since.
 
-    Raises:
-        _Invalid: missing, unreadable, foreign, corrupt or out of date.
+    ``None`` when it is missing, unreadable, foreign, corrupt or out of date:
+    every part of it is checked against the shape attn writes, or none is used.
     """
     data = _read(file)
     if data is None:
-        raise _Invalid
+        return None
     try:
         # Plain data only: a code object (or anything else) fails the checks below.
         loaded = marshal.loads(data)  # noqa: S302 - our own file, owner-only, validated
     except (EOFError, ValueError, TypeError):
-        raise _Invalid from None
-    version, stored_key, stamps, records, outcomes = _tuple(loaded, 5)
-    _check(version == FORMAT and stored_key == key)
-    for item in _tuple(stamps):
-        path, stamp = _tuple(item, 2)
-        _check(type(path) is str and _stamp(path) == stamp)
-    decoded = tuple(_record_from(record) for record in _tuple(records))
-    _check(type(outcomes) is dict)
-    parsed = {}
-    for outcome_key, outcome in outcomes.items():
-        _tuple(outcome_key, 3)
-        parsed[outcome_key] = _outcome_from(outcome)
+        return None
+    if not (type(loaded) is tuple and len(loaded) == 5 and loaded[:2] == (FORMAT, key)):
+        return None
+    _, _, stamps, records, outcomes = loaded
+    valid = (
+        _STAMPS(stamps)
+        and all(_stamp(path) == stamp for path, stamp in stamps)
+        and _many(_RECORD)(records)
+        and type(outcomes) is dict
+        and all(_OUTCOME_KEY(k) and _OUTCOME(v) for k, v in outcomes.items())
+    )
+    if not valid:
+        return None
     return HostScan(
         host,
         groups,
         key,
         stamps,
-        decoded,
+        tuple(map(_record_from, records)),
         file,
         writable=True,
         from_file=True,
-        outcomes=parsed,
+        outcomes={k: Outcome(*v) for k, v in outcomes.items()},
     )
 
 
@@ -450,33 +477,33 @@ def host_scan(
     *scan* returns the records the pipeline reads (``discovery.scan_host``:
     the copies whose metadata the scan read), which is all the file stores.
     With *fresh* (``refresh()``) the cache is not read; a new scan is made
-    and written. The file is written only when every ``sys.path`` entry and
-    metadata file it depends on was last modified well before the scan began.
+    and written, and when it differs from the scan it replaces, the host's
+    files for every other ``sys.path`` are deleted too (they may be as stale).
+    The file is written only when every ``sys.path`` entry and metadata file
+    it depends on was last modified well before the scan began.
     """
     host_key = canonical_name(host)
     ordered = tuple(sorted(set(groups)))
     using = reader(prefix)
     process_key = _process_key(ordered, using)
-    if not fresh:
-        held = _SHARED.get(host_key)
-        if held is not None and held[0] == process_key:
-            return held[1]
+    held = _SHARED.get(host_key)
+    if not fresh and held is not None and held[0] == process_key:
+        return held[1]
     use_cache = enabled(prefix)
     # Distributions from another finder cannot be checked with stat().
     use_cache = use_cache and standard_finders()
     folder = cache_folder() if use_cache else None
     key = _key(host_key, ordered, using)
     file = None if folder is None else _file_name(folder, host_key, key)
-    found = None
-    if file is not None and not fresh:
-        try:
-            found = _load(file, key, host_key, ordered)
-        except _Invalid:
-            found = None
+    found = None if file is None or fresh else _load(file, key, host_key, ordered)
     if found is None:
         started = time.time_ns()
         records = scan()
         stamps, trusted = _scan_stamps(records, started)
+        if fresh and file is not None:
+            before = held[1] if held is not None else _load(file, key, host_key, ordered)
+            if before is None or before.records != records:
+                _delete_files(os.path.dirname(file), host_key)
         found = HostScan(
             host_key, ordered, key, stamps, records, file, writable=trusted, from_file=False
         )

@@ -32,6 +32,7 @@ from ._scan import (
     local_metadata,
     metadata_children,
     path_problem,
+    read_text,
     unreadable_record,
 )
 from .errors import AttnConfigError, Code, describe, passes_through
@@ -49,8 +50,11 @@ __all__ = [
     "MetadataRecord",
     "Problem",
     "canonical_name",
+    "code_root",
+    "editable_source",
     "entry_point_pattern",
     "installed_version",
+    "installed_with",
     "reader",
     "scan",
     "standard_finders",
@@ -127,6 +131,8 @@ def _reference_entry_points(dist: Distribution, local: str | None) -> EntryPoint
     """The entry points Python reads, and why it misses some or all of them, if it does."""
     # What Python cannot read whole (it stays silent on some of it): attn's reader says which.
     problem = None if local is None else local_entry_points(local)[1]
+    if problem is not None and problem.code is Code.READ_ERROR:
+        return (), problem  # Python reads nothing either (or waits forever, on a FIFO)
     try:
         eps = tuple(EntryPointRecord(ep.group, ep.name, ep.value) for ep in dist.entry_points)
     except BaseException as exc:
@@ -246,12 +252,51 @@ def scan(
     return (*records, *unreadable.values())
 
 
-def installed_version(name: str) -> str | None:
-    """The version of the first copy of *name* on ``sys.path`` that has one, else ``None``.
+def editable_source(location: str) -> str | None:
+    """The project folder of the editable install whose metadata is *location* (PEP 610)."""
+    text, _ = read_text(os.path.join(location, "direct_url.json"), "direct_url.json")  # noqa: PTH118
+    if text is None:
+        return None
+    import json  # noqa: PLC0415 - only for a distribution found twice
+    from urllib.parse import unquote, urlsplit  # noqa: PLC0415 - likewise
 
-    What `importlib.metadata.version()` says, except that an empty copy
-    left before the installed one by an interrupted install does not hide it.
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("dir_info"), dict):
+        return None
+    url = data.get("url")
+    if data["dir_info"].get("editable") is not True or not isinstance(url, str):
+        return None
+    parts = urlsplit(url)
+    return unquote(parts.path) if parts.scheme == "file" else None
+
+
+def code_root(module: str) -> str | None:
+    """The folder the top-level package (or module) of the imported *module* came from."""
+    top = sys.modules.get(module.partition(".")[0])
+    spec = getattr(top, "__spec__", None)
+    locations = list(getattr(spec, "submodule_search_locations", None) or ())
+    where = locations[0] if locations else getattr(top, "__file__", None)
+    return os.path.dirname(where) if isinstance(where, str) else None  # noqa: PTH120
+
+
+def installed_with(path_entry: str, location: str, root: str) -> bool:
+    """Whether the metadata copy at *location* was installed with the code under *root*.
+
+    *root* is the ``sys.path`` entry of the copy, or, for an editable install,
+    a folder inside its project.
     """
+    real = os.path.realpath(root)
+    if real == os.path.realpath(path_entry):
+        return True
+    source = editable_source(location)
+    return source is not None and (real + os.sep).startswith(os.path.realpath(source) + os.sep)
+
+
+def _copies_of(name: str) -> list[tuple[str, str, str | None]]:
+    """``(sys.path entry, location, version)`` of each copy of *name*, in ``sys.path`` order."""
     key = canonical_name(name)
     entries = [entry for entry in sys.path if isinstance(entry, str)]
     try:
@@ -259,21 +304,37 @@ def installed_version(name: str) -> str | None:
     except AttnConfigError:  # a bad <PREFIX>_READER is discovery's error, not the version's
         using = "reference"
     if _fast(using):
+        found = []
         for entry in entries:
             children = metadata_children(entry)
             if children is None:
                 break  # an entry only the reference reads: it answers
             for child_key, child in children:
                 if child_key == key:
-                    version = local_metadata(os.path.join(entry, child)).version  # noqa: PTH118
-                    if version:
-                        return version
+                    location = os.path.join(entry, child)  # noqa: PTH118
+                    found.append((entry, location, local_metadata(location).version))
         else:
-            return None
+            return found
     from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
 
-    versions = (
-        _reference_metadata(d, _location(d)[1]).version
-        for d in distributions(name=name, path=entries)
-    )
-    return next(filter(None, versions), None)
+    copies = []
+    for dist in distributions(name=name, path=entries):
+        location, local = _location(dist)
+        version = _reference_metadata(dist, local).version
+        copies.append((os.path.dirname(location.rstrip("/")), location, version))  # noqa: PTH120
+    return copies
+
+
+def installed_version(name: str, root: str | None = None) -> str | None:
+    """The version of the first copy of *name* on ``sys.path`` that has one, else ``None``.
+
+    What `importlib.metadata.version` says, except that an empty copy
+    left before the installed one by an interrupted install does not hide it,
+    and that with *root* (where the code of *name* was imported from,
+    `code_root`), a stale copy before the one installed with that code
+    does not either.
+    """
+    copies = [copy for copy in _copies_of(name) if copy[2]]
+    if root is not None:
+        copies.sort(key=lambda copy: not installed_with(copy[0], copy[1], root))  # stable
+    return copies[0][2] if copies else None

@@ -12,8 +12,10 @@ converted as ``Distribution.requires`` converts it). Entries it does not read
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import textwrap
 from dataclasses import dataclass
 from functools import partial
@@ -30,15 +32,18 @@ if TYPE_CHECKING:
     #: The entry points of one copy, and what Python misses of them.
     EntryPoints = tuple[tuple["EntryPointRecord", ...], "Problem | None"]
 
-_MESSAGES = {
+#: By code, or by code and file where the file changes what the problem does.
+_MESSAGES: dict[object, str] = {
     Code.PERMISSION_DENIED: "{p.file} cannot be read: permission denied",
     Code.NOT_UTF8: "{p.file} is not UTF-8 text (byte {p.detail} at offset {p.offset})",
     Code.IS_A_FOLDER: "{p.file} is a folder, not a file",
     Code.NO_METADATA: "no METADATA or PKG-INFO file",
     Code.NO_NAME: "metadata has no Name field",
     Code.READ_ERROR: "{p.file} cannot be read: {p.detail}",
+    (Code.BYTE_ORDER_MARK, "entry_points.txt"): "{p.file} starts with a byte-order mark, so "
+    "Python (importlib.metadata) reads no entry point before the next [group] header",
     Code.BYTE_ORDER_MARK: "{p.file} starts with a byte-order mark, so Python "
-    "(importlib.metadata) reads no entry point before the next [group] header",
+    "(importlib.metadata) reads none of its fields (no Name, no Version)",
     Code.ENTRIES_BEFORE_HEADER: "{p.file} has entries before any [group] header (first: "
     "{p.detail!r}); Python (importlib.metadata) reads none of them",
     Code.FINDER_FAILED: "the meta-path finder {p.finder} raised {p.detail} while listing "
@@ -63,7 +68,8 @@ class Problem:
 
     def __str__(self) -> str:
         """The message, as attn shows it."""
-        return _MESSAGES.get(self.code, "{p.code}: {p.detail}").format(p=self)
+        template = _MESSAGES.get((self.code, self.file)) or _MESSAGES.get(self.code)
+        return (template or "{p.code}: {p.detail}").format(p=self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +164,19 @@ def key_of(location: str) -> str:
 
 
 def _bytes(path: str) -> bytes:
-    """The file's bytes; raises what `os.open()` and `os.read()` raise."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    """The file's bytes; raises what `os.open` and `os.read` raise.
+
+    Only a regular file is read: a FIFO or a device (a link to ``/dev/zero``)
+    would block or never end, so it raises `OSError` (opening a FIFO
+    does not wait, either).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file")
         chunks = []
         while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)
@@ -241,19 +257,21 @@ def _redent(value: str) -> str:
     return textwrap.dedent(" " * 8 + value) if "\n" in value else value
 
 
-def _core_text(location: str) -> tuple[str | None, Problem | None]:
-    """The text Python reads a copy's core metadata from: ``METADATA``, else ``PKG-INFO``.
+def _core_text(location: str) -> tuple[str | None, Problem | None, str]:
+    """The text Python reads a copy's core metadata from, and which file it is.
 
-    Else the file *location* itself: a legacy egg-info file (``pkg-1.0.egg-info``).
+    ``METADATA``, else ``PKG-INFO``, else the file *location* itself: a legacy
+    egg-info file (``pkg-1.0.egg-info``).
     """
     for file in ("METADATA", "PKG-INFO"):
         text, problem = read_text(f"{location}/{file}", file)
         if problem is not None or text:
-            return text, problem
-    text, problem = read_text(location, os.path.basename(location))
+            return text, problem, file
+    file = os.path.basename(location)
+    text, problem = read_text(location, file)
     if problem is not None and problem.code is Code.IS_A_FOLDER:
-        return None, None  # the metadata folder itself: no file of core metadata in it
-    return text, problem
+        return None, None, file  # the metadata folder itself: no file of core metadata in it
+    return text, problem, file
 
 
 def egg_requirements(text: str) -> tuple[str, ...]:
@@ -280,7 +298,7 @@ def egg_requirements(text: str) -> tuple[str, ...]:
 
 def local_metadata(location: str) -> MetadataRecord:
     """Name, version and requirements of the copy at *location*, or why they cannot be used."""
-    text, problem = _core_text(location)
+    text, problem, file = _core_text(location)
     if problem is not None or not text:
         return MetadataRecord(None, None, (), problem or Problem(Code.NO_METADATA))
     name = version = None
@@ -299,7 +317,10 @@ def local_metadata(location: str) -> MetadataRecord:
             return MetadataRecord(None, None, (), problem)
         requires = list(egg_requirements(egg or ""))
     if not name:
-        return MetadataRecord(None, version, tuple(requires), Problem(Code.NO_NAME))
+        # A byte-order mark hides every header from Python's email parser: say so.
+        bom = text.startswith("\ufeff")
+        problem = Problem(Code.BYTE_ORDER_MARK, file) if bom else Problem(Code.NO_NAME)
+        return MetadataRecord(None, version, tuple(requires), problem)
     return MetadataRecord(name, version, tuple(requires))
 
 

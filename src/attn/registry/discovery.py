@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import os
+import unicodedata
 from collections import defaultdict
+from dataclasses import replace
 from os.path import realpath
 from typing import TYPE_CHECKING
 
@@ -24,7 +26,9 @@ from ._metadata import (
     DistributionRecord,
     EntryPointRecord,
     canonical_name,
+    editable_source,
     entry_point_pattern,
+    installed_with,
     reader,
     scan,
 )
@@ -34,7 +38,7 @@ from .paths import ClassPath, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
     from ._metadata import Problem
     from .compat import HostRequirement
@@ -120,25 +124,6 @@ def parse_entry_point_value(value: str) -> ClassPath:
     return parse_path(f"{match.group('module')}:{match.group('attr')}")
 
 
-def _editable_source(dist_info: str) -> str | None:
-    """The project folder of an editable install, from its ``direct_url.json`` (PEP 610)."""
-    import json  # noqa: PLC0415 - only for a distribution found twice
-    from urllib.parse import unquote, urlsplit  # noqa: PLC0415 - likewise
-
-    try:
-        with open(os.path.join(dist_info, "direct_url.json"), "rb") as f:  # noqa: PTH118, PTH123
-            data = json.loads(f.read())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("dir_info"), dict):
-        return None
-    url = data.get("url")
-    if data["dir_info"].get("editable") is not True or not isinstance(url, str):
-        return None
-    parts = urlsplit(url)
-    return unquote(parts.path) if parts.scheme == "file" else None
-
-
 def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
     """Whether one copy is the ``*.egg-info`` setuptools writes into the source of the other.
 
@@ -152,7 +137,7 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
         return False
     if egg.version is None or egg.version != dist.version:
         return False
-    source = _editable_source(dist.location)
+    source = editable_source(dist.location)
     if source is None:
         return False
     return realpath(egg.location).startswith(realpath(source) + os.sep)
@@ -180,8 +165,16 @@ def _unusable_fix(where: str, name: str, problem: Problem, *, reinstall: bool = 
     return f"{fix}, or reinstall {name}" if reinstall else fix
 
 
-def deduplicate(  # noqa: C901 - one branch per kind of copy
-    records: Sequence[DistributionRecord], relevant: Iterable[str]
+def _declares(records: Iterable[DistributionRecord], group: str) -> bool:
+    """Whether some copy declares entry points in *group* or in a group that looks like its typo."""
+    declared = {ep.group for record in records for ep in record.entry_points}
+    return any(g == group or looks_like_typo(g, group) for g in declared)
+
+
+def deduplicate(
+    records: Sequence[DistributionRecord],
+    relevant: Iterable[str],
+    groups: Sequence[str] = (),
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution: the first usable one on ``sys.path``.
 
@@ -190,8 +183,12 @@ def deduplicate(  # noqa: C901 - one branch per kind of copy
     only copies are unusable is kept (its first copy) when it declares entry
     points in a *relevant* group, so that they are listed as ``invalid``;
     otherwise it is dropped. Losing copies of the *relevant* distributions (and
-    of any with entry points) are reported,
-    except the egg-info an editable setuptools install leaves in its source.
+    of any with entry points) are reported, except the egg-info an editable
+    setuptools install leaves in its source. With *groups* (the registry's
+    group, then its siblings), those of a distribution that declares no entry
+    point in the first group or a typo of it are a note when it declares none
+    in a sibling group either (no backend comes from it), and are left to the
+    sibling registry when it does.
     """
     relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
@@ -200,57 +197,78 @@ def deduplicate(  # noqa: C901 - one branch per kind of copy
             copies[record.key].append(record)
     chosen: dict[str, DistributionRecord] = {}
     findings: list[Finding] = []
-    for key, group in copies.items():
-        winner = next((r for r in group if r.metadata_problem is None), None)
+    for key, found in copies.items():
+        winner = next((r for r in found if r.metadata_problem is None), None)
         if winner is not None:
             chosen[key] = winner
-        elif key in relevant and any(r.entry_points for r in group):
-            chosen[key] = next(r for r in group if r.entry_points)
+        elif key in relevant and any(r.entry_points for r in found):
+            chosen[key] = next(r for r in found if r.entry_points)
             continue  # its entry points are listed as invalid, with the reason
-        if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in group):
+        if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in found):
             continue
-        # realpath() only for a name found twice: it costs a system call per folder.
-        seen_real = set() if winner is None or len(group) < 2 else {realpath(winner.location)}  # noqa: PLR2004
-        for other in group:
-            if other is winner:
-                continue
-            problem = other.metadata_problem
-            if problem is not None:
-                if winner is None:
-                    message = (
-                        f"{other.name}: the metadata copy at {other.location} cannot be used "
-                        f"({problem}); attn does not use it"
-                    )
-                else:
-                    message = (
-                        f"{winner.name}: the metadata copy at {other.location} cannot be used "
-                        f"({problem}); attn uses {winner.location}"
-                    )
-                fix = _unusable_fix(other.location, other.name, problem, reinstall=winner is None)
-                findings.append(Finding("empty-metadata", (winner or other).name, message, fix))
-                continue
-            assert winner is not None  # noqa: S101 - a usable copy wins before any other
-            real = realpath(other.location)
-            # The same folder reached twice (a lib64 -> lib link), or an editable
-            # install's own egg-info in its source folder: one install, not two.
-            if real in seen_real or _build_residue(winner, other):
-                continue
-            seen_real.add(real)
-            findings.append(
-                Finding(
-                    kind="duplicate-metadata",
-                    subject=winner.name,
-                    message=(
-                        f"{winner.name} is installed twice: {winner.version} at "
-                        f"{winner.location} (used) and {other.version} at {other.location} "
-                        "(ignored)"
-                    ),
-                    fix=f"delete {other.location}, or uninstall both copies "
-                    f"(pip uninstall {winner.name}, twice) and reinstall",
+        note = bool(groups) and not (
+            key in relevant
+            or any(r.entry_points_problem for r in found)
+            or _declares(found, groups[0])
+        )
+        if note and any(_declares(found, sibling) for sibling in groups[1:]):
+            continue  # a plugin of a sibling registry: that registry reports it
+        for finding in _losing_copies(found, winner):
+            if note:
+                finding = replace(  # noqa: PLW2901 - the same finding, as a note
+                    finding,
+                    kind=Code.NON_PLUGIN_COPY,
+                    message=f"{finding.message}; it declares no entry point in the registry's "
+                    "groups, so no backend comes from it",
+                    fix=f"nothing to do for attn; to tidy up, {finding.fix}",
                 )
-            )
+            findings.append(finding)
     order = {id(r): i for i, r in enumerate(records)}
     return tuple(sorted(chosen.values(), key=lambda r: order[id(r)])), tuple(findings)
+
+
+def _losing_copies(
+    found: Sequence[DistributionRecord], winner: DistributionRecord | None
+) -> Iterator[Finding]:
+    """What is wrong with each copy of one distribution that does not win."""
+    # realpath() only for a name found twice: it costs a system call per folder.
+    seen_real = set() if winner is None or len(found) < 2 else {realpath(winner.location)}  # noqa: PLR2004
+    for other in found:
+        if other is winner:
+            continue
+        problem = other.metadata_problem
+        if problem is not None:
+            if winner is None:
+                message = (
+                    f"{other.name}: the metadata copy at {other.location} cannot be used "
+                    f"({problem}); attn does not use it"
+                )
+            else:
+                message = (
+                    f"{winner.name}: the metadata copy at {other.location} cannot be used "
+                    f"({problem}); attn uses {winner.location}"
+                )
+            fix = _unusable_fix(other.location, other.name, problem, reinstall=winner is None)
+            yield Finding("empty-metadata", (winner or other).name, message, fix)
+            continue
+        assert winner is not None  # noqa: S101 - a usable copy wins before any other
+        real = realpath(other.location)
+        # The same folder reached twice (a lib64 -> lib link), or an editable
+        # install's own egg-info in its source folder: one install, not two.
+        if real in seen_real or _build_residue(winner, other):
+            continue
+        seen_real.add(real)
+        yield Finding(
+            kind="duplicate-metadata",
+            subject=winner.name,
+            message=(
+                f"{winner.name} is installed twice: {winner.version} at "
+                f"{winner.location} (used) and {other.version} at {other.location} "
+                "(ignored)"
+            ),
+            fix=f"delete {other.location}, or uninstall both copies "
+            f"(pip uninstall {winner.name}, twice) and reinstall",
+        )
 
 
 def _separator(char: str) -> bool:
@@ -464,6 +482,11 @@ def _status(
     return "used", None, None
 
 
+def _folded(name: str) -> str:
+    """*name* as one compares names that only look different: NFKC, then case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
 def _findings(
     plugins: Sequence[PluginRecord],
     *,
@@ -530,20 +553,45 @@ def _findings(
                 f"add {host!r} with a version range to {p.distribution}'s dependencies",
             )
         )
-    folded = {n.casefold(): n for n in builtin_names}
+    folded = {_folded(n): n for n in builtin_names}
     for p in plugins:
-        other = folded.get(p.name.casefold())
+        other = folded.get(_folded(p.name))
         if other is not None and other != p.name:
+            how = (
+                "only by case (names are case sensitive)"
+                if p.name.casefold() == other.casefold()
+                else "only by the width or form of its characters, such as fullwidth letters "
+                "(names are compared as written)"
+            )
             findings.append(
                 Finding(
                     "case-collision",
                     p.name,
                     f"{p.origin_label} adds {p.name!r}, which differs from the built-in "
-                    f"{other!r} only by case (names are case sensitive)",
+                    f"{other!r} {how}",
                     f"rename the entry point to {other!r} to override the built-in",
                 )
             )
     return findings
+
+
+def imported_first(
+    records: Sequence[DistributionRecord], host_key: str, root: str | None
+) -> Sequence[DistributionRecord]:
+    """*records*, the host's copy installed with its imported code (under *root*) first.
+
+    A stale copy of the host earlier on ``sys.path`` (``attn-0.0.5.dist-info``
+    left behind) must not decide its version, nor be the copy kept.
+    """
+    copies = [r for r in records if r.key == host_key and r.metadata_problem is None]
+    if root is None or len(copies) < 2:  # noqa: PLR2004
+        return records
+    owner = next((r for r in copies if installed_with(r.path_entry, r.location, root)), None)
+    if owner is None or owner is copies[0]:
+        return records
+    rest = [r for r in records if r is not owner]
+    at = rest.index(copies[0])
+    return [*rest[:at], owner, *rest[at:]]
 
 
 def discover(
@@ -554,8 +602,12 @@ def discover(
     builtin_names: Sequence[str],
     sibling_groups: Sequence[str] = (),
     records: Sequence[DistributionRecord] | None = None,
+    host_root: str | None = None,
 ) -> DiscoveryResult:
-    """Run the whole pipeline for *group* and return what it found."""
+    """Run the whole pipeline for *group* and return what it found.
+
+    *host_root* is where the host's code was imported from (`._metadata.code_root`).
+    """
     host_key = canonical_name(host)
     groups = {group, *sibling_groups}
     if controls.disable_plugins:
@@ -563,9 +615,11 @@ def discover(
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:
         records = scan_host(host, groups, controls.prefix)
-    records = only_testing_sites(records, host_key, controls.prefix)
+    records = imported_first(
+        only_testing_sites(records, host_key, controls.prefix), host_key, host_root
+    )
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
-    dists, findings = deduplicate(records, relevant | {host_key})
+    dists, findings = deduplicate(records, relevant | {host_key}, (group, *sibling_groups))
     host_version = next((d.version for d in dists if d.key == host_key), None)
 
     typo_findings = [
@@ -647,20 +701,22 @@ def discover(
             unusable={d.location: why for d in dists if (why := d.metadata_problem) is not None},
         ),
     ]
-    if controls.only is not None:
-        plugin_keys = {d.key for d in host_plugins}
-        valid = sorted(d.name for d in host_plugins)
-        found.extend(
-            Finding(
-                "unmatched-selection",
-                written,
-                f"{controls.plugins_variable} names {written!r}, which is not an "
-                f"installed {host} plugin distribution",
-                "use one of: " + (", ".join(valid) if valid else "(none installed)"),
-            )
-            for written in controls.only_as_written
-            if canonical_name(written) not in plugin_keys
+    # A name in <PREFIX>_PLUGINS or <PREFIX>_PREFER that matches no plugin is a typo, or a
+    # list written another way ("a b", "a==1.0"): it would silently select or prefer nothing.
+    plugin_keys = {d.key for d in host_plugins}
+    valid = ", ".join(sorted(d.name for d in host_plugins)) or "(none installed)"
+    named = [(controls.plugins_variable, w) for w in controls.only_as_written]
+    named += [(controls.prefer_variable, w) for w in controls.prefer_as_written]
+    found.extend(
+        Finding(
+            "unmatched-selection",
+            written,
+            f"{variable} names {written!r}, which is not an installed {host} plugin distribution",
+            f"use one of: {valid}",
         )
+        for variable, written in named
+        if canonical_name(written) not in plugin_keys
+    )
     ordered = tuple(sorted(resolved, key=lambda p: (p.name, _rank(p))))
     return DiscoveryResult(
         group,

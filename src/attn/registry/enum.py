@@ -23,6 +23,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 
+from ._metadata import code_root
 from .backend import Backend
 from .errors import PluginWarning, UnknownBackendError
 from .loading import LoadContext, load, loading_now, resolve
@@ -140,6 +141,7 @@ class BackendEnumMeta(enum.EnumMeta):
             noun=noun or f"{host} backend",
             env_prefix=prefix,
             register_hint=register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')",
+            host_root=code_root(new.__module__),
         )
         groups = _GROUPS.setdefault(prefix, [])
         if group not in groups:
@@ -277,7 +279,11 @@ def _get_path(cls: BackendEnumMeta, name: str, include_classname: bool) -> str:
 
 
 def _get_class(cls: BackendEnumMeta, name: str) -> type:
-    return load(cls, name)
+    before = cls._attn_state.lookup(name)
+    loaded = load(cls, name)
+    # Plugin code may register this very name while attn imports it: the class in
+    # effect is then the registered one, as every later call returns it.
+    return loaded if cls._attn_state.lookup(name) is before else load(cls, name)
 
 
 class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):

@@ -94,6 +94,7 @@ class Code(str, enum.Enum):
     DUPLICATE_METADATA = "duplicate-metadata"
     UNMATCHED_SELECTION = "unmatched-selection"
     CASE_COLLISION = "case-collision"
+    NON_PLUGIN_COPY = "non-plugin-copy"
     LOAD_FAILURE = "load-failure"
     REGISTERED_BY_PLUGIN = "registered-by-plugin"
 
@@ -131,7 +132,7 @@ class Code(str, enum.Enum):
 
 #: The findings that are notes: worth knowing, never a problem. Every other
 #: finding is one: ``attn doctor`` exits 1 for it and strict mode raises.
-NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED})
+NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})
 
 
 class AttnError(Exception):

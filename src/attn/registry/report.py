@@ -3,22 +3,22 @@
 They are frozen dataclasses holding plain values only, so one discovery can be
 rendered as a table, as JSON (`RegistryReport.to_json()`) or as doctor
 findings without anything being recomputed, and stored in the discovery cache
-(`result_data()`, `result_from()`).
+(as `attn.registry._cache.plain` writes them).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar, cast, get_args
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 
 from .errors import NOTE_CODES, Code
-from .paths import ClassPath
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
     from .controls import Controls
+    from .paths import ClassPath
 
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
@@ -35,6 +35,7 @@ FindingKind: TypeAlias = Literal[
     "duplicate-metadata",
     "unmatched-selection",
     "case-collision",
+    "non-plugin-copy",
     "load-failure",
     "registered-by-plugin",
 ]
@@ -245,125 +246,3 @@ class DiscoveryResult:
     def used(self) -> tuple[PluginRecord, ...]:
         """The entry points merged into the table."""
         return tuple(p for p in self.plugins if p.status == "used")
-
-
-# -- a discovery result as plain data (what the discovery cache stores) -------
-
-
-def _plugin_data(p: PluginRecord) -> tuple[object, ...]:
-    path = None if p.path is None else (p.path.module, p.path.qualname)
-    found = (
-        p.name,
-        p.value,
-        p.distribution,
-        p.distribution_key,
-        p.distribution_version,
-        p.location,
-    )
-    code = None if p.code is None else str(p.code)  # marshal stores plain strings
-    return (*found, p.path_index, p.requirements, p.status, p.reason, path, p.won_because, code)
-
-
-def _finding_data(f: Finding) -> tuple[object, ...]:
-    # str(): marshal stores plain strings, not the Code subclass.
-    text = (str(f.kind), f.subject, f.message, f.fix, f.distribution, f.version, f.group, f.value)
-    return (*text, f.plugin_code)
-
-
-def result_data(result: DiscoveryResult) -> tuple[object, ...]:
-    """*result* as plain tuples, strings, numbers and booleans (for `marshal`)."""
-    return (
-        result.group,
-        result.host_version,
-        tuple(_plugin_data(p) for p in result.plugins),
-        tuple((c.name, tuple(_plugin_data(p) for p in c.claimants)) for c in result.conflicts),
-        tuple(_finding_data(f) for f in result.findings),
-        result.plugins_disabled,
-        result.misgrouped,
-        tuple(_finding_data(f) for f in result.unreadable),
-    )
-
-
-def _items(value: object, length: int | None = None) -> tuple[object, ...]:
-    if type(value) is not tuple or (length is not None and len(value) != length):
-        raise ValueError(value)
-    return value
-
-
-def _str(value: object) -> str:
-    if type(value) is not str:
-        raise ValueError(value)
-    return value
-
-
-def _opt(value: object) -> str | None:
-    return None if value is None else _str(value)
-
-
-def _texts(value: object, length: int | None = None) -> tuple[str, ...]:
-    return tuple(_str(item) for item in _items(value, length))
-
-
-def _plugin_from(data: object) -> PluginRecord:
-    (
-        name,
-        value,
-        dist,
-        key,
-        version,
-        location,
-        index,
-        requires,
-        status,
-        reason,
-        path,
-        why,
-        code,
-    ) = _items(data, 13)
-    if type(index) is not int or status not in get_args(PluginStatus):
-        raise ValueError(data)
-    return PluginRecord(
-        *(_str(name), _str(value), _str(dist), _str(key), _opt(version), _str(location)),
-        *(index, _texts(requires), cast("PluginStatus", status), _opt(reason)),
-        None if path is None else ClassPath(*_texts(path, 2)),
-        _opt(why),
-        None if code is None else Code(_str(code)),
-    )
-
-
-def _finding_from(data: object) -> Finding:
-    *texts, plugin_code = _items(data, 9)
-    if type(plugin_code) is not bool:
-        raise ValueError(data)
-    kind, subject, message, fix = (_str(t) for t in texts[:4])
-    distribution, version, group, value = (_opt(t) for t in texts[4:])
-    return Finding(
-        Code(kind), subject, message, fix, distribution, version, group, value, plugin_code
-    )
-
-
-def result_from(data: object) -> DiscoveryResult:
-    """The result `result_data()` gave *data* for.
-
-    Raises:
-        ValueError: *data* is not what `result_data()` returns.
-    """
-    group, version, plugins, conflicts, findings, disabled, misgrouped, unreadable = _items(data, 8)
-    if type(disabled) is not bool:
-        raise ValueError(data)
-    parsed_conflicts = []
-    for conflict in _items(conflicts):
-        name, claimants = _items(conflict, 2)
-        parsed_conflicts.append(
-            Conflict(_str(name), tuple(_plugin_from(c) for c in _items(claimants)))
-        )
-    return DiscoveryResult(
-        _str(group),
-        _opt(version),
-        tuple(_plugin_from(p) for p in _items(plugins)),
-        tuple(parsed_conflicts),
-        tuple(_finding_from(f) for f in _items(findings)),
-        plugins_disabled=disabled,
-        misgrouped=tuple(cast("tuple[str, str, str]", _texts(m, 3)) for m in _items(misgrouped)),
-        unreadable=tuple(_finding_from(f) for f in _items(unreadable)),
-    )

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
-from ._cache import Outcome, environment_key, forget, host_scan
+from ._cache import Outcome, environment_key, forget, host_scan, plain
 from .controls import Controls, read_controls
 from .errors import (
     Code,
@@ -66,6 +66,8 @@ class RegistryConfig:
     noun: str
     env_prefix: str
     register_hint: str
+    host_root: str | None = None
+    """Where the host's code was imported from (the registry's top-level package)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,21 +132,13 @@ class Snapshot:
 
 
 @dataclass(frozen=True, slots=True)
-class _Warm:
-    """A merge taken from the cache's outcome: enough to rebuild its result on demand."""
-
-    scan: HostScan
-    controls: Controls
-    outcome: Outcome
-
-
-@dataclass(frozen=True, slots=True)
 class _Layers:
     """The whole mutable state of a registry, replaced (never changed) at once.
 
     ``result`` is the discovery result; after a merge from the cache it is
-    built on first need from ``warm``, which then stands for the discovery
-    (``generation``) so plugin-added backends keep their identity.
+    built on first need from ``warm``, the cached outcome the table came from,
+    which then stands for the discovery (``generation``) so plugin-added
+    backends keep their identity.
     """
 
     result: DiscoveryResult | None = None
@@ -152,7 +146,7 @@ class _Layers:
     runtime: Mapping[str, Entry] = field(default_factory=dict)
     table: Mapping[str, Entry] = field(default_factory=dict)
     cleared: frozenset[str] = frozenset()
-    warm: _Warm | None = None
+    warm: Outcome | None = None
 
     @property
     def discovered_yet(self) -> bool:
@@ -296,12 +290,9 @@ class RegistryState:
             layers = self._layers
             if layers.result is not None:
                 return layers.result
-            # Merged from the cache: its result was cached with the merge (else
-            # the pipeline runs over the cached scan with that merge's controls;
-            # no scan, no warning again).
-            warm = layers.warm
-            assert warm is not None  # noqa: S101 - ready() merged, from a scan or the cache
-            result = warm.outcome.discovery() or self._pipeline(warm.controls, warm.scan)
+            # Merged from the cache: the result the table's entries came from.
+            assert layers.warm is not None  # noqa: S101 - ready() merged, from a scan or the cache
+            result = layers.warm.discovery()
             self._layers = replace(layers, result=result)
             return result
 
@@ -335,7 +326,7 @@ class RegistryState:
 
     def _discover(self, *, fresh: bool = False) -> None:
         try:
-            self._merge(fresh=fresh)
+            warned = self._merge(fresh=fresh)
         except BaseException:
             # A refresh that fails (strict mode, a bad ATTN_* value) must not
             # leave the previous result in place: every access runs discovery
@@ -343,6 +334,10 @@ class RegistryState:
             self._layers = replace(self._layers, result=None, warm=None)
             forget(self.config.host)
             raise
+        # Once the table is in place: a warning that a filter turns into an error
+        # (python -W error) fails this access, not every access after it.
+        if warned:
+            _warn(warned)
 
     def _scan(self, *, fresh: bool = False) -> HostScan:
         """The scan this registry shares with its siblings (see `._cache`)."""
@@ -366,6 +361,7 @@ class RegistryState:
             builtin_names=self._builtin_names,
             sibling_groups=self._sibling_groups(),
             records=None if scan is None else scan.records,
+            host_root=self.config.host_root,
         )
 
     def diagnose(self, controls: Controls | None = None, *, fresh: bool = False) -> DiscoveryResult:
@@ -418,26 +414,16 @@ class RegistryState:
             )
             for finding in result.unreadable
         ]
-        entries = tuple(
-            (
-                p.name,
-                p.path.module,
-                p.path.qualname,
-                p.distribution,
-                p.distribution_version,
-                p.value,
-            )
-            for p in result.used
-            if p.path is not None
-        )
-        from .report import result_data  # noqa: PLC0415 - as scan_host, the cold path only
+        return Outcome(tuple(warned), error, plain(result))
 
-        return Outcome(entries, tuple(warned), error, result_data(result))
+    def _merge(self, *, fresh: bool = False) -> Sequence[tuple[str, str]]:
+        """Merge the plugins into the table; return the warnings to issue.
 
-    def _merge(self, *, fresh: bool = False) -> None:
+        A warning the host's other registries issued for the same scan (metadata
+        nobody can read, a control that matches nothing) is not issued again.
+        """
         controls = self.controls()
-        result = None
-        warm = None
+        result = scan = warm = None
         if controls.disable_plugins:
             result = self._pipeline(controls, None)
             outcome = self._outcome(result, controls)
@@ -451,18 +437,21 @@ class RegistryState:
                 if outcome.error is None:  # a failing merge is worked out again each time
                     scan.remember(self.config.group, context, outcome)
             else:
-                outcome, warm = cached, _Warm(scan, controls, cached)
+                outcome = warm = cached
         if outcome.error is not None:
             message, problems = outcome.error
             raise PluginProblemError(message, problems=problems)
-        if outcome.warnings:
-            _warn(outcome.warnings)
         discovered = {
             name: Entry(name, ClassPath(module, qualname), "plugin", dist, version, value)
-            for name, module, qualname, dist, version, value in outcome.entries
+            for name, module, qualname, dist, version, value in outcome.entries()
         }
         runtime = self._layers.runtime
         self._layers = _Layers(result, discovered, runtime, {**discovered, **runtime}, warm=warm)
+        if scan is None:
+            return outcome.warnings
+        warned = [w for w in outcome.warnings if w not in scan.warned]
+        scan.warned.update(warned)
+        return warned
 
     # -- the table ------------------------------------------------------------
 
