@@ -10,8 +10,7 @@ plugin code raised is shown (`describe()`), and which ones pass through.
 from __future__ import annotations
 
 import enum
-
-from ._records import final
+from typing import final
 
 __all__ = [
     "NOTE_CODES",
