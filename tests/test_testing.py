@@ -435,6 +435,10 @@ class Good(AttentionBackend):
     @classmethod
     def get_impl_cls(cls):
         return Impl
+
+    @classmethod
+    def validate_configuration(cls, **settings):
+        return [] if settings.get("device") in (None, "cuda") else ["CUDA only"]
 """
 
 
@@ -447,7 +451,7 @@ def test_conformance_passes_a_good_backend(pytester):
     )
     pytester.syspathinsert()
     result = pytester.runpytest("-p", "attn.testing", "-v", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=14)
+    result.assert_outcomes(passed=16)
     result.stdout.fnmatch_lines(
         [
             "*::TestBackend::test_derives_from_the_registry_interface PASSED*",
@@ -456,6 +460,7 @@ def test_conformance_passes_a_good_backend(pytester):
             "*::TestBackend::test_requires_is_a_tuple_of_distribution_names PASSED*",
             "*::TestBackend::test_requires_modules_match_requires PASSED*",
             "*::TestBackend::test_is_available_returns_a_bool PASSED*",
+            "*::TestBackend::test_validate_configuration_returns_a_list_of_str PASSED*",
             "*::TestBackend::test_importing_the_module_imports_no_required_package PASSED*",
         ]
     )
@@ -499,6 +504,13 @@ BAD_CASES = {
         ),
         "Bad.is_available() returned 1: return True or False",
     ),
+    "test_validate_configuration_returns_a_list_of_str": (
+        (
+            "class Bad(AttentionBackend):\n    @classmethod\n"
+            "    def validate_configuration(cls, **settings):\n        return 'CUDA only'\n"
+        ),
+        "Bad.validate_configuration(**{}) returned 'CUDA only': return a list of str",
+    ),
     "test_importing_the_module_imports_no_required_package": (
         (
             "import wave\n\nclass Bad(AttentionBackend):\n    requires = ('wave-lib',)\n"
@@ -517,5 +529,5 @@ def test_conformance_failure_says_what_to_fix(pytester, check):
     pytester.makepyfile(test_bad=CONFORMANCE.format(classes="from bad import Bad", target="Bad"))
     pytester.syspathinsert()
     result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
-    result.assert_outcomes(failed=1, deselected=6)
+    result.assert_outcomes(failed=1, deselected=7)
     assert message in result.stdout.str()

@@ -391,6 +391,30 @@ class BackendConformance:
                 pytrace=False,
             )
 
+    #: Settings ``test_validate_configuration_returns_a_list_of_str`` tries, one call each.
+    sample_settings: ClassVar[tuple[dict[str, object], ...]] = (
+        {},
+        {"device": "cuda", "capability": (9, 0), "head_size": 128, "dtype": "bfloat16"},
+        {"device": "cpu", "head_size": 64, "dtype": "float32", "use_mla": False},
+        {"device": "rocm", "block_size": 16, "kv_cache_dtype": "fp8", "use_mla": True},
+    )
+
+    def test_validate_configuration_returns_a_list_of_str(self) -> None:
+        """``validate_configuration(**settings)``, when defined, returns a list of ``str``."""
+        cls = self._backend()
+        validate = getattr(cls, "validate_configuration", None)
+        if validate is None:
+            pytest.skip(f"{cls.__qualname__} declares no validate_configuration")
+        for settings in self.sample_settings:
+            said = validate(**settings)
+            if type(said) is not list or not all(type(s) is str for s in said):
+                pytest.fail(
+                    f"{cls.__qualname__}.validate_configuration(**{settings!r}) returned "
+                    f"{said!r}: return a list of str, one reason per setting it cannot run "
+                    "(empty when it can), and ignore settings it does not know",
+                    pytrace=False,
+                )
+
     def test_importing_the_module_imports_no_required_package(self) -> None:
         """Importing the class's module in a fresh interpreter imports nothing in ``requires``."""
         cls = self._backend()
