@@ -2,9 +2,11 @@
 
 ``nox`` runs the whole test suite on each claimed Python that is installed
 here, each in its own virtualenv, and checks the built sdist and wheel.
-``nox -t ci`` is what ``.ci/run`` calls after running the README's test
-command on the default interpreter: the suite on every *other* claimed
-Python, the suite with ``packaging`` at the floor of attn's range, the
+``nox -t ci`` is what ``.ci/run`` runs after the README's test command on
+the default interpreter (it starts the sessions in two groups at once): the
+suite once on every *other* claimed Python, each run under one more
+condition (packaging at the floor of attn's range; every example plugin
+installed beside it; from the unpacked sdist under ``python -X dev``), the
 interpreter report and the distribution checks. ``nox -s mutants`` (run by
 neither) measures how many realistic one-line bugs the focused tests catch.
 
@@ -82,10 +84,12 @@ def _link_interpreters() -> dict[str, str]:
     found = {v: p for v in PYTHONS if (p := find_python(v)) is not None}
     _LINKS.mkdir(parents=True, exist_ok=True)
     for version, path in found.items():
-        link = _LINKS / f"python{version}"
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(path)
+        # A new link under a name of this process's own, then renamed over the
+        # old one: two nox processes at once (.ci/run starts two) never race.
+        spare = _LINKS / f".python{version}.{os.getpid()}"
+        spare.unlink(missing_ok=True)
+        spare.symlink_to(path)
+        spare.replace(_LINKS / f"python{version}")
     os.environ["PATH"] = f"{_LINKS}{os.pathsep}{os.environ.get('PATH', '')}"
     return found
 
@@ -93,9 +97,34 @@ def _link_interpreters() -> dict[str, str]:
 FOUND = _link_interpreters()
 MISSING = [v for v in PYTHONS if v not in FOUND]
 OTHERS = [v for v in PYTHONS if v in FOUND and v != _DEFAULT]
-#: The slow integration tests (real wheels, real virtualenvs) run on the
-#: default interpreter (the README's command) and on the oldest claimed one.
-INTEGRATION_PYTHONS = {_DEFAULT, PYTHONS[0]}
+
+
+def _found_or_default(version: str) -> str:
+    return version if version in FOUND else _DEFAULT
+
+
+#: On CI the README's command runs the whole suite on the default Python; each
+#: other claimed Python then runs the suite once more under one extra
+#: condition, so that every condition and every Python is tested without one
+#: whole run per pair: packaging at its floor on the oldest, every example
+#: plugin installed beside the suite on 3.12, and the unpacked sdist under
+#: ``python -X dev`` on the newest. A missing interpreter falls back to the
+#: default one (the ``interpreters`` session reports it).
+FLOOR_PYTHON = _found_or_default(PYTHONS[0])
+BESIDE_PYTHON = _found_or_default("3.12")
+SDIST_PYTHON = _found_or_default(PYTHONS[-1])
+
+
+def _pytest(session: nox.Session, *args: str, dev_mode: bool = False) -> None:
+    """Run the suite in the session's virtualenv, with a temporary folder of its own.
+
+    Each session's own ``--basetemp`` lets two sessions run at once (.ci/run
+    does) without sharing pytest's numbered temporary folders.
+    """
+    basetemp = Path(session.create_tmp()) / "pytest"
+    dev = ["-X", "dev"] if dev_mode else []
+    command = ["python", *dev, "-m", "pytest", "-p", "no:cacheprovider"]
+    session.run(*command, f"--basetemp={basetemp}", *args, *session.posargs)
 
 
 @nox.session(python=False, tags=["ci"])
@@ -104,6 +133,10 @@ def interpreters(session: nox.Session) -> None:
     for version in PYTHONS:
         where = FOUND.get(version)
         session.log(f"Python {version}: {where or 'NOT FOUND'}")
+    session.log(
+        f"packaging-floor on {FLOOR_PYTHON}, beside-plugins on {BESIDE_PYTHON}, "
+        f"sdist-tests on {SDIST_PYTHON}"
+    )
     if MISSING:
         banner = "*" * 72
         session.warn(
@@ -119,21 +152,15 @@ def interpreters(session: nox.Session) -> None:
 
 
 def _tests(session: nox.Session) -> None:
+    """The whole suite, integration tests included, on one claimed Python."""
     session.install("-e", ".[test]")
-    args = list(session.posargs)
-    if session.python not in INTEGRATION_PYTHONS:
-        args = ["-m", "not integration", *args]
-    session.run("python", "-m", "pytest", *args)
+    _pytest(session)
 
 
-# Every claimed Python that is installed; `-t ci` selects all but the default,
-# which .ci/run has already tested with the README's command.
+# Every claimed Python that is installed, for a plain `nox` (CI runs the
+# condition sessions below instead; see FLOOR_PYTHON).
 for _version in FOUND:
-    nox.session(
-        python=_version,
-        name=f"tests-{_version}",
-        tags=["tests"] + ([] if _version == _DEFAULT else ["ci"]),
-    )(_tests)
+    nox.session(python=_version, name=f"tests-{_version}", tags=["tests"])(_tests)
 
 
 def _packaging_floor() -> str:
@@ -144,7 +171,7 @@ def _packaging_floor() -> str:
     return floor
 
 
-@nox.session(name="packaging-floor", python=_DEFAULT, tags=["ci"])
+@nox.session(name="packaging-floor", python=FLOOR_PYTHON, tags=["ci"])
 def packaging_floor(session: nox.Session) -> None:
     """The suite with packaging at the floor of attn's range (integration tests aside).
 
@@ -158,7 +185,23 @@ def packaging_floor(session: nox.Session) -> None:
     if Version(installed) != Version(floor):
         session.error(f"packaging {installed} is installed, not the floor {floor}")
     session.log(f"packaging {installed}")
-    session.run("python", "-m", "pytest", "-m", "not integration", *session.posargs)
+    _pytest(session, "-m", "not integration")
+
+
+@nox.session(name="beside-plugins", python=BESIDE_PYTHON, tags=["ci"])
+def beside_plugins(session: nox.Session) -> None:
+    """The suite with every example plugin and a triton-like distribution installed beside it.
+
+    In a 40-column terminal too: what is installed beside the suite, and the
+    terminal's width, change no result. The integration tests build their own
+    virtualenvs, where nothing installed here is seen, so they are left out.
+    """
+    session.install("-e", ".[test]")
+    plugins = sorted(str(p) for p in (ROOT / "plugins_example").iterdir() if p.is_dir())
+    triton_like = str(ROOT / "tests" / "integration" / "plugins" / "triton-like")
+    session.install("--no-build-isolation", *plugins, triton_like)
+    session.env["COLUMNS"] = "40"
+    _pytest(session, "-m", "not integration")
 
 
 @nox.session(python=_DEFAULT, default=False)
@@ -198,9 +241,16 @@ def dist(session: nox.Session) -> None:
     session.run("python", str(ROOT / ".ci" / "check_dist.py"), str(outdir), str(expected))
 
 
-@nox.session(name="sdist-tests", tags=["ci"])
+@nox.session(name="sdist-tests", python=SDIST_PYTHON, tags=["ci"])
 def sdist_tests(session: nox.Session) -> None:
-    """Run the whole suite from the built sdist, attn installed from it (not editable)."""
+    """Run the suite from the built sdist, attn installed from it (not editable), under -X dev.
+
+    Python's development mode adds asyncio and resource checks and shows the
+    warnings Python hides by default (errors here, as everywhere in the
+    suite). The integration tests are left out: the README's command runs
+    them, and the ``dist`` session checks that the sdist ships every file
+    they build from.
+    """
     tmp = Path(session.create_tmp())
     outdir, unpacked = tmp / "sdist", tmp / "unpacked"
     for folder in (outdir, unpacked):
@@ -214,4 +264,4 @@ def sdist_tests(session: nox.Session) -> None:
     (root,) = unpacked.iterdir()
     session.install("--no-build-isolation", f"{root}[test]")
     session.chdir(root)
-    session.run("python", "-m", "pytest", "-p", "no:cacheprovider", *session.posargs)
+    _pytest(session, "-m", "not integration", dev_mode=True)

@@ -101,15 +101,35 @@ def check_wheel(wheel: Path, project: dict[str, Any]) -> str:
     return version
 
 
+#: The folders whose every file the suite reads or builds from (docs pages and
+#: snippets, the example plugins and the integration tests' plugin projects).
+SUITE_FOLDERS = ("tests", "docs", "plugins_example")
+
+
+def _suite_files() -> set[str]:
+    """Every file of SUITE_FOLDERS in this checkout, as git tracks them (else as found)."""
+    done = subprocess.run(  # noqa: S603 - a fixed git command
+        ["git", "ls-files", "-z", "--", *SUITE_FOLDERS],  # noqa: S607 - git on PATH
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode == 0 and done.stdout:
+        return {name for name in done.stdout.decode("utf-8").split("\0") if name}
+    found = (p for folder in SUITE_FOLDERS for p in (ROOT / folder).rglob("*") if p.is_file())
+    names = {p.relative_to(ROOT).as_posix() for p in found}
+    return {n for n in names if not any(j in n or n.endswith(j) for j in JUNK)}
+
+
 def check_sdist(sdist: Path) -> None:
-    """Check that the sdist holds the package, its metadata and the test suite."""
+    """Check that the sdist holds the package, its metadata and everything the suite needs."""
     with tarfile.open(sdist) as archive:
         names = archive.getnames()
     top = names[0].split("/", 1)[0]
     relative = [n.split("/", 1)[1] for n in names if "/" in n]
     _no_junk(relative, sdist.name)
-    required = {"pyproject.toml", "README.md", "PKG-INFO", "noxfile.py"}
-    required |= {f"src/{name}" for name in _source_files()}
+    required = {"pyproject.toml", "README.md", "PKG-INFO", "noxfile.py", "mkdocs.yml"}
+    required |= {f"src/{name}" for name in _source_files()} | _suite_files()
     missing = sorted(required - set(relative))
     if missing:
         msg = f"{sdist.name} ({top}/) lacks {missing}"
