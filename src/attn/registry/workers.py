@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, TypeVar
 from .enum import BackendEnumMeta, declared_registries, resolution, state_of
 from .errors import StateMismatchError
 from .paths import parse_path
+from .selection import Recorded, recorded, reselect
 from .table import Entry, fingerprint
 
 if TYPE_CHECKING:
@@ -99,7 +100,8 @@ class CapturedRegistry:
     ``registry`` is the class's name, declared in ``module`` as ``qualname``;
     ``cleared`` the names dropped with ``clear_override()`` since the last
     discovery; ``controls`` the ``<PREFIX>_*`` controls and their values
-    (``None``: unset).
+    (``None``: unset); ``selections`` the selections made with the current
+    table (its settings, the explicit name if any, the choice and the rows).
     """
 
     registry: str
@@ -113,6 +115,7 @@ class CapturedRegistry:
     runtime: tuple[RuntimeRegistration, ...] = ()
     cleared: tuple[str, ...] = ()
     controls: tuple[tuple[str, str | None], ...] = ()
+    selections: tuple[Recorded, ...] = ()
 
     @property
     def location(self) -> str:
@@ -164,6 +167,10 @@ class WorkerState:
                     "cleared": list(r.cleared),
                     "runtime": [asdict(x) for x in r.runtime],
                     "backends": [asdict(b) for b in r.backends],
+                    "selections": [
+                        {**asdict(c), "settings": dict(c.settings), "tried": list(c.tried)}
+                        for c in r.selections
+                    ],
                 }
                 for r in self.registries
             ],
@@ -246,6 +253,39 @@ def _rows(record: type[_Row], obj: Mapping[str, object], key: str, where: str) -
     return tuple(rows)
 
 
+def _setting(value: object, where: str) -> object:
+    """A setting's value read from JSON: text, a number, a bool, null, or arrays of them."""
+    if isinstance(value, list):
+        return tuple(_setting(v, where) for v in value)
+    if type(value) not in {str, int, float, bool, type(None)}:
+        _fail(f"{where} is {value!r}, expected text, a number, a bool, null or an array")
+    return value
+
+
+def _selections(obj: Mapping[str, object], where: str) -> tuple[Recorded, ...]:
+    """The ``selections`` of a registry (absent in states saved before they were recorded)."""
+    if "selections" not in obj:
+        return ()
+    rows = []
+    for i, raw in enumerate(_sequence(obj["selections"], f"{where}.selections")):
+        here = f"{where}.selections[{i}]"
+        item = _mapping(raw, here)
+        settings = _mapping(item.get("settings"), f"{here}.settings")
+        tried = _sequence(item.get("tried"), f"{here}.tried")
+        if not all(isinstance(t, str) for t in tried):
+            _fail(f"{here}.tried must hold lines (strings)")
+        rows.append(
+            Recorded(
+                **_texts(Recorded, item, here),  # type: ignore[arg-type]
+                settings=tuple(
+                    (k, _setting(v, f"{here}.settings.{k}")) for k, v in sorted(settings.items())
+                ),
+                tried=tuple(str(t) for t in tried),
+            )
+        )
+    return tuple(rows)
+
+
 def _registry_from_json(item: object, where: str) -> CapturedRegistry:
     obj = _mapping(item, where)
     backends = _rows(BackendResolution, obj, "backends", where)
@@ -262,6 +302,7 @@ def _registry_from_json(item: object, where: str) -> CapturedRegistry:
         runtime=runtime,
         cleared=tuple(str(n) for n in cleared),
         controls=tuple((str(k), None if v is None else str(v)) for k, v in controls.items()),
+        selections=_selections(obj, where),
     )
     if captured.fingerprint != fingerprint(captured.group, map(astuple, backends)):
         _fail(
@@ -300,6 +341,7 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
         ),
         cleared=tuple(sorted(snapshot.cleared)),
         controls=_controls(config.env_prefix),
+        selections=recorded(registry),
     )
 
 
@@ -355,14 +397,17 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
     """Make this process resolve backends like the one that captured *state*.
 
     The driver's runtime registrations (and ``clear_override()`` calls) are
-    made again here, before or after discovery; nothing is imported. Then,
-    with *check*, every registry's resolution is compared with the driver's:
-    what its fingerprint stands for, row by row.
+    made again here, before or after discovery; nothing of the state is
+    imported. Then, with *check*, every registry's resolution is compared
+    with the driver's (what its fingerprint stands for, row by row), and each
+    selection the driver made is made again with the same settings (which
+    imports the candidates it tries, as `select()` does).
 
     Raises:
         StateMismatchError: with *check*, some backend resolves differently
-            here, or a registry of the state is not declared here; the
-            message names each one with both sides and what to do.
+            here, a registry of the state is not declared here, or a
+            selection chooses differently here; the message names each one
+            with both sides (choices and reasons) and what to do.
         TypeError: *state* is not a [`WorkerState`][WorkerState].
     """
     if not isinstance(state, WorkerState):
@@ -370,6 +415,7 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
         msg = f"apply_state() expects an attn.WorkerState, got {type(state).__name__}"  # type: ignore[unreachable]
         raise TypeError(msg)
     pairs: list[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]] = []
+    chose: list[tuple[str, list[str]]] = []
     for captured in state.registries:
         registry, problem = _find(captured)
         if registry is not None:
@@ -381,7 +427,12 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
             rows = None if registry is None else resolution(registry)
             mine = None if rows is None else tuple(BackendResolution(*row) for row in rows)
             pairs.append((captured, mine, problem))
-    error = _mismatch(pairs)
+    for captured in state.registries if check else ():
+        registry, _ = _find(captured)
+        if registry is not None:  # else a mismatch already
+            shown = [reselect(registry, driver) for driver in captured.selections]
+            chose += [(captured.registry, lines) for lines in shown if lines]
+    error = _mismatch(pairs, chose)
     if error is not None:
         raise error
 
@@ -391,8 +442,13 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
 
 def _mismatch(
     pairs: Iterable[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]],
+    chose: Iterable[tuple[str, list[str]]] = (),
 ) -> StateMismatchError | None:
-    """The error for (driver's registry, this process's rows or ``None``, why none), if any."""
+    """The error for (driver's registry, this process's rows or ``None``, why none), if any.
+
+    *chose* holds, per selection that differs here, its registry and the lines showing it.
+    """
+    chose = list(chose)
     lines: list[str] = []
     differing: list[tuple[str, str]] = []
     missing: list[CapturedRegistry] = []
@@ -425,9 +481,12 @@ def _mismatch(
             controls.update(
                 (v, (value, here.get(v))) for v, value in driver.controls if here.get(v) != value
             )
-    if not lines:
+    if not lines and not chose:
         return None
-    out = ["The backends in this process differ from the driver's:", *lines]
+    out = ["The backends in this process differ from the driver's:", *lines] if lines else []
+    if chose:
+        out.append("The selections in this process differ from the driver's:")
+        out += [line for _, shown in chose for line in shown]
     out += [
         f"{v} is {_shown(theirs)} in the driver and {_shown(mine)} here"
         for v, (theirs, mine) in controls.items()
@@ -439,11 +498,17 @@ def _mismatch(
             f"install the same version of {hosts} on every node, and declare registries in "
             "modules that workers import"
         )
+    if chose:
+        fixes.append(
+            "install the same kernel packages on every node (a rejection above names "
+            "what is missing), or pass settings that hold on every node"
+        )
     out.append("To fix it, " + "; ".join(fixes) + ".")
     return StateMismatchError(
         "\n".join(out),
         differences=tuple(differing),
         missing_registries=tuple(r.registry for r in missing),
+        selections=tuple(dict.fromkeys(registry for registry, _ in chose)),
     )
 
 
