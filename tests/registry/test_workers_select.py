@@ -380,3 +380,21 @@ def test_selections_made_before_the_table_changed_are_not_captured(registry):
     assert selections(attn.capture_state()) == ()
     registry.select(head_size=64)
     assert [s.settings for s in selections(attn.capture_state())] == [(("head_size", 64),)]
+
+
+def test_capturing_and_applying_without_selections_import_no_selection_module(python):
+    """A driver that never selected, and its workers, do not pay for the selection module."""
+    code = (
+        "import pickle, sys\n"
+        "import attn\n"
+        "state = pickle.loads(pickle.dumps(attn.capture_state()))\n"
+        "attn.apply_state(WorkerState.from_json(state.to_json()))\n"
+        "attn.apply_state(state)\n"
+        "print('attn.registry.selection' in sys.modules)\n"
+        "try:\n"
+        "    attn.AttentionBackendEnum.select(device='cpu')\n"
+        "except attn.SelectionError:\n"
+        "    pass  # no torch here\n"
+        "print('attn.registry.selection' in sys.modules)\n"
+    ).replace("WorkerState", "attn.WorkerState")
+    assert python.run("-c", code).stdout.split() == ["False", "True"]

@@ -24,17 +24,19 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import asdict, astuple, dataclass, fields
 from typing import TYPE_CHECKING, TypeVar
 
 from .enum import BackendEnumMeta, declared_registries, resolution, state_of
 from .errors import StateMismatchError
 from .paths import parse_path
-from .selection import Recorded, recorded, reselect
 from .table import Entry, fingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
+
+    from .selection import Recorded
 
 _Row = TypeVar("_Row", "BackendResolution", "RuntimeRegistration")
 
@@ -264,8 +266,11 @@ def _setting(value: object, where: str) -> object:
 
 def _selections(obj: Mapping[str, object], where: str) -> tuple[Recorded, ...]:
     """The ``selections`` of a registry (absent in states saved before they were recorded)."""
-    if "selections" not in obj:
+    if not obj.get("selections"):  # absent, or none: selection need not be imported
+        _sequence(obj.get("selections", []), f"{where}.selections")
         return ()
+    from .selection import Recorded  # noqa: PLC0415 - a lookup needs no selection
+
     rows = []
     for i, raw in enumerate(_sequence(obj["selections"], f"{where}.selections")):
         here = f"{where}.selections[{i}]"
@@ -341,8 +346,17 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
         ),
         cleared=tuple(sorted(snapshot.cleared)),
         controls=_controls(config.env_prefix),
-        selections=recorded(registry),
+        selections=_recorded(registry),
     )
+
+
+def _recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
+    """The selections made with *registry*'s table; none if no selection was ever made here."""
+    if f"{__package__}.selection" not in sys.modules:
+        return ()  # and a worker's start imports no selection module
+    from .selection import recorded  # noqa: PLC0415
+
+    return recorded(registry)
 
 
 def capture_state() -> WorkerState:
@@ -429,7 +443,9 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
             pairs.append((captured, mine, problem))
     for captured in state.registries if check else ():
         registry, _ = _find(captured)
-        if registry is not None:  # else a mismatch already
+        if registry is not None and captured.selections:  # no registry: a mismatch already
+            from .selection import reselect  # noqa: PLC0415 - a lookup needs no selection
+
             shown = [reselect(registry, driver) for driver in captured.selections]
             chose += [(captured.registry, lines) for lines in shown if lines]
     error = _mismatch(pairs, chose)
