@@ -173,6 +173,7 @@ def test_sizes(sizes, text, accepted, refused):
         ({"device": "cpu"}, ["CPU_ATTN"]),
         ({"device": "cpu", "use_mla": True}, []),
         ({"device": "tpu"}, ["PALLAS"]),
+        ({"device": "tpu", "use_mla": True}, ["PALLAS"]),
         ({"device": "xpu"}, ["FLASH_ATTN", "TRITON_ATTN"]),
         ({"device": "xpu", "use_mla": True}, ["TRITON_MLA"]),
         ({"device": "abacus"}, []),

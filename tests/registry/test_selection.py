@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import pickle
 import sys
 import threading
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -481,27 +483,105 @@ def test_unhashable_settings_are_refused():
         select(PickEnum, device={1, 2})
 
 
-def test_sixteen_threads_selecting_at_once_agree(host):
-    """Threads selecting on a fresh registry at once all get the same answer."""
-    plugin(host, ALPHA="Good")
-    state_of(PickEnum).reset()
+def in_sixteen_threads(run: Callable[[int], object]) -> list[BaseException]:
+    """Call ``run(0)`` to ``run(15)`` in 16 threads started at once; what they raised."""
     barrier = threading.Barrier(16, timeout=30)
-    results: list[Selection] = []
     errors: list[BaseException] = []
 
-    def run(index: int) -> None:
+    def start(index: int) -> None:
         barrier.wait()
         try:
-            results.append(select(PickEnum, device="rocm", head_size=64 + index % 2))
-        except BaseException as exc:  # noqa: BLE001 - reported below
+            run(index)
+        except BaseException as exc:  # noqa: BLE001 - the caller checks
             errors.append(exc)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(16)]
+    threads = [threading.Thread(target=start, args=(i,)) for i in range(16)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
-    assert errors == []
+    return errors
+
+
+def test_sixteen_threads_selecting_at_once_agree(host):
+    """Threads selecting on a fresh registry at once all get the same answer."""
+    plugin(host, ALPHA="Good")
+    state_of(PickEnum).reset()
+    results: list[Selection] = []
+
+    def run(index: int) -> None:
+        results.append(select(PickEnum, device="rocm", head_size=64 + index % 2))
+
+    assert in_sixteen_threads(run) == []
     assert len(results) == 16
     assert {r.name for r in results} == {"THIRD"}
     assert len({r.settings for r in results}) == 2
+
+
+def test_the_cache_keeps_the_most_recently_used_results_up_to_its_bound():
+    """Past CACHE_SIZE settings the least recently used is dropped and chosen again."""
+    from attn.registry import selection  # noqa: PLC0415
+
+    first = select(PickEnum, device="cuda", head_size=0)
+    for size in range(1, selection.CACHE_SIZE):
+        select(PickEnum, device="cuda", head_size=size)
+    assert select(PickEnum, device="cuda", head_size=0) is first  # used again: now the newest
+    select(PickEnum, device="cuda", head_size=selection.CACHE_SIZE)  # drops head_size=1
+    asked = len(CudaOnly.asked)
+    assert select(PickEnum, device="cuda", head_size=0) is first
+    assert len(CudaOnly.asked) == asked
+    select(PickEnum, device="cuda", head_size=1)
+    assert CudaOnly.asked[asked:] == [{"device": "cuda", "head_size": 1}]
+    assert len(selection.made(PickEnum)) == selection.CACHE_SIZE
+
+
+def test_sixteen_threads_past_the_bound_agree(host):
+    """Threads that select more distinct settings than the cache holds, at once, all succeed."""
+    from attn.registry import selection  # noqa: PLC0415
+
+    chosen: set[tuple[str, object]] = set()
+
+    def run(index: int) -> None:
+        for size in range(index, selection.CACHE_SIZE * 2, 16):
+            found = select(PickEnum, device="cuda", head_size=size)
+            chosen.add((found.name, dict(found.settings)["head_size"]))
+
+    assert in_sixteen_threads(run) == []
+    assert chosen == {("FIRST", size) for size in range(selection.CACHE_SIZE * 2)}
+    assert len(selection.made(PickEnum)) == selection.CACHE_SIZE
+
+
+def _select_in_child() -> None:
+    if select(PickEnum, device="cuda", head_size=-1).name != "FIRST":
+        raise SystemExit(2)
+
+
+def test_a_forked_child_selects_while_the_parent_selects_in_threads(host):
+    """The cache's lock is free in a child forked while other threads select."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork here")
+    forking = multiprocessing.get_context("fork")
+    stop = threading.Event()
+
+    def churn() -> None:
+        size = 0
+        while not stop.is_set():
+            select(PickEnum, device="cuda", head_size=size % 300)
+            size += 1
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    try:
+        for _ in range(20):
+            child = forking.Process(target=_select_in_child)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # forking with threads
+                child.start()
+            child.join(10)
+            if child.is_alive():  # waiting for a lock no thread will release
+                child.kill()
+                child.join()
+            assert child.exitcode == 0
+    finally:
+        stop.set()
+        thread.join(timeout=30)

@@ -373,7 +373,7 @@ _ATTENTION_ORDER: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         (("ROCM_AITER_MLA", "TRITON_MLA"),) * 2,
     ),
     "cpu": ((("CPU_ATTN",),) * 2, ((),) * 2),
-    "tpu": ((("PALLAS",),) * 2, ((),) * 2),
+    "tpu": ((("PALLAS",),) * 2, (("PALLAS",),) * 2),  # vLLM's TPU ignores use_mla
     "xpu": ((("FLASH_ATTN", "TRITON_ATTN"),) * 2, (("TRITON_MLA",),) * 2),
 }
 

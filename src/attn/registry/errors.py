@@ -286,7 +286,8 @@ class AttnConfigError(AttnError, ValueError):
 class StateMismatchError(AttnError):
     """A worker resolves backends differently from the driver whose state it applied.
 
-    The message lists every differing backend with both sides and what to do.
+    The message lists every differing backend, and every selection that
+    chooses differently, with both sides and what to do.
     """
 
     __module__ = "attn"
@@ -297,11 +298,13 @@ class StateMismatchError(AttnError):
         *,
         differences: tuple[tuple[str, str], ...] = (),
         missing_registries: tuple[str, ...] = (),
+        selections: tuple[str, ...] = (),
     ) -> None:
-        """Record the differing ``(registry, backend)`` pairs and the missing registries."""
+        """Record the differing pairs, the missing registries, those whose selections differ."""
         super().__init__(message)
         self.differences = differences
         self.missing_registries = missing_registries
+        self.selections = selections
 
 
 class SelectionError(AttnError, ValueError):

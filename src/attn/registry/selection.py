@@ -12,6 +12,8 @@ nothing after it is imported. docs/selection.md has the whole story.
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -301,9 +303,46 @@ def _failure(
     return SelectionError("\n".join(lines), registry.__name__, tried, explicit is not None)
 
 
-#: Per registry: the table token its results were made with, and the results by key. Each
-#: read and write is one dict operation: threads that race at worst choose twice.
-_CACHE: dict[BackendEnumMeta, tuple[object, dict[tuple[object, ...], object]]] = {}
+#: How many results (choices and rejections) the cache keeps per registry; beyond it, the
+#: least recently used is dropped (and chosen again when asked for again).
+CACHE_SIZE = 128
+
+_Key = tuple[object, Settings]
+#: Per registry: the table token its results were made with, and the results by key, the
+#: least recently used first. `_LOCK` guards every read and write; choosing runs outside
+#: it, so threads that race on a new key at worst choose twice, with equal results.
+_CACHE: dict[BackendEnumMeta, tuple[object, OrderedDict[_Key, Selection | SelectionError]]] = {}
+_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):  # not on Windows; held across fork, so free in the child
+    os.register_at_fork(
+        before=_LOCK.acquire, after_in_parent=_LOCK.release, after_in_child=_LOCK.release
+    )
+
+
+def _cached(
+    registry: BackendEnumMeta, token: object, key: _Key
+) -> Selection | SelectionError | None:
+    with _LOCK:
+        held = _CACHE.get(registry)
+        if held is None or held[0] is not token or key not in held[1]:
+            return None
+        held[1].move_to_end(key)
+        return held[1][key]
+
+
+def _keep(
+    registry: BackendEnumMeta, token: object, key: _Key, result: Selection | SelectionError
+) -> None:
+    with _LOCK:
+        if token is not registry._attn_state._layers:
+            return  # the table changed while choosing: the result is already stale
+        held = _CACHE.get(registry)
+        if held is None or held[0] is not token:
+            held = _CACHE[registry] = (token, OrderedDict())
+        held[1][key] = result
+        held[1].move_to_end(key)
+        while len(held[1]) > CACHE_SIZE:
+            held[1].popitem(last=False)
 
 
 def select(registry: BackendEnumMeta, /, backend: object = None, **settings: object) -> Selection:
@@ -311,6 +350,8 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
 
     *backend* (a name, member or plugin-added backend) is an explicit choice,
     tried alone; without it, the variable ``<PREFIX>_<NOUN>`` is one when set.
+    The result is cached per settings (`CACHE_SIZE` of them per registry)
+    until the registry's table changes.
 
     Raises:
         SelectionError: the explicit choice, or every candidate, is rejected.
@@ -321,14 +362,95 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
     explicit = explicit if explicit is not None else os.environ.get(variable) or None
     key = (explicit, _settings(settings))
     token = _token(registry)
-    held = _CACHE.get(registry)
-    if held is None or held[0] is not token:
-        held = _CACHE[registry] = (token, {})
-    found = held[1].get(key)
+    found = _cached(registry, token, key)
     if found is None:
-        found = held[1][key] = _choose(
-            registry, None if explicit is None else str(explicit), key[1]
-        )
+        found = _choose(registry, None if explicit is None else str(explicit), key[1])
+        _keep(registry, token, key, found)
     if isinstance(found, SelectionError):
         raise SelectionError(*found.args)
-    return found  # type: ignore[return-value]
+    return found
+
+
+def made(registry: BackendEnumMeta) -> tuple[Selection, ...]:
+    """The selections in *registry*'s cache for its current table, least recently used first.
+
+    Runs discovery unless it has run; rejections are left out.
+    """
+    token = _token(registry)
+    with _LOCK:
+        held = _CACHE.get(registry)
+        results = () if held is None or held[0] is not token else tuple(held[1].values())
+    return tuple(r for r in results if isinstance(r, Selection))
+
+
+# -- workers: the driver's selections as data, chosen again -------------------------------
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _plain(value: object) -> bool:
+    """Whether *value* is data a state may hold: text, numbers, ``None``, tuples of them."""
+    if type(value) is tuple:
+        return all(_plain(v) for v in value)
+    return type(value) in _PLAIN
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A selection the driver made, as plain data: what a worker state holds of it.
+
+    ``explicit`` is the name chosen explicitly, ``None`` when the priorities
+    decided; ``path`` the chosen class's dotted path; ``tried`` the rows as
+    `Selection` shows them.
+    """
+
+    settings: tuple[tuple[str, object], ...]
+    name: str
+    path: str | None
+    explicit: str | None = None
+    tried: tuple[str, ...] = ()
+
+
+def recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
+    """`made()` as data; a selection whose settings hold other objects is left out."""
+    return tuple(
+        Recorded(
+            s.settings,
+            s.name,
+            s.tried[-1].path,
+            s.name if s.explicit else None,
+            tuple(map(str, s.tried)),
+        )
+        for s in made(registry)
+        if _plain(s.settings)
+    )
+
+
+def _call(registry: BackendEnumMeta, settings: Settings, explicit: str | None) -> str:
+    parts = [f"{k}={v!r}" for k, v in settings]
+    return (
+        f"{registry.__name__}.select({', '.join([repr(explicit), *parts] if explicit else parts)})"
+    )
+
+
+def reselect(registry: BackendEnumMeta, driver: Recorded) -> list[str]:
+    """Select again as the driver did; the lines of the difference, if the choice differs.
+
+    Each side shows its choice (class path), then the rows it tried with their reasons.
+    """
+    try:
+        mine = select(registry, driver.explicit, **dict(driver.settings))
+    except Exception as exc:  # noqa: BLE001 - no choice here is a difference, shown
+        rows = tuple(map(str, getattr(exc, "tried", ())))
+        worker = f"none ({type(exc).__name__})" + ("" if rows else f": {str(exc).splitlines()[0]}")
+    else:
+        if (mine.name, mine.tried[-1].path) == (driver.name, driver.path):
+            return []
+        worker, rows = f"{mine.name} ({mine.tried[-1].path})", tuple(map(str, mine.tried))
+    return [
+        f"  {_call(registry, driver.settings, driver.explicit)}",
+        f"    driver chose {driver.name} ({driver.path}):",
+        *(f"      {row}" for row in driver.tried),
+        f"    worker chose {worker}:" if rows else f"    worker chose {worker}",
+        *(f"      {row}" for row in rows),
+    ]

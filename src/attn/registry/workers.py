@@ -23,17 +23,19 @@ registry that no imported module declared here is a mismatch).
 from __future__ import annotations
 
 import importlib
-import os
+import sys
 from dataclasses import asdict, astuple, dataclass, fields
 from typing import TYPE_CHECKING, TypeVar
 
+from ._mismatch import BackendResolution, control_values, mismatch
 from .enum import BackendEnumMeta, declared_registries, resolution, state_of
-from .errors import StateMismatchError
 from .paths import parse_path
 from .table import Entry, fingerprint
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Mapping
+
+    from .selection import Recorded
 
 _Row = TypeVar("_Row", "BackendResolution", "RuntimeRegistration")
 
@@ -42,41 +44,10 @@ __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 #: What ``to_json`` writes as ``format``; ``from_json`` accepts this only.
 STATE_FORMAT = "attn-worker-state"
 STATE_VERSION = 1
-#: The controls that change what a registry resolves to, after the prefix.
-_CONTROLS = ("DISABLE_PLUGINS", "PLUGINS", "BLOCK_PLUGINS", "PREFER")
 _ORIGINS = ("builtin", "plugin", "runtime")
 #: Modules that declared a registry in the process that pickled a state and
 #: failed to import here, with why (reported by `apply_state()`).
 _UNIMPORTABLE: dict[str, str] = {}
-
-
-@dataclass(frozen=True, slots=True)
-class BackendResolution:
-    """What one name of a registry resolves to in one process.
-
-    ``origin`` is ``builtin``, ``plugin`` or ``runtime``; ``path`` the
-    effective ``module:QualName``, ``None`` for an unregistered member.
-    """
-
-    name: str
-    origin: str
-    path: str | None
-    distribution: str | None = None
-    version: str | None = None
-
-    def describe(self) -> str:
-        """How a mismatch message shows this side: the path, then where it comes from."""
-        if self.path is None:
-            return "unregistered (no default, nothing registered)"
-        dotted = parse_path(self.path).dotted
-        if self.origin == "plugin":
-            label = self.distribution or "an unknown distribution"
-            if self.version is not None:
-                label = f"{label} {self.version}"
-            return f"{dotted} (plugin {label})"
-        if self.origin == "runtime":
-            return f"{dotted} (runtime registration)"
-        return f"{dotted} (built-in)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +70,8 @@ class CapturedRegistry:
     ``registry`` is the class's name, declared in ``module`` as ``qualname``;
     ``cleared`` the names dropped with ``clear_override()`` since the last
     discovery; ``controls`` the ``<PREFIX>_*`` controls and their values
-    (``None``: unset).
+    (``None``: unset); ``selections`` the selections made with the current
+    table (its settings, the explicit name if any, the choice and the rows).
     """
 
     registry: str
@@ -113,6 +85,7 @@ class CapturedRegistry:
     runtime: tuple[RuntimeRegistration, ...] = ()
     cleared: tuple[str, ...] = ()
     controls: tuple[tuple[str, str | None], ...] = ()
+    selections: tuple[Recorded, ...] = ()
 
     @property
     def location(self) -> str:
@@ -164,6 +137,10 @@ class WorkerState:
                     "cleared": list(r.cleared),
                     "runtime": [asdict(x) for x in r.runtime],
                     "backends": [asdict(b) for b in r.backends],
+                    "selections": [
+                        {**asdict(c), "settings": dict(c.settings), "tried": list(c.tried)}
+                        for c in r.selections
+                    ],
                 }
                 for r in self.registries
             ],
@@ -246,6 +223,42 @@ def _rows(record: type[_Row], obj: Mapping[str, object], key: str, where: str) -
     return tuple(rows)
 
 
+def _setting(value: object, where: str) -> object:
+    """A setting's value read from JSON: text, a number, a bool, null, or arrays of them."""
+    if isinstance(value, list):
+        return tuple(_setting(v, where) for v in value)
+    if type(value) not in {str, int, float, bool, type(None)}:
+        _fail(f"{where} is {value!r}, expected text, a number, a bool, null or an array")
+    return value
+
+
+def _selections(obj: Mapping[str, object], where: str) -> tuple[Recorded, ...]:
+    """The ``selections`` of a registry (absent in states saved before they were recorded)."""
+    if not obj.get("selections"):  # absent, or none: selection need not be imported
+        _sequence(obj.get("selections", []), f"{where}.selections")
+        return ()
+    from .selection import Recorded  # noqa: PLC0415 - a lookup needs no selection
+
+    rows = []
+    for i, raw in enumerate(_sequence(obj["selections"], f"{where}.selections")):
+        here = f"{where}.selections[{i}]"
+        item = _mapping(raw, here)
+        settings = _mapping(item.get("settings"), f"{here}.settings")
+        tried = _sequence(item.get("tried"), f"{here}.tried")
+        if not all(isinstance(t, str) for t in tried):
+            _fail(f"{here}.tried must hold lines (strings)")
+        rows.append(
+            Recorded(
+                **_texts(Recorded, item, here),  # type: ignore[arg-type]
+                settings=tuple(
+                    (k, _setting(v, f"{here}.settings.{k}")) for k, v in sorted(settings.items())
+                ),
+                tried=tuple(str(t) for t in tried),
+            )
+        )
+    return tuple(rows)
+
+
 def _registry_from_json(item: object, where: str) -> CapturedRegistry:
     obj = _mapping(item, where)
     backends = _rows(BackendResolution, obj, "backends", where)
@@ -262,6 +275,7 @@ def _registry_from_json(item: object, where: str) -> CapturedRegistry:
         runtime=runtime,
         cleared=tuple(str(n) for n in cleared),
         controls=tuple((str(k), None if v is None else str(v)) for k, v in controls.items()),
+        selections=_selections(obj, where),
     )
     if captured.fingerprint != fingerprint(captured.group, map(astuple, backends)):
         _fail(
@@ -272,10 +286,6 @@ def _registry_from_json(item: object, where: str) -> CapturedRegistry:
 
 
 # -- capturing ------------------------------------------------------------------
-
-
-def _controls(prefix: str) -> tuple[tuple[str, str | None], ...]:
-    return tuple((f"{prefix}_{c}", os.environ.get(f"{prefix}_{c}")) for c in _CONTROLS)
 
 
 def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
@@ -299,8 +309,18 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
             for e in snapshot.runtime.values()
         ),
         cleared=tuple(sorted(snapshot.cleared)),
-        controls=_controls(config.env_prefix),
+        controls=control_values(config.env_prefix),
+        selections=_recorded(registry),
     )
+
+
+def _recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
+    """The selections made with *registry*'s table; none if no selection was ever made here."""
+    if f"{__package__}.selection" not in sys.modules:
+        return ()  # and a worker's start imports no selection module
+    from .selection import recorded  # noqa: PLC0415
+
+    return recorded(registry)
 
 
 def capture_state() -> WorkerState:
@@ -355,14 +375,17 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
     """Make this process resolve backends like the one that captured *state*.
 
     The driver's runtime registrations (and ``clear_override()`` calls) are
-    made again here, before or after discovery; nothing is imported. Then,
-    with *check*, every registry's resolution is compared with the driver's:
-    what its fingerprint stands for, row by row.
+    made again here, before or after discovery; nothing of the state is
+    imported. Then, with *check*, every registry's resolution is compared
+    with the driver's (what its fingerprint stands for, row by row), and each
+    selection the driver made is made again with the same settings (which
+    imports the candidates it tries, as `select()` does).
 
     Raises:
         StateMismatchError: with *check*, some backend resolves differently
-            here, or a registry of the state is not declared here; the
-            message names each one with both sides and what to do.
+            here, a registry of the state is not declared here, or a
+            selection chooses differently here; the message names each one
+            with both sides (choices and reasons) and what to do.
         TypeError: *state* is not a [`WorkerState`][WorkerState].
     """
     if not isinstance(state, WorkerState):
@@ -370,6 +393,7 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
         msg = f"apply_state() expects an attn.WorkerState, got {type(state).__name__}"  # type: ignore[unreachable]
         raise TypeError(msg)
     pairs: list[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]] = []
+    chose: list[tuple[str, list[str]]] = []
     for captured in state.registries:
         registry, problem = _find(captured)
         if registry is not None:
@@ -381,112 +405,16 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
             rows = None if registry is None else resolution(registry)
             mine = None if rows is None else tuple(BackendResolution(*row) for row in rows)
             pairs.append((captured, mine, problem))
-    error = _mismatch(pairs)
+    for captured in state.registries if check else ():
+        registry, _ = _find(captured)
+        if registry is not None and captured.selections:  # no registry: a mismatch already
+            from .selection import reselect  # noqa: PLC0415 - a lookup needs no selection
+
+            shown = [reselect(registry, driver) for driver in captured.selections]
+            chose += [(captured.registry, lines) for lines in shown if lines]
+    error = mismatch(pairs, chose)
     if error is not None:
         raise error
-
-
-# -- the mismatch message -------------------------------------------------------
-
-
-def _mismatch(
-    pairs: Iterable[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]],
-) -> StateMismatchError | None:
-    """The error for (driver's registry, this process's rows or ``None``, why none), if any."""
-    lines: list[str] = []
-    differing: list[tuple[str, str]] = []
-    missing: list[CapturedRegistry] = []
-    commands: list[str] = []
-    unpreferable = False  # a difference that no preference among plugins explains
-    controls: dict[str, tuple[str | None, str | None]] = {}
-    for driver, rows, problem in pairs:
-        if rows is None:
-            missing.append(driver)
-            lines += [
-                f"  {driver.registry} ({driver.location}, group {driver.group!r})",
-                "    driver: declared",
-                f"    worker: absent: {problem}",
-            ]
-            continue
-        theirs, mine = {b.name: b for b in driver.backends}, {b.name: b for b in rows}
-        found = [n for n in dict.fromkeys([*theirs, *mine]) if theirs.get(n) != mine.get(n)]
-        for name in found:
-            sides = theirs.get(name), mine.get(name)
-            differing.append((driver.registry, name))
-            lines += [
-                f"  {driver.registry}.{name}",
-                f"    driver: {_described(sides[0])}",
-                f"    worker: {_described(sides[1])}",
-            ]
-            commands += _commands(*sides)
-            unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
-        if found:
-            here = dict(_controls(driver.env_prefix))
-            controls.update(
-                (v, (value, here.get(v))) for v, value in driver.controls if here.get(v) != value
-            )
-    if not lines:
-        return None
-    out = ["The backends in this process differ from the driver's:", *lines]
-    out += [
-        f"{v} is {_shown(theirs)} in the driver and {_shown(mine)} here"
-        for v, (theirs, mine) in controls.items()
-    ]
-    fixes = [_plugin_fix(commands, list(controls), unpreferable)] if differing else []
-    if missing:
-        hosts = ", ".join(dict.fromkeys(r.host for r in missing))
-        fixes.append(
-            f"install the same version of {hosts} on every node, and declare registries in "
-            "modules that workers import"
-        )
-    out.append("To fix it, " + "; ".join(fixes) + ".")
-    return StateMismatchError(
-        "\n".join(out),
-        differences=tuple(differing),
-        missing_registries=tuple(r.registry for r in missing),
-    )
-
-
-def _plugin_fix(commands: list[str], controls: list[str], unpreferable: bool) -> str:
-    """What to do about differing backends: the *controls* that differ (if any) and *commands*."""
-    install = "install the same plugin versions on every node"
-    if commands:
-        install += f" (here: {'; '.join(dict.fromkeys(commands))})"
-    same = f"set the same {' and '.join(controls)} in every process"
-    if not controls:
-        return install
-    if unpreferable and all(v.endswith("_PREFER") for v in controls):
-        # A preference only picks among installed plugins: it cannot bring a missing one.
-        return f"{install}, and {same}"
-    return f"{same}, or {install}"
-
-
-def _described(row: BackendResolution | None) -> str:
-    return "absent" if row is None else row.describe()
-
-
-def _commands(theirs: BackendResolution | None, mine: BackendResolution | None) -> list[str]:
-    """The pip commands that would make this side match the driver's."""
-    commands = []
-    if theirs is not None and theirs.origin == "plugin" and theirs.distribution:
-        pin = (
-            theirs.distribution
-            if theirs.version is None
-            else f"{theirs.distribution}=={theirs.version}"
-        )
-        commands.append(f"pip install '{pin}'")
-    theirs_dist = None if theirs is None else theirs.distribution
-    if (
-        mine is not None
-        and mine.origin == "plugin"
-        and mine.distribution not in {None, "", theirs_dist}
-    ):
-        commands.append(f"pip uninstall {mine.distribution}")
-    return commands
-
-
-def _shown(value: str | None) -> str:
-    return "unset" if value is None else repr(value)
 
 
 # -- Ray ------------------------------------------------------------------------

@@ -1,0 +1,193 @@
+"""The message of a worker's `StateMismatchError`: what differs from the driver, what to do.
+
+`attn.registry.workers` compares; this module words the result, and holds the row
+both sides are compared by (`BackendResolution`, which ``attn.registry.workers``
+exports).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from .errors import StateMismatchError
+from .paths import parse_path
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__: list[str] = []
+
+
+@dataclass(frozen=True, slots=True)
+class BackendResolution:
+    """What one name of a registry resolves to in one process.
+
+    ``origin`` is ``builtin``, ``plugin`` or ``runtime``; ``path`` the
+    effective ``module:QualName``, ``None`` for an unregistered member.
+    """
+
+    __module__ = "attn.registry.workers"  # where states have always pickled it from
+
+    name: str
+    origin: str
+    path: str | None
+    distribution: str | None = None
+    version: str | None = None
+
+    def describe(self) -> str:
+        """How a mismatch message shows this side: the path, then where it comes from."""
+        if self.path is None:
+            return "unregistered (no default, nothing registered)"
+        dotted = parse_path(self.path).dotted
+        if self.origin == "plugin":
+            label = self.distribution or "an unknown distribution"
+            if self.version is not None:
+                label = f"{label} {self.version}"
+            return f"{dotted} (plugin {label})"
+        if self.origin == "runtime":
+            return f"{dotted} (runtime registration)"
+        return f"{dotted} (built-in)"
+
+
+class CapturedRegistry(Protocol):
+    """What the message reads of a `attn.registry.workers.CapturedRegistry`."""
+
+    @property
+    def registry(self) -> str: ...
+    @property
+    def location(self) -> str: ...
+    @property
+    def group(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def env_prefix(self) -> str: ...
+    @property
+    def backends(self) -> tuple[BackendResolution, ...]: ...
+    @property
+    def controls(self) -> tuple[tuple[str, str | None], ...]: ...
+
+
+#: The controls that change what a registry resolves to, after the prefix.
+_CONTROLS = ("DISABLE_PLUGINS", "PLUGINS", "BLOCK_PLUGINS", "PREFER")
+
+
+def control_values(prefix: str) -> tuple[tuple[str, str | None], ...]:
+    """The ``<PREFIX>_*`` controls and their values here (``None``: unset)."""
+    return tuple((f"{prefix}_{c}", os.environ.get(f"{prefix}_{c}")) for c in _CONTROLS)
+
+
+def mismatch(
+    pairs: Iterable[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]],
+    chose: Iterable[tuple[str, list[str]]] = (),
+) -> StateMismatchError | None:
+    """The error for (driver's registry, this process's rows or ``None``, why none), if any.
+
+    *chose* holds, per selection that differs here, its registry and the lines showing it.
+    """
+    chose = list(chose)
+    lines: list[str] = []
+    differing: list[tuple[str, str]] = []
+    missing: list[CapturedRegistry] = []
+    commands: list[str] = []
+    unpreferable = False  # a difference that no preference among plugins explains
+    differ: dict[str, tuple[str | None, str | None]] = {}
+    for driver, rows, problem in pairs:
+        if rows is None:
+            missing.append(driver)
+            lines += [
+                f"  {driver.registry} ({driver.location}, group {driver.group!r})",
+                "    driver: declared",
+                f"    worker: absent: {problem}",
+            ]
+            continue
+        theirs, mine = {b.name: b for b in driver.backends}, {b.name: b for b in rows}
+        found = [n for n in dict.fromkeys([*theirs, *mine]) if theirs.get(n) != mine.get(n)]
+        for name in found:
+            sides = theirs.get(name), mine.get(name)
+            differing.append((driver.registry, name))
+            lines += [
+                f"  {driver.registry}.{name}",
+                f"    driver: {_described(sides[0])}",
+                f"    worker: {_described(sides[1])}",
+            ]
+            commands += _commands(*sides)
+            unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
+        if found:
+            here = dict(control_values(driver.env_prefix))
+            differ.update(
+                (v, (value, here.get(v))) for v, value in driver.controls if here.get(v) != value
+            )
+    if not lines and not chose:
+        return None
+    out = ["The backends in this process differ from the driver's:", *lines] if lines else []
+    if chose:
+        out.append("The selections in this process differ from the driver's:")
+        out += [line for _, shown in chose for line in shown]
+    out += [
+        f"{v} is {_shown(theirs)} in the driver and {_shown(mine)} here"
+        for v, (theirs, mine) in differ.items()
+    ]
+    fixes = [_plugin_fix(commands, list(differ), unpreferable)] if differing else []
+    if missing:
+        hosts = ", ".join(dict.fromkeys(r.host for r in missing))
+        fixes.append(
+            f"install the same version of {hosts} on every node, and declare registries in "
+            "modules that workers import"
+        )
+    if chose:
+        fixes.append(
+            "install the same kernel packages on every node (a rejection above names "
+            "what is missing), or pass settings that hold on every node"
+        )
+    out.append("To fix it, " + "; ".join(fixes) + ".")
+    return StateMismatchError(
+        "\n".join(out),
+        differences=tuple(differing),
+        missing_registries=tuple(r.registry for r in missing),
+        selections=tuple(dict.fromkeys(registry for registry, _ in chose)),
+    )
+
+
+def _plugin_fix(commands: list[str], controls: list[str], unpreferable: bool) -> str:
+    """What to do about differing backends: the *controls* that differ (if any) and *commands*."""
+    install = "install the same plugin versions on every node"
+    if commands:
+        install += f" (here: {'; '.join(dict.fromkeys(commands))})"
+    same = f"set the same {' and '.join(controls)} in every process"
+    if not controls:
+        return install
+    if unpreferable and all(v.endswith("_PREFER") for v in controls):
+        # A preference only picks among installed plugins: it cannot bring a missing one.
+        return f"{install}, and {same}"
+    return f"{same}, or {install}"
+
+
+def _described(row: BackendResolution | None) -> str:
+    return "absent" if row is None else row.describe()
+
+
+def _commands(theirs: BackendResolution | None, mine: BackendResolution | None) -> list[str]:
+    """The pip commands that would make this side match the driver's."""
+    commands = []
+    if theirs is not None and theirs.origin == "plugin" and theirs.distribution:
+        pin = (
+            theirs.distribution
+            if theirs.version is None
+            else f"{theirs.distribution}=={theirs.version}"
+        )
+        commands.append(f"pip install '{pin}'")
+    theirs_dist = None if theirs is None else theirs.distribution
+    if (
+        mine is not None
+        and mine.origin == "plugin"
+        and mine.distribution not in {None, "", theirs_dist}
+    ):
+        commands.append(f"pip uninstall {mine.distribution}")
+    return commands
+
+
+def _shown(value: str | None) -> str:
+    return "unset" if value is None else repr(value)
