@@ -72,6 +72,9 @@ def attn(*args: str, stdout: object = subprocess.PIPE, env: dict[str, str] | Non
         ("show", "FLASH_ATTN"),
         ("state", "save", "-"),
         ("--version",),
+        ("--help",),
+        ("list", "--help"),
+        ("state", "save", "--help"),
     ],
 )
 def test_a_full_disk_is_an_error(args):
@@ -84,10 +87,13 @@ def test_a_full_disk_is_an_error(args):
     )
 
 
-def test_a_closed_stdout_is_an_error():
+@pytest.mark.parametrize(
+    "args", ["list", "list --json", "doctor", "state save -", "show FLASH_ATTN", "--help"]
+)
+def test_a_closed_stdout_is_an_error(args):
     """`attn list >&-`: `Error:` saying stdout is closed, exit 1."""
     done = subprocess.run(
-        ["/bin/sh", "-c", '"$0" -m attn list >&-', sys.executable],
+        ["/bin/sh", "-c", f'"$0" -m attn {args} >&-', sys.executable],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
@@ -98,6 +104,46 @@ def test_a_closed_stdout_is_an_error():
         1,
         "Error: cannot write the output: stdout is closed\n",
     )
+
+
+@pytest.mark.parametrize(
+    "args", [("list",), ("list", "--json"), ("doctor",), ("state", "save", "-"), ("--help",)]
+)
+def test_a_closed_pipe_ends_the_command_quietly(args):
+    """`attn list | head` once head has left: exit 1, nothing on stderr, no traceback."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = attn(*args, stdout=writer)
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (1, "")
+
+
+def test_a_closed_stderr_changes_neither_the_output_nor_the_exit_code(site):
+    """`attn list 2>&-`: the listing and exit 0; a plugin's prints under --load are dropped."""
+    site.module("loud_mod", "print('hello from the plugin')\n" + BACKEND)
+    site.dist("loud", entry_points={GROUP: {"LOUD": "loud_mod:B"}})
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def closed_stderr(args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["/bin/sh", "-c", f'"$0" -m attn {args} 2>&-', sys.executable],
+            capture_output=True,
+            text=True,
+            env=environ,
+            timeout=60,
+            check=False,
+        )
+
+    listed = closed_stderr("list")
+    assert listed.returncode == 0
+    assert "LOUD" in listed.stdout
+    loaded = closed_stderr("list --load --json")
+    assert loaded.returncode == 0
+    assert json.loads(loaded.stdout)["registries"][0]["registry"] == "AttentionBackendEnum"
+    assert closed_stderr("show NO_SUCH_BACKEND").returncode == 1
+    assert closed_stderr("list --no-such-option").returncode == 2
 
 
 ASCII = {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"}

@@ -17,6 +17,8 @@ from attn.registry.paths import parse_path
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from _typeshed import SupportsWrite
+
     from attn.registry.report import BackendRow, RegistryReport
 
 #: The width the human output is laid out for.
@@ -46,12 +48,13 @@ class UsageError(Exception):
 
 
 class ParserExit(Exception):  # noqa: N818 - not an error: argparse asked to stop (--help)
-    """argparse asked to stop with *status* (``--help``, ``--version``)."""
+    """argparse asked to stop with *status*, after printing *output* on stdout (``--help``)."""
 
-    def __init__(self, status: int) -> None:
-        """Record the exit *status*."""
-        super().__init__(status)
+    def __init__(self, status: int, output: str = "") -> None:
+        """Record the exit *status* and what the command prints on stdout first."""
+        super().__init__(status, output)
         self.status = status
+        self.output = output
 
 
 class Parser(argparse.ArgumentParser):
@@ -60,6 +63,18 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Raise a `UsageError` naming this (sub)command."""
         raise UsageError(message, self.prog)
+
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
+        """Print the help on *file*; to stdout, hand it to the command's writer (`ParserExit`).
+
+        argparse would write to ``sys.stdout`` itself and ignore a write that
+        fails, so that ``attn --help > /dev/full`` would exit 0 with nothing
+        written.
+        """
+        if file is not None:
+            file.write(self.format_help())
+            return
+        raise ParserExit(0, self.format_help())
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         """Raise `ParserExit` instead of exiting the process."""
