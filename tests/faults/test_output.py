@@ -60,6 +60,18 @@ def attn(*args: str, stdout: object = subprocess.PIPE, env: dict[str, str] | Non
     )
 
 
+def attn_in_shell(args: str, redirection: str) -> subprocess.CompletedProcess[str]:
+    """``python -m attn ARGS REDIRECTION`` run by ``/bin/sh`` (``>&-`` closes stdout)."""
+    return subprocess.run(
+        ["/bin/sh", "-c", f'"$0" -m attn {args} {redirection}', sys.executable],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=60,
+        check=False,
+    )
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
 @pytest.mark.parametrize(
     "args",
@@ -92,14 +104,7 @@ def test_a_full_disk_is_an_error(args):
 )
 def test_a_closed_stdout_is_an_error(args):
     """`attn list >&-`: `Error:` saying stdout is closed, exit 1."""
-    done = subprocess.run(
-        ["/bin/sh", "-c", f'"$0" -m attn {args} >&-', sys.executable],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-        timeout=60,
-        check=False,
-    )
+    done = attn_in_shell(args, ">&-")
     assert (done.returncode, done.stderr) == (
         1,
         "Error: cannot write the output: stdout is closed\n",
@@ -124,17 +129,9 @@ def test_a_closed_stderr_changes_neither_the_output_nor_the_exit_code(site):
     """`attn list 2>&-`: the listing and exit 0; a plugin's prints under --load are dropped."""
     site.module("loud_mod", "print('hello from the plugin')\n" + BACKEND)
     site.dist("loud", entry_points={GROUP: {"LOUD": "loud_mod:B"}})
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
     def closed_stderr(args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["/bin/sh", "-c", f'"$0" -m attn {args} 2>&-', sys.executable],
-            capture_output=True,
-            text=True,
-            env=environ,
-            timeout=60,
-            check=False,
-        )
+        return attn_in_shell(args, "2>&-")
 
     listed = closed_stderr("list")
     assert listed.returncode == 0
@@ -182,3 +179,23 @@ def test_doctor_against_deeply_nested_json_is_a_usage_error(tmp_path):
     assert done.returncode == 2
     assert done.stderr.startswith(f"Error: {deep} is not a saved attn state: not JSON (")
     assert done.stderr.endswith("\nTry 'attn doctor --help' for help.\n")
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+def test_doctor_against_an_endless_file_is_a_usage_error():
+    """--against /dev/zero: reading stops at the bound of a saved state; exit 2, not a hang."""
+    done = attn("doctor", "--against", "/dev/zero")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "Error: /dev/zero is not a saved attn state: longer than 67,108,864 characters\n"
+        "Try 'attn doctor --help' for help.\n"
+    )
+
+
+def test_doctor_against_a_closed_stdin_is_a_usage_error():
+    """`attn doctor --against - <&-`: exit 2 saying stdin is closed."""
+    done = attn_in_shell("doctor --against -", "<&-")
+    assert (done.returncode, done.stderr) == (
+        2,
+        "Error: cannot read stdin: stdin is closed\nTry 'attn doctor --help' for help.\n",
+    )
