@@ -7,14 +7,19 @@ is an ``Error:`` line and exit 1, tested with the real command in a subprocess.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 from harness import cli
+
+from attn.cli import main
 
 GROUP = "attn.backends"
 BACKEND = "from attn import AttentionBackend\n\n\nclass B(AttentionBackend):\n    pass\n"
@@ -199,3 +204,68 @@ def test_doctor_against_a_closed_stdin_is_a_usage_error():
         2,
         "Error: cannot read stdin: stdin is closed\nTry 'attn doctor --help' for help.\n",
     )
+
+
+# -- what installed metadata says cannot drive the terminal ------------------------------
+
+#: A distribution name, a version and entry point names that hold terminal controls:
+#: an ANSI colour, a title change ended by BEL, a clear screen, a bidirectional override.
+CONTROLLED = {"name": "ev\x1b[31mil", "version": "1.0\x1b]0;pwned\x07"}
+ENTRY_POINTS = {
+    GROUP: {"SHARED": "ctl_mod:B", "BAD\x1b[2JNAME": "ctl_mod:B", "X\u202eY": "ctl_mod:B"}
+}
+RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]")
+
+
+@pytest.fixture
+def controlled(site):
+    """Two distributions claiming SHARED (a conflict warning), one with controls in its metadata."""
+    site.module("ctl_mod", BACKEND)
+    site.dist(
+        CONTROLLED["name"],
+        CONTROLLED["version"],
+        entry_points=ENTRY_POINTS,
+        folder="evil-1.0.dist-info",
+    )
+    site.dist("plain", entry_points={GROUP: {"SHARED": "ctl_mod:B"}})
+    return site
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("list",),
+        ("list", "--load"),
+        ("doctor",),
+        ("doctor", "--load"),
+        ("show", "SHARED"),
+        ("select", "attn.backends"),
+    ],
+)
+def test_controls_in_metadata_are_printed_escaped(controlled, args):
+    """No control character of the metadata reaches stdout or stderr; each is shown escaped."""
+    done = cli(*args)
+    assert RAW.search(done.out) is None, done.out
+    assert RAW.search(done.err) is None, done.err
+    shown = done.out + done.err
+    assert "ev\\x1b[31mil" in shown
+    if args[0] in {"list", "show"}:  # the conflict's warning names both distributions
+        assert "Warning: " in done.err
+
+
+def test_attn_colours_pass_and_metadata_controls_do_not(controlled, monkeypatch):
+    """On a terminal attn's own colour codes are written; a title change from metadata is not."""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    terminal = Terminal()
+    with redirect_stdout(terminal), redirect_stderr(io.StringIO()):
+        assert main(["list", "attn.backends"]) == 0
+    text = terminal.getvalue()
+    assert "\033[32mok\033[0m" in text
+    assert "\033]0;pwned" not in text
+    assert "\\x1b]0;pwned\\x07" in text

@@ -42,12 +42,13 @@ from ._common import (
     UsageError,
     did_you_mean,
     is_registry,
+    printable,
     version_label,
 )
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from types import ModuleType
 
     from attn.registry.enum import BackendEnumMeta
@@ -154,16 +155,21 @@ class _Stdout:
 
     def __init__(self, stream: IO[str] | None) -> None:
         self._stream = stream
+        try:
+            self._tty = stream is not None and stream.isatty()
+        except (OSError, ValueError):  # a closed file object
+            self._tty = False
 
     def isatty(self) -> bool:
-        return self._stream is not None and self._stream.isatty()
+        return self._tty
 
     def write(self, text: str) -> None:
         if self._stream is None:
             msg = "stdout is closed"
             raise OutputError(msg)
         try:
-            self._stream.write(text)
+            # Colour codes (`Style`) only go to a terminal; no other control passes.
+            self._stream.write(printable(text, colour=self._tty))
             self._stream.flush()
         except BrokenPipeError:
             raise
@@ -173,6 +179,23 @@ class _Stdout:
             raise OutputError(f"{msg}; set PYTHONIOENCODING=utf-8") from exc
         except (OSError, ValueError) as exc:  # ValueError: a closed file object
             raise OutputError(getattr(exc, "strerror", None) or exc) from exc
+
+
+class _Stderr:
+    """``sys.stderr`` for the commands: what is written goes there with its controls escaped."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(printable(text))
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> object:  # flush, fileno, isatty, encoding
+        return getattr(self._stream, name)
 
 
 def _report_warnings(caught: Sequence[warnings.WarningMessage], err: IO[str]) -> None:
@@ -198,7 +221,7 @@ def main(
         TypeError: an item of *registries* is not a registry class.
     """
     if sys.stderr is not None:
-        return _main(argv, registries, prog, sys.stderr)
+        return _main(argv, registries, prog, cast("IO[str]", _Stderr(sys.stderr)))
     # `attn list 2>&-`: what would go to stderr is dropped; the output and exit code are the same.
     with open(os.devnull, "w", encoding="utf-8") as discard:  # noqa: PTH123 - a text stream
         return _main(argv, registries, prog, discard)

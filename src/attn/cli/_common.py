@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
@@ -210,6 +211,31 @@ _COLOURS = {
     **dict.fromkeys(("unregistered", "disabled", "shadowed", "note"), "33"),  # yellow
     **dict.fromkeys(("broken", "invalid", "incompatible", "problem"), "31"),  # red
 }
+
+
+#: attn's own colour codes (`Style`), then every character that would move
+#: the cursor, retitle or clear the terminal, or reorder the text (C0 and C1
+#: controls but the newline, DEL, bidirectional overrides and isolates).
+_CONTROLS = re.compile(
+    "(\033\\[(?:" + "|".join(sorted({"0", "1", *_COLOURS.values()})) + ")m)"
+    "|[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def printable(text: str, *, colour: bool = False) -> str:
+    r"""*text* with control characters written as escapes (``\x1b``), for a terminal.
+
+    What installed metadata says (a distribution's name and version, an entry
+    point's name) reaches the output as written; escaped, it cannot drive the
+    terminal. With *colour*, attn's own colour codes are kept.
+    """
+
+    def escaped(match: re.Match[str]) -> str:
+        if match.group(1) is not None and colour:
+            return match.group(1)
+        return match.group().encode("unicode_escape").decode("ascii")
+
+    return _CONTROLS.sub(escaped, text)
 
 
 class Style:
