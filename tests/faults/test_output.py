@@ -269,3 +269,26 @@ def test_attn_colours_pass_and_metadata_controls_do_not(controlled, monkeypatch)
     assert "\033[32mok\033[0m" in text
     assert "\033]0;pwned" not in text
     assert "\\x1b]0;pwned\\x07" in text
+
+
+def test_a_stdout_without_isatty_gets_plain_text(monkeypatch):
+    """A host's stdout with write() and flush() only: the listing, uncoloured, exit 0."""
+
+    class Sink:
+        def __init__(self) -> None:
+            self.parts: list[str] = []
+
+        def write(self, text: str) -> int:
+            self.parts.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    sink = Sink()
+    monkeypatch.setattr(sys, "stdout", sink)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert main(["list", "attn.backends"]) == 0
+    text = "".join(sink.parts)
+    assert text.startswith("AttentionBackendEnum (entry-point group attn.backends)\n")
+    assert "\033[" not in text

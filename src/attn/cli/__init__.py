@@ -157,7 +157,7 @@ class _Stdout:
         self._stream = stream
         try:
             self._tty = stream is not None and stream.isatty()
-        except (OSError, ValueError):  # a closed file object
+        except (AttributeError, OSError, ValueError):  # a closed file, a stream without isatty
             self._tty = False
 
     def isatty(self) -> bool:
