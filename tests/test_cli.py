@@ -23,6 +23,7 @@ import pytest
 
 import attn
 from attn.cli import main
+from attn.registry.enum import state_of
 from attn.registry.report import FindingKind
 
 GOLDEN = Path(__file__).parent / "cli"
@@ -1246,6 +1247,44 @@ def test_doctor_golden_wraps_at_100_columns(run, plugins, conflict, broken):
     result = run("doctor", "--load")
     for line in result.out.splitlines():
         assert len(line) <= 100 or " " not in line.strip()
+
+
+def test_doctor_copies_of_non_plugins_are_notes_and_of_a_plugin_a_problem(run, sites):
+    """Older copies of two distributions that are no plugin: notes, once each, exit 0.
+
+    One declares console scripts only, the other entry points in a group that
+    is no typo of attn's (``triton.backends``). An older copy of a plugin then
+    makes doctor exit 1.
+    """
+    first, second = sites.new("first"), sites.new("second")
+    others = {
+        "tool": {"console_scripts": {"tool": "tool.cli:main"}},
+        "kernels": {"triton.backends": {"nvidia": "kernels.nvidia"}},
+    }
+    for name, entry_points in others.items():
+        first.dist(name, "2.0", entry_points=entry_points)
+        second.dist(name, "1.0", entry_points=entry_points)
+    first.dist("plug-attn", "2.0", entry_points={"attn.backends": {"PLUG": "plug:P"}})
+    healthy = run("doctor")
+    assert healthy.code == 0, healthy.out
+    notes = [line for line in healthy.out.splitlines() if line.startswith("note (")]
+    assert sorted(line.split(" is installed twice")[0] for line in notes) == [
+        "note (non-plugin-copy): kernels",
+        "note (non-plugin-copy): tool",
+    ]
+    assert "so no backend comes from it" in collapse(healthy.out)
+    assert "problem (" not in healthy.out
+    payload = json.loads(run("doctor", "--json").out)
+    assert (payload["problems"], payload["notes"]) == (0, 2)
+    assert {f["severity"] for f in payload["findings"]} == {"note"}
+
+    second.dist("plug-attn", "1.0", entry_points={"attn.backends": {"PLUG": "plug:P"}})
+    for registry in (attn.AttentionBackendEnum, attn.MLAPrefillBackendEnum):
+        state_of(registry).reset()  # discovery again, as in a new process
+    duplicated = run("doctor")
+    assert duplicated.code == 1
+    assert "problem (duplicate-metadata): plug-attn is installed twice" in duplicated.out
+    assert duplicated.out.count("note (non-plugin-copy)") == 2
 
 
 def test_doctor_unmatched_selection(run, site, monkeypatch):

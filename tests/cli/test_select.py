@@ -104,6 +104,23 @@ def test_bad_set_syntax_is_a_usage_error(pair):
     assert caught.value.prog == "attn select"
 
 
+@pytest.mark.parametrize("depth", [101, 1_000, 100_000])
+def test_a_value_nested_too_deeply_is_a_usage_error(depth):
+    """--set a=[[[...]]] beyond 100 levels: exit 2 naming the key, never a RecursionError."""
+    value = "[" * depth + "]" * depth
+    with pytest.raises(UsageError, match=r"^--set a: the value is JSON nested more than 100 deep$"):
+        attn_select("AttentionBackendEnum", "--set", f"a={value}")
+
+
+def test_a_value_nested_100_deep_is_tried():
+    """100 levels of lists and objects are a setting like any other."""
+    value = '{"k": ' * 50 + "[" * 50 + "]" * 50 + "}" * 50
+    assert command.parse_settings([f"a={value}"], "attn select")["a"]
+    status, out, _ = attn_select("AttentionBackendEnum", "--set", f"a={value}")
+    assert status == EXIT_PROBLEM
+    assert out.startswith("No attention backend of AttentionBackendEnum for a=(('k', (('k', ")
+
+
 def test_an_unknown_registry_is_a_usage_error():
     """REGISTRY is spelled exactly, as for attn list."""
     with pytest.raises(UsageError, match="unknown registry 'AttentionBackend'"):

@@ -7,14 +7,19 @@ is an ``Error:`` line and exit 1, tested with the real command in a subprocess.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 from harness import cli
+
+from attn.cli import main
 
 GROUP = "attn.backends"
 BACKEND = "from attn import AttentionBackend\n\n\nclass B(AttentionBackend):\n    pass\n"
@@ -60,6 +65,18 @@ def attn(*args: str, stdout: object = subprocess.PIPE, env: dict[str, str] | Non
     )
 
 
+def attn_in_shell(args: str, redirection: str) -> subprocess.CompletedProcess[str]:
+    """``python -m attn ARGS REDIRECTION`` run by ``/bin/sh`` (``>&-`` closes stdout)."""
+    return subprocess.run(
+        ["/bin/sh", "-c", f'"$0" -m attn {args} {redirection}', sys.executable],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=60,
+        check=False,
+    )
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
 @pytest.mark.parametrize(
     "args",
@@ -72,6 +89,9 @@ def attn(*args: str, stdout: object = subprocess.PIPE, env: dict[str, str] | Non
         ("show", "FLASH_ATTN"),
         ("state", "save", "-"),
         ("--version",),
+        ("--help",),
+        ("list", "--help"),
+        ("state", "save", "--help"),
     ],
 )
 def test_a_full_disk_is_an_error(args):
@@ -84,20 +104,48 @@ def test_a_full_disk_is_an_error(args):
     )
 
 
-def test_a_closed_stdout_is_an_error():
+@pytest.mark.parametrize(
+    "args", ["list", "list --json", "doctor", "state save -", "show FLASH_ATTN", "--help"]
+)
+def test_a_closed_stdout_is_an_error(args):
     """`attn list >&-`: `Error:` saying stdout is closed, exit 1."""
-    done = subprocess.run(
-        ["/bin/sh", "-c", '"$0" -m attn list >&-', sys.executable],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-        timeout=60,
-        check=False,
-    )
+    done = attn_in_shell(args, ">&-")
     assert (done.returncode, done.stderr) == (
         1,
         "Error: cannot write the output: stdout is closed\n",
     )
+
+
+@pytest.mark.parametrize(
+    "args", [("list",), ("list", "--json"), ("doctor",), ("state", "save", "-"), ("--help",)]
+)
+def test_a_closed_pipe_ends_the_command_quietly(args):
+    """`attn list | head` once head has left: exit 1, nothing on stderr, no traceback."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = attn(*args, stdout=writer)
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (1, "")
+
+
+def test_a_closed_stderr_changes_neither_the_output_nor_the_exit_code(site):
+    """`attn list 2>&-`: the listing and exit 0; a plugin's prints under --load are dropped."""
+    site.module("loud_mod", "print('hello from the plugin')\n" + BACKEND)
+    site.dist("loud", entry_points={GROUP: {"LOUD": "loud_mod:B"}})
+
+    def closed_stderr(args: str) -> subprocess.CompletedProcess[str]:
+        return attn_in_shell(args, "2>&-")
+
+    listed = closed_stderr("list")
+    assert listed.returncode == 0
+    assert "LOUD" in listed.stdout
+    loaded = closed_stderr("list --load --json")
+    assert loaded.returncode == 0
+    assert json.loads(loaded.stdout)["registries"][0]["registry"] == "AttentionBackendEnum"
+    assert closed_stderr("show NO_SUCH_BACKEND").returncode == 1
+    assert closed_stderr("list --no-such-option").returncode == 2
 
 
 ASCII = {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"}
@@ -136,3 +184,111 @@ def test_doctor_against_deeply_nested_json_is_a_usage_error(tmp_path):
     assert done.returncode == 2
     assert done.stderr.startswith(f"Error: {deep} is not a saved attn state: not JSON (")
     assert done.stderr.endswith("\nTry 'attn doctor --help' for help.\n")
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+def test_doctor_against_an_endless_file_is_a_usage_error():
+    """--against /dev/zero: reading stops at the bound of a saved state; exit 2, not a hang."""
+    done = attn("doctor", "--against", "/dev/zero")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "Error: /dev/zero is not a saved attn state: longer than 67,108,864 characters\n"
+        "Try 'attn doctor --help' for help.\n"
+    )
+
+
+def test_doctor_against_a_closed_stdin_is_a_usage_error():
+    """`attn doctor --against - <&-`: exit 2 saying stdin is closed."""
+    done = attn_in_shell("doctor --against -", "<&-")
+    assert (done.returncode, done.stderr) == (
+        2,
+        "Error: cannot read stdin: stdin is closed\nTry 'attn doctor --help' for help.\n",
+    )
+
+
+# -- what installed metadata says cannot drive the terminal ------------------------------
+
+#: A distribution name, a version and entry point names that hold terminal controls:
+#: an ANSI colour, a title change ended by BEL, a clear screen, a bidirectional override.
+CONTROLLED = {"name": "ev\x1b[31mil", "version": "1.0\x1b]0;pwned\x07"}
+ENTRY_POINTS = {
+    GROUP: {"SHARED": "ctl_mod:B", "BAD\x1b[2JNAME": "ctl_mod:B", "X\u202eY": "ctl_mod:B"}
+}
+RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]")
+
+
+@pytest.fixture
+def controlled(site):
+    """Two distributions claiming SHARED (a conflict warning), one with controls in its metadata."""
+    site.module("ctl_mod", BACKEND)
+    site.dist(
+        CONTROLLED["name"],
+        CONTROLLED["version"],
+        entry_points=ENTRY_POINTS,
+        folder="evil-1.0.dist-info",
+    )
+    site.dist("plain", entry_points={GROUP: {"SHARED": "ctl_mod:B"}})
+    return site
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("list",),
+        ("list", "--load"),
+        ("doctor",),
+        ("doctor", "--load"),
+        ("show", "SHARED"),
+        ("select", "attn.backends"),
+    ],
+)
+def test_controls_in_metadata_are_printed_escaped(controlled, args):
+    """No control character of the metadata reaches stdout or stderr; each is shown escaped."""
+    done = cli(*args)
+    assert RAW.search(done.out) is None, done.out
+    assert RAW.search(done.err) is None, done.err
+    shown = done.out + done.err
+    assert "ev\\x1b[31mil" in shown
+    if args[0] in {"list", "show"}:  # the conflict's warning names both distributions
+        assert "Warning: " in done.err
+
+
+def test_attn_colours_pass_and_metadata_controls_do_not(controlled, monkeypatch):
+    """On a terminal attn's own colour codes are written; a title change from metadata is not."""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    terminal = Terminal()
+    with redirect_stdout(terminal), redirect_stderr(io.StringIO()):
+        assert main(["list", "attn.backends"]) == 0
+    text = terminal.getvalue()
+    assert "\033[32mok\033[0m" in text
+    assert "\033]0;pwned" not in text
+    assert "\\x1b]0;pwned\\x07" in text
+
+
+def test_a_stdout_without_isatty_gets_plain_text(monkeypatch):
+    """A host's stdout with write() and flush() only: the listing, uncoloured, exit 0."""
+
+    class Sink:
+        def __init__(self) -> None:
+            self.parts: list[str] = []
+
+        def write(self, text: str) -> int:
+            self.parts.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    sink = Sink()
+    monkeypatch.setattr(sys, "stdout", sink)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert main(["list", "attn.backends"]) == 0
+    text = "".join(sink.parts)
+    assert text.startswith("AttentionBackendEnum (entry-point group attn.backends)\n")
+    assert "\033[" not in text

@@ -23,6 +23,7 @@ warnings as ``Warning: ...``. docs/cli.md records every choice.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -41,12 +42,13 @@ from ._common import (
     UsageError,
     did_you_mean,
     is_registry,
+    printable,
     version_label,
 )
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from types import ModuleType
 
     from attn.registry.enum import BackendEnumMeta
@@ -119,7 +121,11 @@ def _run(
     parser = _parser(_command(argv, prog), prog)
     # What every command reads besides its arguments: the registries it knows, the command's name.
     parser.set_defaults(known=registries, root=prog)
-    args, extra = parser.parse_known_args(argv)
+    try:
+        args, extra = parser.parse_known_args(argv)
+    except ParserExit as exc:  # --help: written as the commands write, so a failed write counts
+        out.write(exc.output)
+        return exc.status
     if extra:
         # argparse blames the top-level parser; the arguments belong to the command.
         after_command = (
@@ -149,16 +155,21 @@ class _Stdout:
 
     def __init__(self, stream: IO[str] | None) -> None:
         self._stream = stream
+        try:
+            self._tty = stream is not None and stream.isatty()
+        except (AttributeError, OSError, ValueError):  # a closed file, a stream without isatty
+            self._tty = False
 
     def isatty(self) -> bool:
-        return self._stream is not None and self._stream.isatty()
+        return self._tty
 
     def write(self, text: str) -> None:
         if self._stream is None:
             msg = "stdout is closed"
             raise OutputError(msg)
         try:
-            self._stream.write(text)
+            # Colour codes (`Style`) only go to a terminal; no other control passes.
+            self._stream.write(printable(text, colour=self._tty))
             self._stream.flush()
         except BrokenPipeError:
             raise
@@ -170,13 +181,30 @@ class _Stdout:
             raise OutputError(getattr(exc, "strerror", None) or exc) from exc
 
 
+class _Stderr:
+    """``sys.stderr`` for the commands: what is written goes there with its controls escaped."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(printable(text))
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> object:  # flush, fileno, isatty, encoding
+        return getattr(self._stream, name)
+
+
 def _report_warnings(caught: Sequence[warnings.WarningMessage], err: IO[str]) -> None:
     # Not rejected plugins: every command shows them itself, with the reason.
     texts = (str(w.message) for w in caught if not issubclass(w.category, RejectedPluginWarning))
     err.writelines(f"Warning: {text}\n" for text in dict.fromkeys(texts))
 
 
-def main(  # noqa: PLR0911 - one return per outcome
+def main(
     argv: Sequence[str] | None = None,
     *,
     registries: Sequence[BackendEnumMeta] | None = None,
@@ -192,7 +220,20 @@ def main(  # noqa: PLR0911 - one return per outcome
     Raises:
         TypeError: an item of *registries* is not a registry class.
     """
-    out, err = cast("IO[str]", _Stdout(sys.stdout)), sys.stderr
+    if sys.stderr is not None:
+        return _main(argv, registries, prog, cast("IO[str]", _Stderr(sys.stderr)))
+    # `attn list 2>&-`: what would go to stderr is dropped; the output and exit code are the same.
+    with open(os.devnull, "w", encoding="utf-8") as discard:  # noqa: PTH123 - a text stream
+        return _main(argv, registries, prog, discard)
+
+
+def _main(  # noqa: PLR0911 - one return per outcome
+    argv: Sequence[str] | None,
+    registries: Sequence[BackendEnumMeta] | None,
+    prog: str | None,
+    err: IO[str],
+) -> int:
+    out = cast("IO[str]", _Stdout(sys.stdout))
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
@@ -218,7 +259,13 @@ def main(  # noqa: PLR0911 - one return per outcome
         err.write("Aborted.\n")
         return 130
     except BrokenPipeError:
-        # `attn list | head`: the reader left; stop quietly, as other CLIs do.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        # `attn list | head`: the reader left. Stop quietly with exit 1, as Python's
+        # documentation of SIGPIPE says (pip exits 1 too), pointing fd 1 at
+        # /dev/null so that the interpreter's last flush cannot fail again.
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, sys.stdout.fileno())
+            finally:
+                os.close(devnull)
         return EXIT_PROBLEM

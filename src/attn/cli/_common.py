@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
@@ -16,6 +17,8 @@ from attn.registry.paths import parse_path
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from _typeshed import SupportsWrite
 
     from attn.registry.report import BackendRow, RegistryReport
 
@@ -46,12 +49,13 @@ class UsageError(Exception):
 
 
 class ParserExit(Exception):  # noqa: N818 - not an error: argparse asked to stop (--help)
-    """argparse asked to stop with *status* (``--help``, ``--version``)."""
+    """argparse asked to stop with *status*, after printing *output* on stdout (``--help``)."""
 
-    def __init__(self, status: int) -> None:
-        """Record the exit *status*."""
-        super().__init__(status)
+    def __init__(self, status: int, output: str = "") -> None:
+        """Record the exit *status* and what the command prints on stdout first."""
+        super().__init__(status, output)
         self.status = status
+        self.output = output
 
 
 class Parser(argparse.ArgumentParser):
@@ -60,6 +64,18 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Raise a `UsageError` naming this (sub)command."""
         raise UsageError(message, self.prog)
+
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
+        """Print the help on *file*; to stdout, hand it to the command's writer (`ParserExit`).
+
+        argparse would write to ``sys.stdout`` itself and ignore a write that
+        fails, so that ``attn --help > /dev/full`` would exit 0 with nothing
+        written.
+        """
+        if file is not None:
+            file.write(self.format_help())
+            return
+        raise ParserExit(0, self.format_help())
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         """Raise `ParserExit` instead of exiting the process."""
@@ -195,6 +211,31 @@ _COLOURS = {
     **dict.fromkeys(("unregistered", "disabled", "shadowed", "note"), "33"),  # yellow
     **dict.fromkeys(("broken", "invalid", "incompatible", "problem"), "31"),  # red
 }
+
+
+#: attn's own colour codes (`Style`), then every character that would move
+#: the cursor, retitle or clear the terminal, or reorder the text (C0 and C1
+#: controls but the newline, DEL, bidirectional overrides and isolates).
+_CONTROLS = re.compile(
+    "(\033\\[(?:" + "|".join(sorted({"0", "1", *_COLOURS.values()})) + ")m)"
+    "|[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def printable(text: str, *, colour: bool = False) -> str:
+    r"""*text* with control characters written as escapes (``\x1b``), for a terminal.
+
+    What installed metadata says (a distribution's name and version, an entry
+    point's name) reaches the output as written; escaped, it cannot drive the
+    terminal. With *colour*, attn's own colour codes are kept.
+    """
+
+    def escaped(match: re.Match[str]) -> str:
+        if match.group(1) is not None and colour:
+            return match.group(1)
+        return match.group().encode("unicode_escape").decode("ascii")
+
+    return _CONTROLS.sub(escaped, text)
 
 
 class Style:

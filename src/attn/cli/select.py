@@ -57,7 +57,8 @@ def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
     """``KEY=VALUE`` pairs as settings; a later KEY wins.
 
     Raises:
-        UsageError: a pair has no ``=`` or its KEY is not an identifier.
+        UsageError: a pair has no ``=``, its KEY is not an identifier, or its
+            VALUE is JSON nested more than `MAX_DEPTH` deep.
     """
     settings: dict[str, object] = {}
     for pair in pairs:
@@ -66,10 +67,37 @@ def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
             msg = f"--set expects KEY=VALUE with KEY an identifier, got {pair!r}"
             raise UsageError(msg, prog)
         try:
-            settings[key] = json.loads(text)
+            value = json.loads(text)
+        except RecursionError:  # JSON, nested too deeply for the parser
+            value = _TOO_DEEP
         except ValueError:
-            settings[key] = text
+            value = text
+        if value is _TOO_DEEP or _depth(value) > MAX_DEPTH:
+            msg = f"--set {key}: the value is JSON nested more than {MAX_DEPTH} deep"
+            raise UsageError(msg, prog)
+        settings[key] = value
     return settings
+
+
+#: How many lists and objects a ``--set`` value may nest (``capability=[9,0]`` nests 1).
+MAX_DEPTH = 100
+_TOO_DEEP = object()
+
+
+def _depth(value: object) -> int:
+    """How many lists and objects *value* (parsed JSON) nests (``[]`` is 1), without recursion."""
+    deepest, pending = 0, [(value, 1)]
+    while pending and deepest <= MAX_DEPTH:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _row(row: Candidate) -> dict[str, object]:

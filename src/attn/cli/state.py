@@ -77,6 +77,11 @@ def registries_label(count: int) -> str:
     return f"{count} {'registry' if count == 1 else 'registries'}"
 
 
+#: The most a saved state can hold: a hundred times the state of a host with
+#: a thousand backends. Reading stops there (``--against /dev/zero`` ends).
+MAX_STATE_CHARS = 64 * 1024 * 1024
+
+
 def load(path: str, prog: str) -> WorkerState:
     """Read and validate a state saved by ``attn state save`` (``-``: stdin).
 
@@ -86,16 +91,22 @@ def load(path: str, prog: str) -> WorkerState:
     name = "stdin" if path == "-" else path
     try:
         if path == "-":
-            text = sys.stdin.read()
+            if sys.stdin is None:  # `attn doctor --against - <&-`
+                msg = f"cannot read {name}: stdin is closed"
+                raise UsageError(msg, prog)
+            text = sys.stdin.read(MAX_STATE_CHARS + 1)
         else:
             with open(path, encoding="utf-8") as handle:  # noqa: PTH123 - os-level path
-                text = handle.read()
+                text = handle.read(MAX_STATE_CHARS + 1)
     except OSError as exc:
-        msg = f"cannot read {path}: {exc.strerror or exc}"
+        msg = f"cannot read {name}: {exc.strerror or exc}"
         raise UsageError(msg, prog) from exc
     except UnicodeDecodeError as exc:
         msg = f"{name} is not a saved attn state: not UTF-8 text ({exc.reason})"
         raise UsageError(msg, prog) from exc
+    if len(text) > MAX_STATE_CHARS:  # /dev/zero, or a file that is no state
+        msg = f"{name} is not a saved attn state: longer than {MAX_STATE_CHARS:,} characters"
+        raise UsageError(msg, prog)
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
