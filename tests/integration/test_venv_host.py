@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
+from importlib import metadata
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from venvtools import REPO_ROOT, build_wheels, check, project_of_installed, run
 
 pytestmark = pytest.mark.integration
@@ -164,20 +166,36 @@ def test_tinyinfers_controls_are_its_own(tinyinfer):
     assert {p["status"] for p in attention["plugins"]} == {"used"}
 
 
+def _run_time_closure(name: str) -> list[str]:
+    """``name`` and every installed distribution it needs here, markers evaluated for this Python.
+
+    On Python 3.10 that takes in pytest's exceptiongroup and tomli, which
+    later Pythons do not need.
+    """
+    seen: dict[str, None] = {}
+    todo = [name]
+    while todo:
+        current = canonicalize_name(todo.pop())
+        if current in seen:
+            continue
+        seen[current] = None
+        for line in metadata.requires(current) or ():
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return list(seen)
+
+
 @pytest.fixture(scope="module")
 def pytest_wheels(tmp_path_factory):
     """Wheels of pytest and what it requires, from the installed files: no index."""
     root = tmp_path_factory.mktemp("pytest-wheels")
-    names = ("pytest", "pluggy", "iniconfig", "pygments")
+    names = _run_time_closure("pytest")
+    assert {"pytest", "pluggy", "iniconfig"} <= set(names)
     build_wheels([project_of_installed(name, root / "projects") for name in names], root)
     return root
 
 
-@pytest.mark.skipif(
-    sys.version_info < (3, 11),
-    reason="the wheels this test builds from the installed pytest leave out its "
-    "Python 3.10-only requirements (exceptiongroup, tomli)",
-)
 def test_tinyinfers_own_suite_runs_under_any_attn_switches(tinyinfer, pytest_wheels, tmp_path):
     """tinyinfer's tests, with attn.testing under its prefix, pass whatever ATTN_* say."""
     tinyinfer.pip("install", "-q", "--no-index", "--find-links", pytest_wheels, "pytest")
