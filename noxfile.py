@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
 import nox
@@ -119,12 +120,26 @@ def _pytest(session: nox.Session, *args: str, dev_mode: bool = False) -> None:
     """Run the suite in the session's virtualenv, with a temporary folder of its own.
 
     Each session's own ``--basetemp`` lets two sessions run at once (.ci/run
-    does) without sharing pytest's numbered temporary folders.
+    does) without sharing pytest's numbered temporary folders. The folder is
+    made in the system's temporary folder, and ``TMPDIR`` points there too,
+    rather than under ``.nox``: a worker started with ``forkserver`` listens
+    on a Unix socket in ``TMPDIR``, and a socket path is limited to about 100
+    bytes, which a checkout deep in the file system (or the unpacked sdist
+    under ``.nox``) exceeds.
     """
-    basetemp = Path(session.create_tmp()) / "pytest"
+    short = Path(tempfile.mkdtemp(prefix=f"attn-{session.name}-"))
     dev = ["-X", "dev"] if dev_mode else []
     command = ["python", *dev, "-m", "pytest", "-p", "no:cacheprovider"]
-    session.run(*command, f"--basetemp={basetemp}", *args, *session.posargs)
+    try:
+        session.run(
+            *command,
+            f"--basetemp={short / 'pytest'}",
+            *args,
+            *session.posargs,
+            env={"TMPDIR": str(short)},
+        )
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
 
 
 @nox.session(python=False, tags=["ci"])
