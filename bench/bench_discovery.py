@@ -37,7 +37,7 @@ the last process); ``attn list --json``, cold and warm. A host process runs no
 
 It prints per mode the medians and the ratios to the standard library's (of
 the time above the floor, and in-process), checks the goals of issue 16, and
-draws ``docs/assets/bench-discovery.png`` (one panel per mode). ``--smoke``
+draws ``docs/assets/bench-discovery.png`` (see ``plot``). ``--smoke``
 runs every mode at small sizes, a few rounds, and draws nothing: it only
 proves the benchmark still runs. See bench/README.md.
 """
@@ -62,6 +62,7 @@ from sites import GROUP, PLUGINS, age, build_realistic, build_site
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from matplotlib.axes import Axes
     from matplotlib.lines import Line2D
 
 HOST_IMPORTS: Final = (
@@ -400,85 +401,134 @@ def goals(cells: dict[str, dict[int, Cell]]) -> list[str]:
 MARKERS: Final = "os^vDPX*<>hp8"
 
 
-def plot(cells: dict[str, dict[int, Cell]], path: Path) -> None:
-    """One panel per mode, of the CPU time above the mode's floor (what the ratios divide).
+def _bar_panel(axes: Axes, cell: Cell, colours: dict[str, str], floor_label: str) -> None:
+    """A bar per method, from the floor to its CPU time; attn's own below a line."""
+    methods = [m for m in cell.methods if m.key != "pass"]
+    floor = cell.median("pass") * 1000
+    values = [cell.net(m.key) * 1000 for m in methods]
+    at = list(range(len(methods)))
+    axes.axvspan(0, floor, color="0.85", label=floor_label)
+    axes.axvline(floor, color="black", linestyle=":", linewidth=2)
+    axes.barh(at, values, left=floor, color=[colours[m.key] for m in methods])
+    inner = [cell.in_process(m.key) * 1000 for m in methods]
+    axes.barh(at, inner, left=floor, height=0.25, color="black", alpha=0.6)
+    axes.set_yticks(at, [m.label for m in methods], fontsize="small")
+    axes.invert_yaxis()
+    for place, method, value in zip(at, methods, values, strict=True):
+        if method.key == "import-attn":
+            axes.axhline(place - 0.5, color="black", linewidth=0.8)
+        text = f" +{value:.1f} ms, {cell.ratio(method.key):.2f}x stdlib"
+        axes.text(floor + max(value, 0), place, text, va="center", fontsize="x-small")
+    axes.set_title(f"{cell.mode.title}, N = {cell.env.size}", fontsize="medium")
+    axes.set_xlabel("CPU ms per process, median (thin bar: the method's own code)")
+    axes.margins(x=0.3)
+    axes.set_xlim(left=0)
+    axes.legend(loc="lower right", fontsize="small")
 
-    A mode measured at several N gets a line per method against N (log N; the
-    time axis linear below 1 ms, logarithmic above, so noise around the floor
-    stays visible); a mode of one environment gets a bar per method.
+
+def _line_panel(
+    axes: Axes, by_n: dict[int, Cell], keys: tuple[str, ...], colours: dict[str, str], title: str
+) -> None:
+    """A line per method of *keys* against N, the floor dotted over a grey band."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: PLC0415
+
+    sizes = sorted(by_n)
+    mode = by_n[sizes[0]].mode
+    floors = [by_n[n].median("pass") * 1000 for n in sizes]
+    axes.fill_between(sizes, floors, 1e-3, color="0.85")
+    floor_label = f"floor: {label(mode, METHODS[0]).removesuffix(' (floor)')}"
+    handles: list[Line2D] = axes.plot(
+        sizes, floors, color="black", linestyle=":", linewidth=2.5, label=floor_label
+    )
+    for method in (m for m in by_n[sizes[0]].methods if m.key in keys):
+        handles += axes.plot(
+            sizes,
+            [by_n[n].median(method.key) * 1000 for n in sizes],
+            marker=MARKERS[METHODS.index(method) % len(MARKERS)],
+            color=colours[method.key],
+            linestyle="--" if method.cache == "cold" else "-",
+            linewidth=2.5 if method.key.startswith(("attn", "list")) else 1.5,
+            label=method.label,
+        )
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axes.yaxis.set_minor_formatter(NullFormatter())
+    axes.set_ylim(bottom=min(floors) * 0.8)
+    axes.set_title(f"{mode.title}: {title}", fontsize="medium")
+    axes.set_xlabel("installed distributions (N)")
+    axes.set_ylabel("CPU ms per process, median")
+    axes.legend(
+        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize="small", ncol=2
+    )
+
+
+def plot(cells: dict[str, dict[int, Cell]], path: Path) -> None:
+    """Each process's CPU time, the floor marked, in rows of two panels.
+
+    A synthetic mode (several N) gets a row: a line per method against N (both
+    axes logarithmic), attn's own methods on the left, attn's lookup against
+    the anchors on the right; the floor is the black dotted line over a grey
+    band. Below, a row per environment of one size (bare left, host right): a
+    bar per method from the floor to its CPU time (a thin bar: the method's own
+    code, in-process), labelled with the time above the floor and its ratio to
+    the standard library's. Cold methods are dashed; every method has a colour
+    of its own, the same in every panel.
     """
     import matplotlib as mpl  # noqa: PLC0415 - the bench extra; not needed for --smoke
 
     mpl.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    palette = plt.get_cmap("tab20")
-    colours = {m.key: palette(i % 20) for i, m in enumerate(METHODS)}
-    markers = {m.key: MARKERS[i % len(MARKERS)] for i, m in enumerate(METHODS)}
+    # attn's own methods (and `import enum`, what attn builds on) ...
+    own = ("enum", "import-attn", "attn-cold", "attn-warm", "list-cold", "list-warm")
+    # ... and the other ways to read entry points, beside attn's lookup
+    anchors: tuple[str, ...] = ("stdlib", "backport", "stevedore-cold", "stevedore-warm")
+    anchors += ("pluggy", "pkg_resources", "attn-cold", "attn-warm")
+    colours = {
+        "enum": "#7f7f7f",
+        "stdlib": "#1f77b4",
+        "backport": "#17becf",
+        "stevedore-cold": "#2ca02c",
+        "stevedore-warm": "#bcbd22",
+        "pluggy": "#9467bd",
+        "pkg_resources": "#8c564b",
+        "import-attn": "#e377c2",
+        "attn-cold": "#ff7f0e",
+        "attn-warm": "#d62728",
+        "list-cold": "#08306b",
+        "list-warm": "#00a087",
+    }
     modes = [m for m in MODES if m.key in cells]
-    # a row per environment, a column per kind of process (bare left, host right)
-    rows = list(dict.fromkeys(m.environment for m in modes))
-    columns = sorted({m.host for m in modes})
-    legend = 1.2  # inches below the panels for the legend of the line panels
-    figure, grid = plt.subplots(
-        len(rows),
-        len(columns),
-        figsize=(7.5 * len(columns), 4.6 * len(rows) + legend + 0.4),
-        squeeze=False,
-    )
-    for axes in grid.flat:
-        axes.set_visible(False)
-    handles: dict[str, Line2D] = {}
-    for mode in modes:
-        axes = grid[rows.index(mode.environment), columns.index(mode.host)]
+    lines = [m for m in modes if len(cells[m.key]) > 1]
+    bars = [m for m in modes if len(cells[m.key]) == 1]
+    environments = list(dict.fromkeys(m.environment for m in bars))
+    # the line rows and the bar rows in subfigures of their own, each with its own widths
+    blocks = [n for n in (len(lines), len(environments)) if n]
+    figure = plt.figure(figsize=(15, 6.2 * sum(blocks)), layout="constrained")
+    subfigures = figure.subfigures(len(blocks), 1, squeeze=False, height_ratios=blocks)
+    grids = [
+        sub.subplots(n, 2, squeeze=False) for sub, n in zip(subfigures.flat, blocks, strict=True)
+    ]
+    for grid in grids:
+        for axes in grid.flat:
+            axes.set_visible(False)
+            axes.grid(visible=True, which="both", alpha=0.3)
+    for row, mode in enumerate(lines):
+        for column, (keys, title) in enumerate(
+            ((own, "attn's own methods"), (anchors, "attn against the anchors"))
+        ):
+            grids[0][row, column].set_visible(True)
+            _line_panel(grids[0][row, column], cells[mode.key], keys, colours, title)
+    for mode in bars:
+        axes = grids[-1][environments.index(mode.environment), int(mode.host)]
         axes.set_visible(True)
-        by_n = cells[mode.key]
-        sizes = sorted(by_n)
-        methods = [m for m in by_n[sizes[0]].methods if m.key != "pass"]
-        floors = ", ".join(f"{by_n[n].median('pass') * 1000:.0f}" for n in sizes)
-        axes.set_title(f"{mode.title}\n{label(mode, METHODS[0])}: {floors} ms", fontsize="medium")
-        axes.grid(visible=True, which="both", alpha=0.3)
-        if len(sizes) > 1:
-            for method in methods:
-                (line,) = axes.plot(
-                    sizes,
-                    [by_n[n].net(method.key) * 1000 for n in sizes],
-                    marker=markers[method.key],
-                    color=colours[method.key],
-                    linewidth=2.5 if method.key.startswith(("attn", "list")) else 1.2,
-                )
-                handles.setdefault(method.key, line)
-            axes.set_xscale("log")
-            axes.set_yscale("symlog", linthresh=1)
-            axes.set_xlabel("installed distributions (N)")
-            axes.set_ylabel("CPU ms above the floor, median")
-            continue
-        cell = by_n[sizes[0]]
-        values = [cell.net(m.key) * 1000 for m in methods]
-        inner = [cell.in_process(m.key) * 1000 for m in methods]
-        places = list(range(len(methods)))
-        axes.barh(places, values, color=[colours[m.key] for m in methods])
-        axes.barh(places, inner, height=0.25, color="black", alpha=0.6)
-        axes.set_yticks(places, [m.label for m in methods], fontsize="small")
-        axes.invert_yaxis()
-        for place, method, value, own in zip(places, methods, values, inner, strict=True):
-            text = f" {value:.1f} ms, {cell.ratio(method.key):.2f}x"
-            axes.text(max(value, own, 0), place, text, va="center", fontsize="x-small")
-        axes.set_xlabel(
-            f"CPU ms above the floor, median (thin bar: in-process); N = {cell.env.size}"
+        (cell,) = cells[mode.key].values()
+        _bar_panel(
+            axes, cell, colours, f"floor: {label(mode, METHODS[0]).removesuffix(' (floor)')}"
         )
-        axes.margins(x=0.25)
-    if handles:
-        figure.legend(
-            list(handles.values()),
-            [m.label for m in METHODS if m.key in handles],
-            loc="lower center",
-            ncol=4,
-            fontsize="small",
-        )
-    height = figure.get_figheight()
-    figure.suptitle("Reading attn.backends plugins: whole fresh processes, CPU above the floor")
-    figure.tight_layout(rect=(0, legend / height if handles else 0, 1, 1))
+    figure.suptitle(f"Reading {GROUP} plugins: CPU time of whole fresh processes")
     figure.savefig(path, dpi=100)
 
 

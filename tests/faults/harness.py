@@ -37,10 +37,7 @@ from attn.cli import main
 from attn.registry.enum import state_of
 
 ROOT = Path(__file__).resolve().parents[2]
-_SHARED_SCHEMA = ROOT.parent / "shared" / "attn-list.schema.json"
-SCHEMA_PATH = (
-    _SHARED_SCHEMA if _SHARED_SCHEMA.is_file() else ROOT / "docs" / "attn-list.schema.json"
-)
+SCHEMA_PATH = ROOT / "docs" / "attn-list.schema.json"  # the schema attn publishes
 REGISTRIES = (attn.AttentionBackendEnum, attn.MLAPrefillBackendEnum)
 
 #: The discovery modes every case runs in: name -> (ATTN_READER, cache).

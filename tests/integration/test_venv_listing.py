@@ -11,7 +11,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_list_json_matches_schema(venv):
-    """`attn list --json` output validates against shared/attn-list.schema.json."""
+    """`attn list --json` output validates against docs/attn-list.schema.json."""
     if not SCHEMA_PATH.is_file():
         pytest.skip(f"schema validation skipped: {SCHEMA_PATH} is missing")
     assert venv.validator is not None

@@ -21,11 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# The contract's schema sits beside the checkout; docs/ ships a copy.
-_SHARED_SCHEMA = REPO_ROOT.parent / "shared" / "attn-list.schema.json"
-SCHEMA_PATH = (
-    _SHARED_SCHEMA if _SHARED_SCHEMA.is_file() else REPO_ROOT / "docs" / "attn-list.schema.json"
-)
+# The schema attn publishes with its docs.
+SCHEMA_PATH = REPO_ROOT / "docs" / "attn-list.schema.json"
 # The toy host tinyinfer (docs/examples/tinyinfer) is built beside the plugins.
 PLUGIN_PARENTS = (
     REPO_ROOT / "plugins_example",
