@@ -378,6 +378,27 @@ def test_a_requires_txt_rewritten_in_place_is_seen(env):
     assert (after["from_file"], after["AttentionBackendEnum"]) == (False, {})
 
 
+def test_an_egg_info_pkg_info_edited_in_place_is_seen(env):
+    """A develop install's PKG-INFO, edited in place with its stamps set back: seen."""
+    src = env.root / "develop"
+    egg = src / "dev.egg-info"
+    egg.mkdir(parents=True)
+    (egg / "PKG-INFO").write_text("Name: dev\nVersion: 1.0\n", encoding="utf-8")
+    (egg / "requires.txt").write_text("attn>=0.1\n", encoding="utf-8")
+    (egg / "entry_points.txt").write_text(f"[{GROUP}]\nDEV = dev.m:B\n", encoding="utf-8")
+    env.extra["PYTHONPATH"] = os.pathsep.join((str(env.site), str(src)))
+    age(src)
+    env.age()
+    env.run()
+    assert env.run()["from_file"] is True
+    rewrite_in_place(egg / "PKG-INFO", "Version: 1.0", "Version: 1.1")
+    after = env.run()
+    assert (after["from_file"], after["AttentionBackendEnum"]) == (
+        False,
+        {"DEV": ["dev.m:B", "dev", "1.1"]},
+    )
+
+
 def rewrite_in_place(path: Path, old: str, new: str) -> None:
     """Change a file without changing its size, inode or modification time."""
     before = path.stat()

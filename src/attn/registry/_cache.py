@@ -1,18 +1,13 @@
 """The discovery cache: what a scan found, shared in this process and kept on disk.
 
-The registries of one host (its sibling groups, e.g. ``attn.backends`` and
-``attn.mla_prefill_backends``) read the same distributions, so the first of
-them to discover scans ``sys.path`` once for all of them and the others use
-that scan. ``refresh()`` scans again and replaces it.
-
-On disk, ``$XDG_CACHE_HOME/attn/`` (else ``~/.cache/attn/``) holds one file
-per host, interpreter and ``sys.path``: the records of the distributions that
-matter to the host (its plugins, the host, duplicates, unreadable copies) and
-each registry's merge outcome per setting of the host's variables. A process
-trusts the file only when a fresh scan would give the same answer, which it
-checks with one ``stat`` per ``sys.path`` entry and per cached metadata file.
-The file is data (`marshal` of plain tuples), validated on load; nothing
-in it is executed or unpickled.
+The registries of one host (its sibling groups) read the same distributions,
+so the first to discover scans ``sys.path`` for all of them; ``refresh()``
+scans again. On disk, ``$XDG_CACHE_HOME/attn/`` (else ``~/.cache/attn/``)
+holds one file per host, interpreter and ``sys.path``: the records the
+pipeline reads and each registry's merge outcome per setting of the host's
+variables, trusted while one ``stat`` per ``sys.path`` entry and per cached
+metadata file shows nothing changed. The file is data (`marshal` of plain
+tuples), validated on load; nothing in it is executed or unpickled.
 """
 
 from __future__ import annotations
@@ -241,8 +236,6 @@ class HostScan:
     and the file stores only them.
     """
 
-    host: str
-    groups: tuple[str, ...]
     key: tuple[object, ...]
     stamps: tuple[tuple[str, Stamp], ...]
     records: tuple[DistributionRecord, ...]
@@ -295,11 +288,7 @@ def cache_folder() -> str | None:
 
 
 def enabled(prefix: str) -> bool:
-    """Whether the cache may be used: ``<PREFIX>_NO_CACHE`` unset or false.
-
-    Raises:
-        AttnConfigError: the variable is not a boolean.
-    """
+    """Whether ``<PREFIX>_NO_CACHE`` is unset or false (`AttnConfigError` if no boolean)."""
     variable = Controls(prefix).no_cache_variable
     return not parse_bool(variable, os.environ.get(variable))
 
@@ -391,17 +380,14 @@ def _key(host: str, groups: tuple[str, ...], using: str) -> tuple[object, ...]:
 
 
 def _file_name(folder: str, host: str, key: tuple[object, ...]) -> str:
-    # A name for the file, not a check of its content (the key is stored and
-    # compared): the hash of a tuple of ints is the same in every process,
-    # unlike the hash of a string, and needs no hashing module to import.
+    # A name, not a check (the key is stored and compared): the hash of a tuple
+    # of ints, unlike a string's, is the same in every process.
     text = repr(key).encode("utf-8", "surrogateescape")
     digest = f"{hash(tuple(text)) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
     return os.path.join(folder, f"{host}-{digest}.marshal")
 
 
-def _load(
-    file: str, key: tuple[object, ...], host: str, groups: tuple[str, ...]
-) -> HostScan | None:
+def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
     """The scan stored in *file*, if it is valid for *key* and nothing changed since.
 
     ``None`` when it is missing, unreadable, foreign, corrupt or out of date:
@@ -427,17 +413,9 @@ def _load(
     )
     if not valid:
         return None
-    return HostScan(
-        host,
-        groups,
-        key,
-        stamps,
-        tuple(map(_record_from, records)),
-        file,
-        writable=True,
-        from_file=True,
-        outcomes={k: Outcome(*v) for k, v in outcomes.items()},
-    )
+    outcomes = {k: Outcome(*v) for k, v in outcomes.items()}
+    records = tuple(map(_record_from, records))
+    return HostScan(key, stamps, records, file, writable=True, from_file=True, outcomes=outcomes)
 
 
 def _scan_stamps(
@@ -458,10 +436,6 @@ def _scan_stamps(
 # -- the process-wide scans -----------------------------------------------------
 
 _SHARED: dict[str, tuple[tuple[object, ...], HostScan]] = {}
-
-
-def _process_key(groups: Iterable[str], using: str) -> tuple[object, ...]:
-    return (tuple(sorted(set(groups))), tuple(sys.path), os.getcwd(), using)
 
 
 def host_scan(
@@ -485,28 +459,25 @@ def host_scan(
     host_key = canonical_name(host)
     ordered = tuple(sorted(set(groups)))
     using = reader(prefix)
-    process_key = _process_key(ordered, using)
+    process_key = (ordered, tuple(sys.path), os.getcwd(), using)
     held = _SHARED.get(host_key)
     if not fresh and held is not None and held[0] == process_key:
         return held[1]
-    use_cache = enabled(prefix)
     # Distributions from another finder cannot be checked with stat().
-    use_cache = use_cache and standard_finders()
+    use_cache = enabled(prefix) and standard_finders()
     folder = cache_folder() if use_cache else None
     key = _key(host_key, ordered, using)
     file = None if folder is None else _file_name(folder, host_key, key)
-    found = None if file is None or fresh else _load(file, key, host_key, ordered)
+    found = None if file is None or fresh else _load(file, key)
     if found is None:
         started = time.time_ns()
         records = scan()
         stamps, trusted = _scan_stamps(records, started)
         if fresh and file is not None:
-            before = held[1] if held is not None else _load(file, key, host_key, ordered)
+            before = held[1] if held is not None else _load(file, key)
             if before is None or before.records != records:
                 _delete_files(os.path.dirname(file), host_key)
-        found = HostScan(
-            host_key, ordered, key, stamps, records, file, writable=trusted, from_file=False
-        )
+        found = HostScan(key, stamps, records, file, writable=trusted, from_file=False)
     _SHARED[host_key] = (process_key, found)
     return found
 
