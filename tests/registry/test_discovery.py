@@ -6,7 +6,6 @@ import importlib
 import importlib.metadata
 import json
 import random
-import re
 import sys
 
 import pytest
@@ -859,7 +858,6 @@ def test_testing_sites_limit_plugins_to_their_folders(sites, run_discovery, monk
 # -- the hand-written matchers agree with the patterns they stand for ----------
 
 _VALUE_RE = importlib.metadata.EntryPoint.pattern
-_SEPARATORS_RE = re.compile(r"[-_.\s]+")
 _ALPHABET = "aZ_.:9 [],-\t\u00e9\u0663x"
 
 
@@ -899,14 +897,6 @@ def test_entry_point_values_are_read_as_the_standard_library_pattern_reads_them(
             else:
                 expected = f"{path.module}:{path.qualname}"
         assert _by_parser(value) == expected, repr(value)
-
-
-def test_group_separators_are_squashed_as_the_pattern_squashes_them():
-    """Typo detection's hand-written separator rules equal ``[-_.\\s]+``."""
-    for group in _corpus(4000, seed=11):
-        assert discovery._squashed(group) == _SEPARATORS_RE.sub("", group.lower()), repr(group)
-        head = group.split(".", 1)[0] if "." in group else _SEPARATORS_RE.split(group, 1)[0]
-        assert discovery._project(group) == head.lower(), repr(group)
 
 
 def test_every_rejected_row_carries_its_reason_as_a_code(site, run_discovery):
