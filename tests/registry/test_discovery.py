@@ -453,6 +453,21 @@ def test_empty_metadata_folder_alone_is_listed_invalid(site, run_discovery):
     )
 
 
+@pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-a-good-copy"])
+def test_a_copy_with_broken_files_is_reinstalled_or_deleted(sites, run_discovery, beside):
+    """METADATA that is not UTF-8: alone, reinstall (or report it); beside a good copy, delete."""
+    broken = sites.new("broken").dist("plug", entry_points=eps(A="m:A"))
+    (broken / "METADATA").write_bytes(b"Metadata-Version: 2.1\nName: plug\nSummary: caf\xe9\n")
+    if beside:
+        sites.new("good").dist("plug", "1.0", entry_points=eps(A="m:A"))
+    reinstall = (
+        f"delete {broken} and reinstall plug (pip install --force-reinstall plug); "
+        "if the new copy is broken too, report it to plug's authors"
+    )
+    fixes = [f.fix for f in run_discovery().findings]
+    assert fixes == [f"delete {broken}" if beside else reinstall]
+
+
 SCRIPTS = {"console_scripts": {"tool": "tool.cli:main"}}
 
 
@@ -795,6 +810,12 @@ def test_looks_like_typo(candidate, typo):
 def test_the_typo_threshold_includes_its_bound(candidate, typo):
     """A close spelling exactly at the threshold (ratio 0.85) is a typo; one just below is not."""
     assert looks_like_typo(candidate, "tinyhost.kernels.abc") is typo
+
+
+def test_a_project_part_two_edits_away_is_another_project():
+    """Two letters changed in the project part: another project's group, however alike."""
+    assert looks_like_typo("tixxhost.kernels", "tinyhost.kernels") is False
+    assert looks_like_typo("tinhyost.kernels", "tinyhost.kernels") is True  # one swap
 
 
 def test_the_hosts_own_entry_points_are_not_plugins(sites, run_discovery):
