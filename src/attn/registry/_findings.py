@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ._metadata import DistributionRecord, Problem
     from .controls import Controls
-    from .report import Conflict, PluginRecord
+    from .report import Conflict, DiscoveryResult, PluginRecord
 
 
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
@@ -216,3 +216,64 @@ def unmatched_findings(
                 "distribution",
                 f"use one of: {valid}",
             )
+
+
+def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str:
+    claimants = ", ".join(f"{c.origin_label} ({c.status}, {c.value!r})" for c in conflict.claimants)
+    winner = conflict.claimants[0]
+    if conflict.within_one_distribution:
+        return (
+            f"{winner.origin_label} declares {conflict.name!r} {len(conflict.claimants)} times "
+            f"in entry-point group {group!r}: {claimants}. The first declaration is used; "
+            f"report it to {winner.distribution}'s authors."
+        )
+    variable = controls.prefer_variable
+    choices = " or ".join(f"{variable}={c.distribution}" for c in conflict.claimants)
+    return (
+        f"{conflict.name!r} in entry-point group {group!r} is claimed by "
+        f"{len(conflict.claimants)} distributions: {claimants}. "
+        f"{winner.distribution} wins ({winner.won_because}); to choose, set {choices} "
+        f"({variable} orders the claimants of every conflict; nothing else changes), "
+        "or uninstall all but one."
+    )
+
+
+def merge_warnings(
+    result: DiscoveryResult,
+    controls: Controls,
+    noun: str,
+    host: str,
+    builtin_names: Sequence[str],
+) -> list[tuple[str, str]]:
+    """The ``(code, message)`` of each warning merging *result* issues: never silent.
+
+    Conflicts the user did not settle, controls that match nothing, rejected
+    entry points and metadata nobody can read.
+    """
+    warned = [
+        (Code.SHADOWED.value, _conflict_message(conflict, result.group, controls))
+        for conflict in result.conflicts
+        if not conflict.preferred(controls)  # the user chose the winner
+    ]
+    warned += [
+        (Code.UNMATCHED_SELECTION.value, f"{finding.message}; {finding.fix}")
+        for finding in result.findings
+        if finding.kind == Code.UNMATCHED_SELECTION.value
+    ]
+    for p in result.plugins:
+        if p.status in {Code.INCOMPATIBLE, Code.INVALID}:
+            then = (
+                f"the built-in {p.name} stays in effect"
+                if p.name in builtin_names
+                else f"{p.name!r} is not available"
+            )
+            message = (
+                f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
+                f"{p.status}: {p.reason}; {then}. Run '{host} doctor' for the fix."
+            )
+            warned.append((p.status, message))
+    warned += [
+        (Code.UNREADABLE_METADATA.value, f"{f.message}. Run '{host} doctor' for the fix.")
+        for f in result.unreadable
+    ]
+    return warned
