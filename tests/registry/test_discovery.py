@@ -12,6 +12,7 @@ import pytest
 
 import attn
 from attn.registry import discovery
+from attn.registry._scan import DistributionRecord, EntryPointRecord, MetadataRecord, Problem
 from attn.registry.controls import read_controls
 from attn.registry.discovery import (
     looks_like_typo,
@@ -468,6 +469,24 @@ def test_a_copy_with_broken_files_is_reinstalled_or_deleted(sites, run_discovery
     assert fixes == [f"delete {broken}" if beside else reinstall]
 
 
+def test_a_copy_denied_to_the_user_is_made_readable(tmp_path):
+    """METADATA that permission denies (as a root install under umask 077 leaves): chmod it."""
+    denied = MetadataRecord("plug", None, problem=Problem(Code.PERMISSION_DENIED, "METADATA"))
+    where = str(tmp_path / "plug-1.0.dist-info")
+    declared = (EntryPointRecord(GROUP, "A", "m:A"),)
+    record = DistributionRecord("plug", where, 0, str(tmp_path), declared, denied)
+    result = discovery.discover(
+        group=GROUP,
+        host="attn",
+        controls=read_controls("ATTN", {}),
+        builtin_names=[],
+        records=[record],
+    )
+    assert [(f.kind, f.fix) for f in result.findings] == [
+        ("unreadable-metadata", f"make {where} readable (chmod -R a+rX {where}), or reinstall plug")
+    ]
+
+
 SCRIPTS = {"console_scripts": {"tool": "tool.cli:main"}}
 
 
@@ -529,6 +548,27 @@ def test_a_second_copy_of_the_host_is_a_problem(sites, run_discovery):
     found = run_discovery().findings
     assert {f.kind for f in found} == {"duplicate-metadata"}
     assert all(f.is_problem for f in found)
+
+
+def test_a_host_without_entry_points_installed_twice_is_a_problem(sites):
+    """A host that declares no entry point at all (no console script) found twice."""
+    first, second = sites.new("first"), sites.new("second")
+    first.dist("toy", "2.0", requires=())
+    old = second.dist("toy", "1.0", requires=())
+    result = discovery.discover(
+        group="toy.backends", host="toy", controls=read_controls("TOY", {}), builtin_names=[]
+    )
+    assert [(f.kind, f.subject, f.fix.split(",")[0]) for f in result.findings] == [
+        ("duplicate-metadata", "toy", f"delete {old}")
+    ]
+
+
+def test_a_second_copy_with_unreadable_entry_points_is_a_problem(sites, run_discovery):
+    """Two copies, the first with an entry_points.txt Python cannot read: both are reported."""
+    first, second = sites.new("first"), sites.new("second")
+    first.dist("plug", "2.0", raw_entry_points=f"[{GROUP}]\nno equals sign here\n")
+    second.dist("plug", "1.0")
+    assert kinds(run_discovery()) == ["duplicate-metadata", "unreadable-metadata"]
 
 
 def test_unreadable_entry_points_are_reported(site, run_discovery):
@@ -719,6 +759,12 @@ def test_unmatched_selection_is_reported_with_the_valid_names(site, run_discover
     ]
 
 
+def test_an_unmatched_selection_without_plugins_says_none_is_installed(run_discovery):
+    """With no plugin installed, the fix says so rather than listing nothing."""
+    (finding,) = run_discovery({"ATTN_PLUGINS": "nosuchdist"}).findings
+    assert (finding.kind, finding.fix) == ("unmatched-selection", "use one of: (none installed)")
+
+
 @pytest.mark.parametrize("written", ["nosuchdist", "beta alpha", "beta==1.0"])
 def test_a_preference_that_matches_no_plugin_is_reported(site, run_discovery, written):
     """An ATTN_PREFER name that is no installed plugin distribution is a finding too."""
@@ -816,6 +862,19 @@ def test_a_project_part_two_edits_away_is_another_project():
     """Two letters changed in the project part: another project's group, however alike."""
     assert looks_like_typo("tixxhost.kernels", "tinyhost.kernels") is False
     assert looks_like_typo("tinhyost.kernels", "tinyhost.kernels") is True  # one swap
+
+
+def test_a_sibling_registrys_group_is_no_typo_however_alike(site):
+    """Entry points in a sibling registry's group are that registry's, not a misspelling."""
+    site.dist("plug", entry_points={"toy.backend": {"A": "m:A"}})
+    result = discovery.discover(
+        group="toy.backends",
+        host="toy",
+        controls=read_controls("TOY", {}),
+        builtin_names=[],
+        sibling_groups=("toy.backends", "toy.backend"),
+    )
+    assert (result.findings, result.misgrouped) == ((), ())
 
 
 def test_the_hosts_own_entry_points_are_not_plugins(sites, run_discovery):

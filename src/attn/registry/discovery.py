@@ -217,10 +217,6 @@ def _project(group: str) -> str:
 
 def _one_edit_apart(a: str, b: str) -> bool:
     """Whether *a* and *b* are equal or one insertion, deletion, substitution or swap apart."""
-    if a == b:
-        return True
-    if abs(len(a) - len(b)) > 1:
-        return False
     i = 0
     while i < min(len(a), len(b)) and a[i] == b[i]:
         i += 1
