@@ -658,6 +658,27 @@ def test_only_eligible_entry_points_conflict(site, run_discovery):
     assert result.conflicts == ()
 
 
+def test_a_name_declared_twice_by_one_distribution_is_reported_to_its_authors(site, run_discovery):
+    """One distribution declaring a name twice: the first declaration is used, and said so."""
+    site.dist("plug", raw_entry_points=f"[{GROUP}]\nA = m:First\nA = m:Second\n")
+    result = run_discovery()
+    assert [(p.value, p.status) for p in result.plugins] == [
+        ("m:First", "used"),
+        ("m:Second", "shadowed"),
+    ]
+    assert result.findings == (
+        Finding(
+            "shadowed",
+            "A",
+            "plug 1.0 declares 'A' 2 times in 'attn.backends'; the first declaration "
+            "('m:First') is used",
+            "remove the other declarations of 'A' from plug's entry points "
+            "([project.entry-points.'attn.backends'] in its pyproject.toml), or report it to "
+            "its authors",
+        ),
+    )
+
+
 def test_resolve_conflicts_keeps_declaration_order_within_a_distribution():
     """One distribution declaring a name twice keeps the first declaration."""
 
