@@ -9,9 +9,8 @@ class ToyBackendEnum(BackendEnum, group="toy.backends", host="toy",
     CUSTOM = None            # no default: must be registered
 ```
 
-Members' values are lazy class paths (``module:QualName``, or the dotted
-form) or ``None`` for a member without a default. Nothing is imported until
-a backend's class is asked for.
+Values are lazy class paths (``module:QualName``, or dotted) or ``None`` (no
+default); nothing is imported until a backend's class is asked for.
 """
 
 from __future__ import annotations
@@ -46,17 +45,14 @@ __all__ = ["BackendEnum", "PluginBackend", "register"]
 #: The interface a registry's classes implement (what ``get_class()`` returns a subclass of).
 _I = TypeVar("_I")
 
-# Every declared registry's (env prefix, group), so discovery can tell which
-# distributions are plugins of the same host.
+#: The groups of every declared registry, by env prefix: the plugins of one host.
 _GROUPS: dict[str, list[str]] = {}
-# Every declared registry, by module:qualname (a re-declaration replaces it),
-# for capture_state().
+#: Every declared registry, by module:qualname (a re-declaration replaces it).
 _DECLARED: dict[str, BackendEnumMeta] = {}
 _ADDED_LOCK = _thread.allocate_lock()
 
 
-def _fresh_lock_in_child() -> None:
-    # A child forked while another thread held the lock would wait forever.
+def _fresh_lock_in_child() -> None:  # a lock another thread held would never be released
     global _ADDED_LOCK  # noqa: PLW0603
     _ADDED_LOCK = _thread.allocate_lock()
 
@@ -75,8 +71,7 @@ class _Keyword:
         self.name = name
 
     def __get__(self, cls: BackendEnumMeta, owner: object = None) -> str:
-        value: str = getattr(cls._attn_state.config, self.name)
-        return value
+        return str(getattr(cls._attn_state.config, self.name))
 
     def __set__(self, cls: BackendEnumMeta, value: object) -> None:
         msg = f"{cls.__name__}.{self.name} is read-only"
@@ -104,9 +99,8 @@ class BackendEnumMeta(enum.EnumMeta):
         register_hint: str | None = None,
         **kwds: Any,
     ) -> BackendEnumMeta:
-        # The API of the registry's bases (refresh, get_path, name, ...) and of the
-        # class itself (group, host, ...), derived from the classes, so that an
-        # attribute added to BackendEnum or to this metaclass is covered.
+        # The API of the bases (refresh, get_path, name, ...) and of the class itself
+        # (group, host, ...), from the classes: an attribute added later is covered.
         api = {n for k in (*bases, metacls) for c in k.__mro__ for n in vars(c) if n[0] != "_"}
         shadowing = [name for name in classdict._member_names if name in api]
         if shadowing:
@@ -146,14 +140,11 @@ class BackendEnumMeta(enum.EnumMeta):
         groups = _GROUPS.setdefault(prefix, [])
         if group not in groups:
             groups.append(group)
+        state = RegistryState(config, tuple(defaults), lambda: tuple(_GROUPS.get(prefix, ())))
         type.__setattr__(new, "_attn_defaults", defaults)
+        type.__setattr__(new, "_attn_state", state)
         # Without an interface, any subclass of the core's Backend is a backend.
         type.__setattr__(new, "_attn_interface", Backend if interface is None else interface)
-        type.__setattr__(
-            new,
-            "_attn_state",
-            RegistryState(config, tuple(defaults), lambda: tuple(_GROUPS.get(prefix, ()))),
-        )
         _DECLARED[f"{new.__module__}:{new.__qualname__}"] = new
         return new
 
@@ -172,8 +163,7 @@ class BackendEnumMeta(enum.EnumMeta):
             return super().__getitem__(name)
         state: RegistryState = cls._attn_state
         state.ready()
-        member = cls._member_map_.get(name)
-        if member is not None:
+        if (member := cls._member_map_.get(name)) is not None:
             return member
         if isinstance(name, str) and state.lookup(name) is not None:
             return _plugin_backend(cls, name)
@@ -194,9 +184,7 @@ def _plugin_backend(cls: BackendEnumMeta, name: str) -> PluginBackend[Any]:
 
 def valid_names(cls: BackendEnumMeta) -> list[str]:
     """Built-in names in enum order, then plugin-added names, sorted."""
-    builtins = list(cls._attn_defaults)
-    added = sorted(n for n in cls._attn_state.names() if n not in cls._attn_defaults)
-    return builtins + added
+    return [*cls._attn_defaults, *sorted(set(cls._attn_state.names()) - set(cls._attn_defaults))]
 
 
 def resolution(cls: BackendEnumMeta) -> list[Resolution]:
@@ -204,42 +192,30 @@ def resolution(cls: BackendEnumMeta) -> list[Resolution]:
     state, defaults = cls._attn_state, cls._attn_defaults
     with state._lock:  # one view of the table, even while another thread registers
         table = {name: state.lookup(name) for name in state.names()}
-    rows: list[Resolution] = []
-    for name in (*defaults, *sorted(n for n in table if n not in defaults)):
-        entry = table.get(name)
-        if entry is None:
-            default = defaults[name]
-            rows.append((name, "builtin", None if default is None else default.colon, None, None))
-        else:
-            rows.append((name, entry.origin, entry.path.colon, entry.distribution, entry.version))
-    return rows
+    colon = {name: None if path is None else path.colon for name, path in defaults.items()}
+    return [
+        (name, "builtin", colon[name], None, None)
+        if (entry := table.get(name)) is None
+        else (name, entry.origin, entry.path.colon, entry.distribution, entry.version)
+        for name in (*defaults, *sorted(n for n in table if n not in defaults))
+    ]
 
 
 def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0.75) -> list[str]:
-    """Names close to *name*, ignoring case; names that differ only by case all stay.
-
-    *cutoff* is on difflib's 0-1 similarity scale.
-    """
+    """Names close to *name* (difflib's 0-1 *cutoff*), ignoring case: case variants all stay."""
     import difflib  # noqa: PLC0415 - only an unknown name needs it
 
     folded = name.casefold()
-    scored = []
-    for candidate in dict.fromkeys(valid):
-        ratio = difflib.SequenceMatcher(None, folded, candidate.casefold()).ratio()
-        if ratio >= cutoff:
-            scored.append((-ratio, candidate))
-    scored.sort()  # best first; equal scores in name order
+    ratios = {c: difflib.SequenceMatcher(None, folded, c.casefold()).ratio() for c in valid}
+    scored = sorted((-r, c) for c, r in ratios.items() if r >= cutoff)  # best, then by name
     return [candidate for _, candidate in scored[:n]]
 
 
 def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
-    config = cls._attn_state.config
-    valid = valid_names(cls)
-    lines = [
-        f"Unknown {config.noun}: {name!r}. Valid options are: {', '.join(valid)}",
-    ]
+    state = cls._attn_state
+    config, valid = state.config, valid_names(cls)
+    lines = [f"Unknown {config.noun}: {name!r}. Valid options are: {', '.join(valid)}"]
     if isinstance(name, str):
-        state = cls._attn_state
         result = state.ensure()
         rejected = [p for p in result.plugins if p.name == name and p.status != "used"]
         lines.extend(
@@ -270,9 +246,6 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
     return UnknownBackendError("\n".join(lines), name=str(name), registry=config.registry)
 
 
-# -- behaviour shared by members and plugin-added backends ---------------------
-
-
 def _get_path(cls: BackendEnumMeta, name: str, include_classname: bool) -> str:
     _, path = resolve(cls, name)
     return path.dotted if include_classname else path.module
@@ -290,9 +263,7 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
     """Base of every registry: members are built-in backends with lazy paths."""
 
     def get_path(self, include_classname: bool = True) -> str:
-        """The effective class path, dotted (``module.QualName``).
-
-        With ``include_classname=False``, the module path only.
+        """The effective class path, dotted (``module.QualName``), or its module only.
 
         Raises:
             BackendNotRegisteredError: the member has no default and nothing
@@ -325,9 +296,8 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
     def lookup(cls, name: str) -> Self | PluginBackend[Any]:
         """The backend called *name*: the same object as ``cls[name]``, typed as it can be.
 
-        Type checkers type ``Registry["NAME"]`` as a member (they treat Enum
-        indexing specially), but a name may belong to a backend that a plugin
-        added, a [`PluginBackend`][PluginBackend]. ``lookup`` says so to the type checker.
+        Type checkers type ``Registry["NAME"]`` as a member, but a plugin may
+        have added the name, a [`PluginBackend`][PluginBackend]: ``lookup`` says so.
 
         Raises:
             UnknownBackendError: no member, plugin or registration has *name*.
@@ -340,9 +310,8 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         """Choose the backend for *settings*: the first valid candidate, or *backend* alone.
 
         Candidates are [`priorities()`][priorities], then plugin-added names, sorted;
-        ``<PREFIX>_<NOUN>`` (``ATTN_ATTENTION_BACKEND``) is an explicit choice
-        when *backend* is not given. The result is cached per settings until
-        the table changes.
+        ``<PREFIX>_<NOUN>`` (``ATTN_ATTENTION_BACKEND``) is an explicit choice without
+        *backend*. Cached per settings until the table changes.
 
         Raises:
             SelectionError: the explicit choice, or every candidate, is rejected.
@@ -367,9 +336,8 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
     def fingerprint(cls) -> str:
         """A hex digest of what every name resolves to here (runs discovery).
 
-        Equal in two processes exactly when each name of this registry
-        resolves to the same path, from the same origin, distribution and
-        version; ``attn.apply_state`` compares it between driver and workers.
+        Equal in two processes exactly when every name resolves to the same path,
+        origin, distribution and version (``attn.apply_state`` compares them).
         """
         return fingerprint(state_of(cls).config.group, resolution(cls))
 
@@ -378,19 +346,16 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
 class PluginBackend(Generic[_I]):
     """A backend that a plugin added under a new name.
 
-    It has the same four methods as a member, and ``name``. Lookups return
-    the same object until the registry is refreshed; it compares equal to
-    any backend of the same name and registry, and pickles as the two (the
-    receiving process looks the name up in its own registry).
+    It has a member's four methods, and ``name``. Lookups return the same object
+    until the registry is refreshed; it compares and pickles as (registry, name),
+    looked up again in the receiving process.
     """
 
     __slots__ = ("_generation", "name", "registry")
 
     def __init__(self, registry: BackendEnumMeta, name: str, generation: object) -> None:
         """Bind *name* of *registry* (use the registry's lookup, not this)."""
-        self.registry = registry
-        self.name = name
-        self._generation = generation
+        self.registry, self.name, self._generation = registry, name, generation
 
     def __repr__(self) -> str:
         """Like an enum member's repr, marked as a plugin backend."""
@@ -450,24 +415,23 @@ def _registered_by_plugin(
     state: RegistryState, name: str, during: LoadContext, stacklevel: int
 ) -> None:
     """Warn when plugin code, while attn imports it, registers a name it does not declare."""
-    label = str(during.distribution)
+    if any(
+        p.name == name and p.distribution == during.distribution for p in state.ensure().plugins
+    ):
+        return
+    import warnings  # noqa: PLC0415 - only when plugin code misbehaves
+
+    config, label = state.config, str(during.distribution)
     if during.version is not None:
         label += f" {during.version}"
-    declared = any(
-        p.name == name and p.distribution == during.distribution for p in state.ensure().plugins
+    warnings.warn(
+        f"plugin code of {label} registered {config.noun} {name!r} while attn imported it "
+        f"for {during.backend!r}, but {during.distribution} does not declare {name!r}: "
+        "this replaces it past conflict checks and controls. Report it to the plugin's "
+        f"authors; '{config.host} doctor --load' lists such registrations",
+        PluginWarning,
+        stacklevel=stacklevel,  # the registering code
     )
-    if not declared:
-        import warnings  # noqa: PLC0415 - only when plugin code misbehaves
-
-        config = state.config
-        warnings.warn(
-            f"plugin code of {label} registered {config.noun} {name!r} while attn imported it "
-            f"for {during.backend!r}, but {during.distribution} does not declare {name!r}: "
-            "this replaces it past conflict checks and controls. Report it to the plugin's "
-            f"authors; '{config.host} doctor --load' lists such registrations",
-            PluginWarning,
-            stacklevel=stacklevel,  # the registering code
-        )
 
 
 def registration(
@@ -481,32 +445,23 @@ def registration(
     Raises:
         TypeError: *backend* is not a member or plugin backend of *registry*.
     """
-    if not (isinstance(backend, PluginBackend) and backend.registry is registry) and not (
-        isinstance(backend, registry)
-    ):
+    added_to_it = isinstance(backend, PluginBackend) and backend.registry is registry
+    if not (added_to_it or isinstance(backend, registry)):
         msg = (
             f"expected a member of {registry.__name__} or a backend a plugin added to it, "
             f"got {backend!r}"
         )
         raise TypeError(msg)
-    state = state_of(registry)
-    name = backend.name
+    state, name = state_of(registry), backend.name
 
     def put(path: ClassPath, by: str | None, stacklevel: int) -> None:
-        # Only while attn imports a plugin can plugin code be registering.
-        during = loading_now()
-        entry = Entry(name, path, "runtime", registered_by=by)
-        if during is not None and during.distribution is not None:
-            _registered_by_plugin(state, name, during, stacklevel)
-            entry = Entry(
-                name,
-                path,
-                "runtime",
-                registered_by=by,
-                plugin_distribution=during.distribution,
-                plugin_version=during.version,
-            )
-        state.register(entry)
+        during = loading_now()  # only while attn imports a plugin can plugin code register
+        if during is None or during.distribution is None:
+            state.register(Entry(name, path, "runtime", registered_by=by))
+            return
+        _registered_by_plugin(state, name, during, stacklevel)
+        plugin = {"plugin_distribution": during.distribution, "plugin_version": during.version}
+        state.register(Entry(name, path, "runtime", registered_by=by, **plugin))
 
     if class_path is not None:
         caller = sys._getframe(depth).f_globals.get("__name__")
@@ -527,10 +482,9 @@ def register(
 ) -> Callable[[type], type]:
     """Register *class_path* for *backend* (of its own registry) at runtime, or return a decorator.
 
-    With *class_path*, the registration happens now and an identity function
-    is returned (as the seeds do); listings name the caller's module as the
-    registrant. Without it, the returned decorator records the decorated
-    class's ``module:qualname`` and returns the class.
+    With *class_path*, it registers now and returns an identity function (as the
+    seeds do), naming the caller's module as registrant. Without it, the returned
+    decorator registers the decorated class's ``module:qualname``.
 
     Raises:
         TypeError: *backend* is not a member or plugin backend of a registry.

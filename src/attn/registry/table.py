@@ -1,17 +1,10 @@
 """The override table of one registry and the state object that owns it.
 
-Each registry has exactly one `RegistryState`. It holds two layers,
-the entries that discovery merged (plugins) and the registrations made at
-runtime, and the table in effect, which is the plugin layer with the runtime
-layer on top. Lookups read the table first and fall back to the built-in
-default.
-
-Every change builds a new `_Layers` record and publishes it with one
-assignment, so a reader sees the state before or after a change, never half of
-one. Writers (each discovery, refresh and registration) hold one lock, shared by
-every registry, from start to end: two threads that touch a registry for the
-first time at once scan once and see the same table, and a fork waits for the
-operation in progress to finish (see `_LOCK`).
+Each registry's `RegistryState` holds two layers, the plugins discovery
+merged and the runtime registrations, and the table in effect: the plugin
+layer with the runtime one on top. Every change publishes a new `_Layers`
+with one assignment, so readers never see half of one; writers hold one lock
+(`_LOCK`), shared by every registry, from start to end.
 """
 
 from __future__ import annotations
@@ -47,18 +40,14 @@ if TYPE_CHECKING:
     from ._cache import HostScan
     from ._metadata import DistributionRecord
     from .errors import AttnWarning
-    from .report import Conflict, DiscoveryResult, PluginRecord
+    from .report import DiscoveryResult, PluginRecord
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
 
 
 @dataclass(frozen=True, slots=True)
 class RegistryConfig:
-    """What a registry declares about itself (its class keywords).
-
-    ``registry`` is the enum class's name; ``register_hint`` how messages tell
-    users to register a backend at runtime.
-    """
+    """What a registry declares about itself: the enum class's name and its class keywords."""
 
     registry: str
     group: str
@@ -74,10 +63,9 @@ class RegistryConfig:
 class Entry:
     """One row of the override table.
 
-    ``value`` is the entry point's value as declared (plugins only). A runtime
-    registration records the module that made it (``registered_by``) and, when
-    plugin code made it while attn imported that plugin, the plugin's
-    distribution and version.
+    ``value`` is the entry point's value (plugins only). A runtime registration
+    records the module that made it and, if plugin code made it while attn
+    imported that plugin, the plugin's distribution and version.
     """
 
     name: str
@@ -107,9 +95,7 @@ class Entry:
     @classmethod
     def from_plugin(cls, plugin: PluginRecord) -> Entry:
         """The table entry for an entry point that discovery merged."""
-        if plugin.path is None:  # pragma: no cover - discovery merges only valid ones
-            msg = f"plugin {plugin.name!r} has no valid path"
-            raise ValueError(msg)
+        assert plugin.path is not None  # noqa: S101 - discovery merges only valid ones
         return cls(
             plugin.name,
             plugin.path,
@@ -135,10 +121,8 @@ class Snapshot:
 class _Layers:
     """The whole mutable state of a registry, replaced (never changed) at once.
 
-    ``result`` is the discovery result; after a merge from the cache it is
-    built on first need from ``warm``, the cached outcome the table came from,
-    which then stands for the discovery (``generation``) so plugin-added
-    backends keep their identity.
+    After a merge from the cache, ``result`` is built on first need from
+    ``warm``, the cached outcome, which stands for the discovery meanwhile.
     """
 
     result: DiscoveryResult | None = None
@@ -220,40 +204,6 @@ def _warn(warned: Sequence[tuple[str, str]]) -> None:
     level = _outside_stacklevel()
     for code, message in warned:
         warnings.warn(message, _WARNINGS.get(code, PluginWarning), stacklevel=level)
-
-
-def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str:
-    claimants = ", ".join(f"{c.origin_label} ({c.status}, {c.value!r})" for c in conflict.claimants)
-    winner = conflict.claimants[0]
-    if conflict.within_one_distribution:
-        return (
-            f"{winner.origin_label} declares {conflict.name!r} {len(conflict.claimants)} times "
-            f"in entry-point group {group!r}: {claimants}. The first declaration is used; "
-            f"report it to {winner.distribution}'s authors."
-        )
-    variable = controls.prefer_variable
-    choices = " or ".join(f"{variable}={c.distribution}" for c in conflict.claimants)
-    return (
-        f"{conflict.name!r} in entry-point group {group!r} is claimed by "
-        f"{len(conflict.claimants)} distributions: {claimants}. "
-        f"{winner.distribution} wins ({winner.won_because}); to choose, set {choices} "
-        f"({variable} orders the claimants of every conflict; nothing else changes), "
-        "or uninstall all but one."
-    )
-
-
-def _rejected_message(plugin: PluginRecord, config: RegistryConfig, *, builtin: bool) -> str:
-    """The warning for a rejected entry point: backend, distribution, reason, consequence."""
-    then = (
-        f"the built-in {plugin.name} stays in effect"
-        if builtin
-        else f"{plugin.name!r} is not available"
-    )
-    return (
-        f"{config.noun} {plugin.name!r} from {plugin.origin_label} (entry point "
-        f"{plugin.value!r}) is {plugin.status}: {plugin.reason}; {then}. "
-        f"Run '{config.host} doctor' for the fix."
-    )
 
 
 class RegistryState:
@@ -388,32 +338,12 @@ class RegistryState:
                 f"Run '{self.config.host} doctor' for the fixes."
             )
             error = (message, problems)
-        warned = [
-            (Code.SHADOWED.value, _conflict_message(conflict, self.config.group, controls))
-            for conflict in result.conflicts
-            if not conflict.preferred(controls)  # the user chose the winner
-        ]
-        warned += [
-            (Code.UNMATCHED_SELECTION.value, f"{finding.message}; {finding.fix}")
-            for finding in result.findings
-            if finding.kind == Code.UNMATCHED_SELECTION.value
-        ]
-        # Never silent: a rejected claimant, or metadata nobody can read.
-        warned += [
-            (
-                plugin.status,
-                _rejected_message(plugin, self.config, builtin=plugin.name in self._builtin_names),
-            )
-            for plugin in result.plugins
-            if plugin.status in {Code.INCOMPATIBLE, Code.INVALID}
-        ]
-        warned += [
-            (
-                Code.UNREADABLE_METADATA.value,
-                f"{finding.message}. Run '{self.config.host} doctor' for the fix.",
-            )
-            for finding in result.unreadable
-        ]
+        # Imported by the cold path only, as discover (a cached outcome holds its warnings).
+        from ._findings import merge_warnings  # noqa: PLC0415
+
+        warned = merge_warnings(
+            result, controls, self.config.noun, self.config.host, self._builtin_names
+        )
         return Outcome(tuple(warned), error, plain(result))
 
     def _merge(self, *, fresh: bool = False) -> Sequence[tuple[str, str]]:

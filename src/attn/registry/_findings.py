@@ -1,0 +1,279 @@
+"""What doctor says about discovery's records: each finding's message and fix.
+
+The pipeline (`.discovery`) decides; this module only words its verdicts,
+rendered from the records' structured fields.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import TYPE_CHECKING
+
+from ._metadata import UNREADABLE_KEY, canonical_name
+from .compat import check_host_requirement
+from .errors import Code
+from .report import Finding
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+
+    from ._metadata import DistributionRecord, Problem
+    from .controls import Controls
+    from .report import Conflict, DiscoveryResult, PluginRecord
+
+
+def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
+    """What doctor (and strict mode) says about one conflict."""
+    winner, runner_up = conflict.claimants[0], conflict.claimants[1]
+    name, count, variable = conflict.name, len(conflict.claimants), controls.prefer_variable
+    if conflict.within_one_distribution:
+        return Finding(
+            "shadowed",
+            name,
+            f"{winner.origin_label} declares {name!r} {count} times in {group!r}; the first "
+            f"declaration ({winner.value!r}) is used",
+            f"remove the other declarations of {name!r} from {winner.distribution}'s entry "
+            f"points ([project.entry-points.{group!r}] in its pyproject.toml), or report it to "
+            "its authors",
+        )
+    provided = f"{name!r} is provided by {count} distributions "
+    provided += f"({', '.join(c.origin_label for c in conflict.claimants)}); {winner.origin_label}"
+    if conflict.preferred(controls):
+        return Finding(
+            "preferred",
+            name,
+            f"{provided} wins, as {variable} asks",
+            f"nothing to do; change {variable} to choose another",
+        )
+    others = ",".join(c.distribution for c in conflict.claimants[1:])
+    return Finding(
+        "shadowed",
+        name,
+        f"{provided} wins ({winner.won_because})",
+        f"choose the winner with {variable} (nothing else changes): "
+        f"{variable}={winner.distribution} keeps {winner.distribution}, "
+        f"{variable}={others} makes {runner_up.distribution} win; or uninstall all but one",
+    )
+
+
+def unusable_fix(where: str, name: str, problem: Problem, *, reinstall: bool = True) -> str:
+    """The fix for an unusable metadata copy; without *reinstall* (another copy is used), for it."""
+    if problem.code is Code.PERMISSION_DENIED:
+        fix = f"make {where} readable (chmod -R a+rX {where})"
+    elif problem.code in {Code.NO_METADATA, Code.NO_NAME}:
+        fix = f"delete {where} (left behind by an interrupted install)"
+    elif not reinstall:
+        return f"delete {where}"
+    else:  # its files are broken: a new copy may be too
+        return (
+            f"delete {where} and reinstall {name} (pip install --force-reinstall {name}); "
+            f"if the new copy is broken too, report it to {name}'s authors"
+        )
+    return f"{fix}, or reinstall {name}" if reinstall else fix
+
+
+def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
+    """Entry points that Python cannot read, and ``sys.path`` parts attn cannot see into."""
+    findings = []
+    for r in records:
+        problem = r.entry_points_problem
+        if problem is None:
+            continue
+        if r.key != UNREADABLE_KEY:
+            message = (
+                f"{r.name}: {problem} (at {r.location}); any backend it declares is not in effect"
+            )
+            fix = unusable_fix(r.location, r.name, problem)
+            findings.append(Finding("unreadable-metadata", r.name, message, fix))
+            continue
+        fix = (
+            f"make {r.location} readable, or take it off sys.path"
+            if problem.code is Code.PATH_UNREADABLE
+            else "fix, update or uninstall the package that adds that finder to sys.meta_path"
+        )
+        findings.append(Finding("unreadable-metadata", r.location, str(problem), fix))
+    return findings
+
+
+def _folded(name: str) -> str:
+    """*name* as one compares names that only look different: NFKC, then case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def plugin_findings(
+    plugins: Sequence[PluginRecord],
+    dists: Sequence[DistributionRecord],
+    bad_requirement: set[str],
+    *,
+    group: str,
+    host: str,
+    host_version: str | None,
+) -> Iterator[Finding]:
+    """What doctor says about the invalid and incompatible entry points."""
+    unusable = {d.location: why for d in dists if (why := d.metadata_problem) is not None}
+    for p in plugins:
+        if p.status == "invalid" and p.location in unusable:
+            yield Finding(
+                "unreadable-metadata",
+                p.name,
+                f"{p.origin_label} declares {p.name!r}, but {p.reason}",
+                unusable_fix(p.location, p.distribution, unusable[p.location]),
+            )
+        elif p.status == "invalid":
+            fix = (
+                f"fix the requirement on {host} in {p.distribution}'s dependencies "
+                "([project] dependencies in its pyproject.toml) to a valid PEP 508 one"
+                if p.distribution_key in bad_requirement
+                else f"fix the entry point in {p.distribution}'s pyproject.toml "
+                f'([project.entry-points.{group!r}]) to NAME = "module:Class"'
+            )
+            yield Finding(
+                "invalid",
+                p.name,
+                f"{p.origin_label}: {p.reason}",
+                f"{fix}, or report it to its authors",
+            )
+        elif p.status == "incompatible":
+            unmet = check_host_requirement(p.requirements, host, host_version).failures
+            wanted = f"pip install '{host}{','.join(f.specifier for f in unmet)}'"
+            fix = f"install the {host} release {p.distribution} requires ({wanted})"
+            if host_version is not None:
+                fix = (
+                    f"install a release of {p.distribution} that supports {host} {host_version} "
+                    f"(pip install --upgrade {p.distribution}), or {fix}"
+                )
+            message = f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}"
+            yield Finding("incompatible", p.name, message, fix)
+
+
+def name_findings(
+    plugins: Sequence[PluginRecord],
+    undeclared: Iterable[PluginRecord],
+    host: str,
+    builtin_names: Sequence[str],
+) -> Iterator[Finding]:
+    """Plugins that declare no requirement on the host, and names only like a built-in's."""
+    for p in undeclared:
+        yield Finding(
+            "undeclared-requirement",
+            p.distribution,
+            f"{p.origin_label} declares no requirement on {host}, so its compatibility "
+            "cannot be checked",
+            f"add {host!r} with a version range to {p.distribution}'s dependencies",
+        )
+    folded = {_folded(n): n for n in builtin_names}
+    for p in plugins:
+        other = folded.get(_folded(p.name))
+        if other is not None and other != p.name:
+            how = (
+                "only by case (names are case sensitive)"
+                if p.name.casefold() == other.casefold()
+                else "only by the width or form of its characters, such as fullwidth letters "
+                "(names are compared as written)"
+            )
+            yield Finding(
+                "case-collision",
+                p.name,
+                f"{p.origin_label} adds {p.name!r}, which differs from the built-in "
+                f"{other!r} {how}",
+                f"rename the entry point to {other!r} to override the built-in",
+            )
+
+
+def typo_findings(typos: Iterable[tuple[str, str]], group: str) -> Iterator[Finding]:
+    """One finding per distinct (distribution, group that looks like a typo of *group*)."""
+    for name, typo in dict.fromkeys(typos):
+        yield Finding(
+            "typo-group",
+            name,
+            f"{name} declares entry points in group {typo!r}, which looks like a typo of "
+            f"{group!r}; attn does not read it",
+            f"rename the group to {group!r} in {name}'s pyproject.toml, then reinstall {name} "
+            "(pip install -e . in its checkout, or install the fixed release): the entry "
+            "points attn reads are written at install time, so doctor reports this until "
+            "the reinstall",
+        )
+
+
+def unmatched_findings(
+    controls: Controls, host: str, plugins: Sequence[DistributionRecord]
+) -> Iterator[Finding]:
+    """Names in ``<PREFIX>_PLUGINS`` or ``<PREFIX>_PREFER`` that match none of *plugins*.
+
+    A typo, or a list written another way (``a b``, ``a==1.0``): it would
+    silently select or prefer nothing.
+    """
+    keys = {d.key for d in plugins}
+    valid = ", ".join(sorted(d.name for d in plugins)) or "(none installed)"
+    named = [(controls.plugins_variable, w) for w in controls.only_as_written]
+    named += [(controls.prefer_variable, w) for w in controls.prefer_as_written]
+    for variable, written in named:
+        if canonical_name(written) not in keys:
+            yield Finding(
+                "unmatched-selection",
+                written,
+                f"{variable} names {written!r}, which is not an installed {host} plugin "
+                "distribution",
+                f"use one of: {valid}",
+            )
+
+
+def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str:
+    claimants = ", ".join(f"{c.origin_label} ({c.status}, {c.value!r})" for c in conflict.claimants)
+    winner = conflict.claimants[0]
+    if conflict.within_one_distribution:
+        return (
+            f"{winner.origin_label} declares {conflict.name!r} {len(conflict.claimants)} times "
+            f"in entry-point group {group!r}: {claimants}. The first declaration is used; "
+            f"report it to {winner.distribution}'s authors."
+        )
+    variable = controls.prefer_variable
+    choices = " or ".join(f"{variable}={c.distribution}" for c in conflict.claimants)
+    return (
+        f"{conflict.name!r} in entry-point group {group!r} is claimed by "
+        f"{len(conflict.claimants)} distributions: {claimants}. "
+        f"{winner.distribution} wins ({winner.won_because}); to choose, set {choices} "
+        f"({variable} orders the claimants of every conflict; nothing else changes), "
+        "or uninstall all but one."
+    )
+
+
+def merge_warnings(
+    result: DiscoveryResult,
+    controls: Controls,
+    noun: str,
+    host: str,
+    builtin_names: Sequence[str],
+) -> list[tuple[str, str]]:
+    """The ``(code, message)`` of each warning merging *result* issues: never silent.
+
+    Conflicts the user did not settle, controls that match nothing, rejected
+    entry points and metadata nobody can read.
+    """
+    warned = [
+        (Code.SHADOWED.value, _conflict_message(conflict, result.group, controls))
+        for conflict in result.conflicts
+        if not conflict.preferred(controls)  # the user chose the winner
+    ]
+    warned += [
+        (Code.UNMATCHED_SELECTION.value, f"{finding.message}; {finding.fix}")
+        for finding in result.findings
+        if finding.kind == Code.UNMATCHED_SELECTION.value
+    ]
+    for p in result.plugins:
+        if p.status in {Code.INCOMPATIBLE, Code.INVALID}:
+            then = (
+                f"the built-in {p.name} stays in effect"
+                if p.name in builtin_names
+                else f"{p.name!r} is not available"
+            )
+            message = (
+                f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
+                f"{p.status}: {p.reason}; {then}. Run '{host} doctor' for the fix."
+            )
+            warned.append((p.status, message))
+    warned += [
+        (Code.UNREADABLE_METADATA.value, f"{f.message}. Run '{host} doctor' for the fix.")
+        for f in result.unreadable
+    ]
+    return warned
