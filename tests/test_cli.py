@@ -5,7 +5,7 @@ fixtures. Human output is compared with golden files in ``tests/cli/``
 (``UPDATE_GOLDEN=1`` rewrites them); the temporary folder and attn's version
 are normalised first. No kernel library is installed unless a test writes it
 (the suite is isolated from the machine), so availability is literal. Every
-JSON document is validated against the shared schema.
+JSON document is validated against its schema in ``docs/``.
 """
 
 from __future__ import annotations

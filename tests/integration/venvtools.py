@@ -256,7 +256,7 @@ class Venv:
         return data
 
     def validate(self, data: object) -> None:
-        """Validate an ``attn list --json`` document against the shared schema, when present."""
+        """Validate an ``attn list --json`` document against docs/attn-list.schema.json."""
         if self.validator is not None:
             self.validator.validate(data)
 
