@@ -829,6 +829,22 @@ def test_a_sibling_discovered_after_a_chdir_reads_the_new_folder(tmp_path, monke
         assert attn.MLAPrefillBackendEnum["SECOND"].get_path() == "second.m.P"
 
 
+def test_a_removed_working_folder_is_not_an_error(env):
+    """A process whose working folder was removed finds its plugins, and the cache works.
+
+    sys.path's ``""`` (``python -c`` puts it first) then finds nothing, as in
+    importlib.metadata; the absolute entries are read as usual.
+    """
+    env.dist("plug")
+    env.age()
+    gone = env.root / "gone"
+    leave = f"import os\nos.mkdir({str(gone)!r})\nos.chdir({str(gone)!r})\nos.rmdir(os.getcwd())\n"
+    first, second = env.run(leave + SCRIPT), env.run(leave + SCRIPT)
+    assert (first["from_file"], second["from_file"]) == (False, True)
+    assert flash(first) == flash(second) == ["plug.m:B", "plug", "1.0"]
+    assert first["warnings"] == second["warnings"] == []
+
+
 def test_refresh_never_reads_the_cache(env, monkeypatch):
     """refresh() scans sys.path even when the cache file would be trusted."""
     info = env.dist("plug")

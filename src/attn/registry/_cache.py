@@ -144,9 +144,23 @@ def _stamp(path: str) -> Stamp:
     return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
+def _cwd() -> str | None:
+    # None when the working folder was removed: relative sys.path entries
+    # ('' included) then find nothing, as importlib.metadata finds nothing there.
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
 def _resolved_path() -> tuple[str, ...]:
-    # Relative sys.path entries ('' included) are read against the working folder.
-    return tuple(os.path.abspath(e) if isinstance(e, str) else repr(e) for e in sys.path)
+    # Relative entries are read against the working folder; with none, they
+    # stay relative, which no absolute entry of another process equals.
+    cwd = _cwd()
+    return tuple(
+        (e if cwd is None else os.path.join(cwd, e)) if isinstance(e, str) else repr(e)
+        for e in sys.path
+    )
 
 
 def _metadata_files(record: DistributionRecord) -> tuple[str, ...]:
@@ -459,7 +473,7 @@ def host_scan(
     host_key = canonical_name(host)
     ordered = tuple(sorted(set(groups)))
     using = reader(prefix)
-    process_key = (ordered, tuple(sys.path), os.getcwd(), using)
+    process_key = (ordered, tuple(sys.path), _cwd(), using)
     held = _SHARED.get(host_key)
     if not fresh and held is not None and held[0] == process_key:
         return held[1]
