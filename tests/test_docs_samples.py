@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import attn
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The interpreter pytest runs on, with pip and hatchling (the suite then runs
+#: attn on an isolated one): it installs the template plugin.
+_INSTALLER = sys.executable
 
 
 def _plugin(site: Path, name: str, version: str, requires: str, entry_point: str) -> None:
@@ -54,3 +60,47 @@ def test_the_cli_reference_shows_doctor_as_doctor_prints_it(tmp_path):
     findings, not_imported_block = _blocks_of("cli.md", "## `attn doctor`")[:2]
     assert findings.splitlines() == [line for line in printed if line not in not_imported]
     assert not_imported_block.splitlines() == not_imported
+
+
+def _readme_blocks(heading: str) -> list[str]:
+    """The fenced blocks of the README's section *heading*, in order."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index(f"\n{heading}\n") + 1 :]
+    section = section[: section.find("\n## ")]
+    return re.findall(r"^```\w*\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
+
+
+def test_the_readme_shows_select_as_it_prints_with_and_without_the_template_plugin(tmp_path):
+    """The README's selection samples: the template plugin chosen on the CPU; none without it."""
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("the samples describe a machine without torch")
+    site = tmp_path / "site"
+    subprocess.run(
+        [
+            *(_INSTALLER, "-m", "pip", "install", "--disable-pip-version-check", "-q"),
+            *("--no-deps", "--no-build-isolation", "--no-index", "--target", str(site)),
+            str(ROOT / "plugins_example" / "attn-template-plugin"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTN_", "PYTHON"))}
+    env.update(ATTN_NO_CACHE="1")
+
+    def select(**extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "attn", "select", "AttentionBackendEnum", "--set", "device=cpu"],
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+
+    with_plugin, without = _readme_blocks("## Choosing the backend")
+    chosen, rejected = select(PYTHONPATH=str(site)), select()
+    assert chosen.returncode == 0, chosen.stderr
+    assert with_plugin.splitlines()[2:] == chosen.stdout.splitlines()
+    assert rejected.returncode == 1
+    assert without.splitlines() == (rejected.stdout + rejected.stderr).splitlines()
