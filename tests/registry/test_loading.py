@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
+import threading
+import warnings
 
 import pytest
 
@@ -302,3 +305,44 @@ def test_plugin_output_to_a_file_catches_file_descriptor_writes(tmp_path, capfd)
         err.seek(0)
         assert err.read() == "from C\nfrom Python\n"
     assert capfd.readouterr().out == ""
+
+
+def _load_in_child() -> None:
+    if load_path("plug.mod", "Backend").__name__ != "Backend":
+        raise SystemExit(2)
+
+
+def test_a_child_forked_while_a_thread_holds_the_modules_import_lock_loads(plugin_module):
+    """An imported module is taken from sys.modules, never through its import lock.
+
+    On Python 3.10 ``importlib.import_module`` takes the module's import lock
+    on every call; a child forked while another thread held it waited forever.
+    """
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork here")
+    from importlib import _bootstrap  # noqa: PLC0415 - the lock import_module takes
+
+    load_path("plug.mod", "Backend")
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with _bootstrap._ModuleLockManager("plug.mod"):
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert held.wait(10)
+        child = multiprocessing.get_context("fork").Process(target=_load_in_child)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # forking with threads
+            child.start()
+        child.join(20)
+        if child.is_alive():  # waiting for the lock the thread held at the fork
+            child.kill()
+            child.join()
+        assert child.exitcode == 0
+    finally:
+        release.set()
+        thread.join(30)

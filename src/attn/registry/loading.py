@@ -101,7 +101,13 @@ def _default(registry: Registry, name: str) -> ClassPath:
 
 
 def _attribute(path: ClassPath) -> object:
-    obj: object = importlib.import_module(path.module)
+    # A module already imported is taken from sys.modules, as the import
+    # statement takes it: on Python 3.10 import_module() takes the module's
+    # import lock on every call, and a child forked while another thread held
+    # it would wait for it forever.
+    obj: object | None = sys.modules.get(path.module)
+    if obj is None or getattr(getattr(obj, "__spec__", None), "_initializing", False):
+        obj = importlib.import_module(path.module)
     for part in path.qualname.split("."):
         obj = getattr(obj, part)
     return obj
