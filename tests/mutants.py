@@ -30,15 +30,31 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The modules that decide results, and the test files that focus on each.
 MODULES: dict[str, tuple[str, ...]] = {
     "_cache": ("registry/test_cache.py", "registry/test_table.py"),
-    "_scan": ("registry/test_scan.py", "registry/test_metadata.py"),
-    "_metadata": ("registry/test_metadata.py", "registry/test_scan.py"),
+    "_scan": ("registry/test_scan.py", "registry/test_metadata.py", "faults/test_catalogue.py"),
+    "_metadata": (
+        "registry/test_metadata.py",
+        "registry/test_scan.py",
+        "registry/test_discovery.py",
+        "faults/test_catalogue.py",
+    ),
     "discovery": ("registry/test_discovery.py", "registry/test_scan.py", "faults/test_prefer.py"),
     "_findings": ("registry/test_discovery.py", "registry/test_table.py", "test_cli.py"),
     "compat": ("registry/test_compat.py", "registry/test_discovery.py"),
     "controls": ("registry/test_controls.py", "registry/test_discovery.py", "faults/test_block.py"),
-    "table": ("registry/test_table.py", "registry/test_enum.py", "registry/test_cache.py"),
-    "enum": ("registry/test_enum.py", "registry/test_table.py"),
-    "selection": ("registry/test_selection.py",),
+    "table": (
+        "registry/test_table.py",
+        "registry/test_enum.py",
+        "registry/test_cache.py",
+        "registry/test_controls.py",
+        "registry/test_workers.py",
+        "faults/test_concurrency.py",
+    ),
+    "enum": ("registry/test_enum.py", "registry/test_table.py", "registry/test_workers.py"),
+    "selection": (
+        "registry/test_selection.py",
+        "cli/test_select.py",
+        "registry/test_workers_select.py",
+    ),
 }
 
 SEED = 20

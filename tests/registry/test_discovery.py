@@ -419,6 +419,23 @@ def test_egg_info_outside_the_editable_project_is_reported(sites, run_discovery)
     assert kinds(run_discovery()) == ["duplicate-metadata"]
 
 
+@pytest.mark.parametrize("direct_url", [None, "[]", '{"dir_info": []}', "{not json"])
+def test_egg_info_beside_an_install_that_is_not_editable_is_reported(
+    sites, run_discovery, direct_url
+):
+    """Without a PEP 610 editable record (none, or not the JSON object it should be),
+    an egg-info in another folder is a second copy, never an error."""
+    info = editable_install(sites)
+    target = info / "direct_url.json"
+    if direct_url is None:
+        target.unlink()
+    else:
+        target.write_text(direct_url, encoding="utf-8")
+    result = run_discovery()
+    assert [(p.name, p.status, p.location) for p in result.plugins] == [("A", "used", str(info))]
+    assert kinds(result) == ["duplicate-metadata"]
+
+
 def test_empty_metadata_folder_does_not_win(sites, run_discovery):
     """An empty copy first on sys.path loses to a good copy, and is reported."""
     first, second = sites.new("first"), sites.new("second")
