@@ -543,6 +543,43 @@ def test_a_finder_lets_keyboard_interrupt_through(site, monkeypatch):
         scan(wants_groups)
 
 
+class Hostile(importlib.metadata.Distribution):
+    """A custom finder's distribution (no folder, no entry points) whose metadata raises."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def read_text(self, filename):
+        if filename == "entry_points.txt":
+            return ""
+        raise self.error
+
+    def locate_file(self, path):
+        return path
+
+
+def test_a_finders_distribution_whose_metadata_raises_is_a_read_error(site, monkeypatch):
+    """Its records name the distribution's class as its location and say what was raised."""
+    plugin(site, "on-disk")
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder([Hostile(OSError("gone"))].copy)])
+    records = scan(wants_groups)
+    hostile = [r for r in records if r.location == "<Hostile>"]
+    assert hostile
+    assert {(r.metadata.problem.code, r.metadata.problem.detail) for r in hostile} == {
+        (Code.READ_ERROR, "OSError: gone")
+    }
+    assert "on-disk" in {r.key for r in records}
+
+
+def test_ctrl_c_while_reading_a_finders_distribution_stops_the_scan(site, monkeypatch):
+    """A KeyboardInterrupt raised reading metadata is the user's, never a read error."""
+    monkeypatch.setattr(
+        sys, "meta_path", [*sys.meta_path, Finder([Hostile(KeyboardInterrupt())].copy)]
+    )
+    with pytest.raises(KeyboardInterrupt):
+        scan(wants_groups)
+
+
 @pytest.mark.parametrize("using", ["fast", "reference"])
 def test_entries_that_are_not_strings_are_skipped(site, monkeypatch, using):
     """None, bytes and int entries are skipped, as the import system skips them: no TypeError."""
