@@ -63,6 +63,14 @@ def test_refresh_scans_again_for_the_sibling_too(site, scans):
     assert len(scans) == 2
 
 
+def test_disabled_plugins_read_no_metadata(site, scans, monkeypatch):
+    """Under ATTN_DISABLE_PLUGINS no distribution is read: lookups give the built-ins."""
+    site.dist("plug", entry_points={GROUP: {"FLASH_ATTN": "plug.m:B"}})
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    assert attn.AttentionBackendEnum.FLASH_ATTN.get_path().startswith("attn.backends.")
+    assert scans == []
+
+
 def test_realpath_only_for_names_found_twice(sites, monkeypatch):
     """De-duplication resolves symlinks only for distributions that have a second copy."""
     first, second = sites.new("first"), sites.new("second")
