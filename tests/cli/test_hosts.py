@@ -278,6 +278,17 @@ VALID = (
 EXPECTED = "expected MODULE:CLASS, such as 'attn.backends:AttentionBackendEnum'"
 
 
+#: A host module raising an exception whose str() raises SystemExit.
+HOSTILE_STR = """\
+class Mute(Exception):
+    def __str__(self):
+        raise SystemExit(4)
+
+
+raise Mute
+"""
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -299,6 +310,21 @@ EXPECTED = "expected MODULE:CLASS, such as 'attn.backends:AttentionBackendEnum'"
             "raising_host:Cls",
             "cannot import registry 'raising_host:Cls': RuntimeError: tinyinfer needs a GPU",
         ),
+        (
+            "exiting_host:Cls",
+            (
+                "cannot import registry 'exiting_host:Cls': SystemExit: plugin code tried to exit "
+                "the process (exit code 7)"
+            ),
+        ),
+        (
+            "mute_host:Cls",
+            (
+                "cannot import registry 'mute_host:Cls': Mute (its message cannot be shown: "
+                "str() raised SystemExit)"
+            ),
+        ),
+        ("closing_host:Cls", "cannot import registry 'closing_host:Cls': GeneratorExit"),
         (
             f"{__name__}:Missing",
             (
@@ -330,8 +356,19 @@ EXPECTED = "expected MODULE:CLASS, such as 'attn.backends:AttentionBackendEnum'"
 def test_a_bad_registry_is_a_usage_error(run, site, command, value, message):
     """Each command exits 2 naming the value and the cause, with no traceback."""
     site.module("raising_host", "raise RuntimeError('tinyinfer needs a GPU')\n")
+    site.module("exiting_host", "raise SystemExit(7)\n")
+    site.module("mute_host", HOSTILE_STR)
+    site.module("closing_host", "raise GeneratorExit\n")
     hint = f"Try 'attn {' '.join(command[:2] if command[0] == 'state' else command[:1])} --help'"
     assert run(*command, "--registry", value) == (2, "", f"Error: {message}\n{hint} for help.\n")
+
+
+def test_what_a_registry_module_prints_stays_out_of_json(run, site):
+    """A host module printing at import: its text goes to stderr, the JSON parses."""
+    site.module("loud_host", "print('loading the engine')\nfrom attn import AttentionBackendEnum\n")
+    code, out, err = run("list", "--registry", "loud_host:AttentionBackendEnum", "--json")
+    assert (code, err) == (0, "loading the engine\n")
+    assert [r["registry"] for r in json.loads(out)["registries"]] == ["AttentionBackendEnum"]
 
 
 # -- attn.cli.main(registries=..., prog=...) --------------------------------------------
