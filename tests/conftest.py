@@ -25,7 +25,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import Distribution, distribution
 from pathlib import Path
@@ -440,3 +440,43 @@ def metadata_reads() -> Iterator[list[object]]:
         yield finder.searches
     finally:
         sys.meta_path.remove(finder)
+
+
+_ROOT = Path(__file__).resolve().parents[1]
+#: The interpreter pytest runs on, with pip and hatchling (tests then run on an
+#: isolated one): it installs the plugin projects that doc pages and samples need.
+_INSTALLER = sys.executable
+
+
+@pytest.fixture(scope="session")
+def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """Install a plugin project of the checkout (a path from its root) into a folder of its
+    own, once per session, without its dependencies; return the folder."""
+    done: dict[str, Path] = {}
+
+    def install(project: str) -> Path:
+        if project not in done:
+            target = tmp_path_factory.mktemp("docs-site")
+            subprocess.run(
+                [
+                    _INSTALLER,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--disable-pip-version-check",
+                    "-q",
+                    "--no-deps",
+                    "--no-build-isolation",
+                    "--no-index",
+                    "--target",
+                    str(target),
+                    str(_ROOT / project),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
+            done[project] = target
+        return done[project]
+
+    return install

@@ -82,44 +82,6 @@ def commands(page: Path) -> list[tuple[dict[str, str], list[str]]]:
     return found
 
 
-#: The interpreter pytest runs on, with pip and hatchling (tests then run on an
-#: isolated one): it installs the plugins that pages need.
-_INSTALLER = sys.executable
-
-
-@pytest.fixture(scope="session")
-def plugin_site(tmp_path_factory):
-    """Install a plugin project into its own folder (once per session); return the folder."""
-    done: dict[str, Path] = {}
-
-    def install(project: str) -> Path:
-        if project not in done:
-            target = tmp_path_factory.mktemp("docs-site")
-            subprocess.run(
-                [
-                    _INSTALLER,
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "-q",
-                    "--no-deps",
-                    "--no-build-isolation",
-                    "--no-index",
-                    "--target",
-                    str(target),
-                    str(ROOT / project),
-                ],
-                check=True,
-                capture_output=True,
-                timeout=300,
-            )
-            done[project] = target
-        return done[project]
-
-    return install
-
-
 @pytest.fixture
 def page_env(tmp_path, plugin_site):
     """The environment a page's examples run in: its plugins, no ATTN_* settings, no cache."""

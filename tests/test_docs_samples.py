@@ -14,9 +14,6 @@ import pytest
 import attn
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The interpreter pytest runs on, with pip and hatchling (the suite then runs
-#: attn on an isolated one): it installs the template plugin.
-_INSTALLER = sys.executable
 
 
 def _plugin(site: Path, name: str, version: str, requires: str, entry_point: str) -> None:
@@ -32,8 +29,8 @@ def _plugin(site: Path, name: str, version: str, requires: str, entry_point: str
 
 
 def _blocks_of(page: str, heading: str) -> list[str]:
-    """The fenced blocks of the section *heading* of docs/PAGE, in order."""
-    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    """The fenced blocks of the section *heading* of *page* (a path from the root), in order."""
+    text = (ROOT / page).read_text(encoding="utf-8")
     section = text[text.index(f"\n{heading}\n") + 1 :]
     end = section.find("\n## ")
     section = section if end == -1 else section[:end]
@@ -57,34 +54,16 @@ def test_the_cli_reference_shows_doctor_as_doctor_prints_it(tmp_path):
     # The page shows the lines about what doctor did not import in a block of their own.
     printed = done.stdout.replace(attn.__version__, "0.1.0").splitlines()
     not_imported = [line for line in printed if line.startswith(("Not ", "Run "))]
-    findings, not_imported_block = _blocks_of("cli.md", "## `attn doctor`")[:2]
+    findings, not_imported_block = _blocks_of("docs/cli.md", "## `attn doctor`")[:2]
     assert findings.splitlines() == [line for line in printed if line not in not_imported]
     assert not_imported_block.splitlines() == not_imported
 
 
-def _readme_blocks(heading: str) -> list[str]:
-    """The fenced blocks of the README's section *heading*, in order."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(f"\n{heading}\n") + 1 :]
-    section = section[: section.find("\n## ")]
-    return re.findall(r"^```\w*\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
-
-
-def test_the_readme_shows_select_as_it_prints_with_and_without_the_template_plugin(tmp_path):
+def test_the_readme_shows_select_as_it_prints_with_and_without_the_template_plugin(plugin_site):
     """The README's selection samples: the template plugin chosen on the CPU; none without it."""
     if importlib.util.find_spec("torch") is not None:
         pytest.skip("the samples describe a machine without torch")
-    site = tmp_path / "site"
-    subprocess.run(
-        [
-            *(_INSTALLER, "-m", "pip", "install", "--disable-pip-version-check", "-q"),
-            *("--no-deps", "--no-build-isolation", "--no-index", "--target", str(site)),
-            str(ROOT / "plugins_example" / "attn-template-plugin"),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    site = plugin_site("plugins_example/attn-template-plugin")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTN_", "PYTHON"))}
     env.update(ATTN_NO_CACHE="1")
 
@@ -98,7 +77,7 @@ def test_the_readme_shows_select_as_it_prints_with_and_without_the_template_plug
             timeout=60,
         )
 
-    with_plugin, without = _readme_blocks("## Choosing the backend")
+    with_plugin, without = _blocks_of("README.md", "## Choosing the backend")
     chosen, rejected = select(PYTHONPATH=str(site)), select()
     assert chosen.returncode == 0, chosen.stderr
     assert with_plugin.splitlines()[2:] == chosen.stdout.splitlines()

@@ -363,8 +363,8 @@ def test_an_egg_info_rewritten_in_place_alone_is_seen(env):
     assert after["AttentionBackendEnum"]["FIRST"] == ["edit.m:E", "edit", "0.1"]
 
 
-def test_a_requires_txt_rewritten_in_place_is_seen(env):
-    """A develop install's egg-info: its requires.txt edited in place is seen next time."""
+def develop_egg_info(env):
+    """A develop install's egg-info (PKG-INFO, requires.txt, one entry point) on sys.path, aged."""
     src = env.root / "develop"
     egg = src / "dev.egg-info"
     egg.mkdir(parents=True)
@@ -374,6 +374,12 @@ def test_a_requires_txt_rewritten_in_place_is_seen(env):
     env.extra["PYTHONPATH"] = os.pathsep.join((str(env.site), str(src)))
     age(src)
     env.age()
+    return egg
+
+
+def test_a_requires_txt_rewritten_in_place_is_seen(env):
+    """A develop install's egg-info: its requires.txt edited in place is seen next time."""
+    egg = develop_egg_info(env)
     env.run()
     before = env.run()
     assert (before["from_file"], before["AttentionBackendEnum"]) == (
@@ -388,15 +394,7 @@ def test_a_requires_txt_rewritten_in_place_is_seen(env):
 
 def test_an_egg_info_pkg_info_edited_in_place_is_seen(env):
     """A develop install's PKG-INFO, edited in place with its stamps set back: seen."""
-    src = env.root / "develop"
-    egg = src / "dev.egg-info"
-    egg.mkdir(parents=True)
-    (egg / "PKG-INFO").write_text("Name: dev\nVersion: 1.0\n", encoding="utf-8")
-    (egg / "requires.txt").write_text("attn>=0.1\n", encoding="utf-8")
-    (egg / "entry_points.txt").write_text(f"[{GROUP}]\nDEV = dev.m:B\n", encoding="utf-8")
-    env.extra["PYTHONPATH"] = os.pathsep.join((str(env.site), str(src)))
-    age(src)
-    env.age()
+    egg = develop_egg_info(env)
     env.run()
     assert env.run()["from_file"] is True
     rewrite_in_place(egg / "PKG-INFO", "Version: 1.0", "Version: 1.1")
