@@ -19,8 +19,7 @@ import pytest
 import attn
 from attn import AttentionBackend, AttentionBackendEnum, MLAPrefillBackend, MLAPrefillBackendEnum
 from attn.registry import Backend
-from attn.registry._metadata import READER_VARIABLE
-from attn.registry.controls import Controls
+from attn.registry.controls import READER_VARIABLE, Controls
 from attn.registry.selection import _words
 
 ROOT = Path(__file__).resolve().parents[1]

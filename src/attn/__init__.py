@@ -67,7 +67,8 @@ __all__ = [
 def _version() -> str:
     # The copy of attn's metadata installed with this code, else the first on
     # sys.path that has a version; none: a source tree that was never installed.
-    from .registry._metadata import code_root, installed_version  # noqa: PLC0415
+    from .registry._metadata import installed_version  # noqa: PLC0415
+    from .registry.paths import code_root  # noqa: PLC0415
 
     return installed_version("attn", code_root(__name__)) or "0.0.0+unknown"
 

@@ -24,7 +24,7 @@ import attn
 from attn.registry import _cache, discovery
 from attn.registry.enum import state_of
 from attn.registry.errors import Code
-from attn.registry.report import PluginStatus
+from attn.registry.report import PluginStatus, plain, result_from
 from racy import settle_attn_sources
 
 GROUP = "attn.backends"
@@ -957,10 +957,10 @@ def test_a_problem_attn_does_not_write_makes_the_file_invalid(problem):
 
 def test_a_result_round_trips_through_plain_data():
     """What the cache stores is marshal-able and gives the same result, structured fields too."""
-    data = marshal.loads(marshal.dumps(_cache.plain(_result())))  # noqa: S302 - our own bytes
+    data = marshal.loads(marshal.dumps(plain(_result())))  # noqa: S302 - our own bytes
     assert _cache._RESULT(data)
-    assert _cache.Outcome((), None, data).discovery() == _result()
-    assert _cache.Outcome((), None, data).discovery().findings == (LOAD_FAILURE,)
+    assert result_from(data) == _result()
+    assert result_from(data).findings == (LOAD_FAILURE,)
     assert _cache.Outcome((), None, data).entries() == (
         ("FLASH_ATTN", "acme.m", "B", "attn-acme", "1.0", "acme.m:B"),
     )
@@ -968,7 +968,7 @@ def test_a_result_round_trips_through_plain_data():
 
 def _with_finding(*, short: bool = False, **changes: object) -> tuple[object, ...]:
     """The cached result, its one finding changed (fields by name, or its last one left out)."""
-    data = list(_cache.plain(_result()))
+    data = list(plain(_result()))
     finding = dict(zip(("kind", "subject", "message", "fix"), ("invalid", *TEXT), strict=True))
     finding |= {**FIELDS, **changes}
     values = tuple(finding.values())
@@ -978,7 +978,7 @@ def _with_finding(*, short: bool = False, **changes: object) -> tuple[object, ..
 
 def test_a_well_formed_cached_finding_is_read():
     """The helper below changes only what each case names."""
-    assert _cache.Outcome((), None, _with_finding()).discovery().findings[0].kind is Code.INVALID
+    assert result_from(_with_finding()).findings[0].kind is Code.INVALID
 
 
 @pytest.mark.parametrize(
@@ -1004,7 +1004,7 @@ def test_a_malformed_cached_finding_makes_the_file_invalid(changes):
 )
 def test_a_cached_plugin_attn_does_not_write_makes_the_file_invalid(field, value):
     """A plugin row's status, reason code, path and index must be ones a row can have."""
-    data = list(_cache.plain(_result()))
+    data = list(plain(_result()))
     plugin = list(data[2][0])
     plugin[field] = value
     data[2] = (tuple(plugin),)
@@ -1013,7 +1013,7 @@ def test_a_cached_plugin_attn_does_not_write_makes_the_file_invalid(field, value
 
 def test_a_conflict_needs_two_claimants():
     """A conflict of one claimant is not what attn writes (listing would fail on it)."""
-    data = list(_cache.plain(_result()))
+    data = list(plain(_result()))
     data[3] = (("FLASH_ATTN", data[2][:1]),)
     assert not _cache._RESULT(tuple(data))
 
@@ -1034,6 +1034,11 @@ WARM_FORBIDDEN = (
     "pathlib",
     "json",
     "difflib",
+    # the records of the readers and of listing, and the dataclasses they are made with
+    "dataclasses",
+    "attn.registry._scan",
+    "attn.registry._metadata",
+    "attn.registry.report",
     # selection and the kernels' facts: only a select() needs them
     "attn.registry.selection",
     "attn.backends._facts",

@@ -1043,7 +1043,8 @@ STALE = """
 import json, os, warnings
 warnings.simplefilter("ignore")
 import attn
-from attn.registry._metadata import code_root, installed_version
+from attn.registry._metadata import installed_version
+from attn.registry.paths import code_root
 from attn.registry.enum import state_of
 out = {"version": attn.__version__}
 for reader in ("fast", "reference"):

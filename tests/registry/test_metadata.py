@@ -12,9 +12,9 @@ from attn.registry._metadata import (
     DistributionRecord,
     EntryPointRecord,
     Problem,
-    canonical_name,
     scan,
 )
+from attn.registry.controls import canonical_name
 from attn.registry.discovery import deduplicate, parse_entry_point_value
 from attn.registry.errors import Code, InvalidPathError
 from attn.registry.paths import parse_path

@@ -17,16 +17,15 @@ from dataclasses import replace
 
 import pytest
 
-from attn.registry import _metadata, _scan
+from attn.registry import _metadata, _scan, controls
 from attn.registry._metadata import (
     UNREADABLE_KEY,
     Problem,
-    canonical_name,
     installed_version,
     scan,
 )
 from attn.registry._scan import parse_headers
-from attn.registry.controls import read_controls
+from attn.registry.controls import canonical_name, read_controls
 from attn.registry.discovery import discover, looks_like_typo, scan_host
 from attn.registry.errors import Code
 
@@ -498,7 +497,7 @@ def test_fast_reader_defers_to_finders_that_provide_distributions(site, tmp_path
     (extra / "entry_points.txt").write_text("[attn.backends]\nF = f:F\n", encoding="utf-8")
     provide = [importlib.metadata.PathDistribution(extra)].copy
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder(provide)])
-    assert not _metadata.standard_finders()
+    assert not controls.standard_finders()
     fast, reference = both()
     assert "from-finder" in {r.name for r in fast}
     assert fast == reference
@@ -714,18 +713,18 @@ def test_a_requires_txt_that_cannot_be_read_makes_the_metadata_unusable(site, fi
 )
 def test_the_fast_reader_covers_the_pythons_the_tests_compare_it_on(version, expected):
     """3.10 to 3.13 are compared with importlib.metadata; a newer Python is not."""
-    assert _metadata.covered(version) is expected
+    assert controls.covered(version) is expected
 
 
 def test_a_newer_python_reads_through_importlib_metadata(monkeypatch, python):
     """On a Python the tests have not covered, scans and value parsing use the standard library."""
-    monkeypatch.setattr(_metadata, "NEWEST_COVERED", (3, 9))
+    monkeypatch.setattr(controls, "NEWEST_COVERED", (3, 9))
     monkeypatch.setenv("ATTN_READER", "fast")
-    assert _metadata.reader() == "reference"
+    assert controls.reader() == "reference"
     assert _metadata.entry_point_pattern() is importlib.metadata.EntryPoint.pattern
     code = (
         "import os, sys; os.environ['ATTN_NO_CACHE'] = '1'\n"
-        "from attn.registry import _metadata; _metadata.NEWEST_COVERED = (3, 9)\n"
+        "from attn.registry import controls; controls.NEWEST_COVERED = (3, 9)\n"
         "import attn; attn.AttentionBackendEnum['FLASH_ATTN']\n"
         "print('importlib.metadata' in sys.modules)\n"
     )

@@ -18,26 +18,13 @@ import os
 import stat
 import sys
 import time
-from dataclasses import KW_ONLY, dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._metadata import (
-    DistributionRecord,
-    EntryPointRecord,
-    MetadataRecord,
-    Problem,
-    canonical_name,
-    reader,
-    standard_finders,
-)
-from .controls import Controls, parse_bool
+from .controls import Controls, canonical_name, parse_bool, reader, standard_finders
 from .errors import Code
-from .paths import ClassPath
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
-
-    from .report import DiscoveryResult, PluginRecord
+    from collections.abc import Callable, Iterable
 
     #: An entry of the table: name, module, qualname, distribution, version, value.
     EntryData = tuple[str, str, str, str | None, str | None, str]
@@ -50,8 +37,10 @@ if TYPE_CHECKING:
     #: (``environment_key``) and the registry's built-in names.
     MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
     Check = Callable[[object], bool]
+    #: A distribution record as plain tuples (``report.plain``), which the pipeline rebuilds.
+    RecordData = tuple[Any, ...]
 
-__all__ = ["HostScan", "Outcome", "forget", "host_scan", "plain"]
+__all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
 FORMAT = 7
 """Bumped whenever the layout of the file changes."""
@@ -65,23 +54,18 @@ _SOURCES = ("_cache", "_metadata", "_scan", "compat", "controls", "discovery", "
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What merging one registry's plugins gave: its warnings, strict error and result.
 
-    Plain data, as the file stores it: the result is `plain`'s.
-    The table's entries (`entries`) and the listing (`discovery`)
-    both come from that one result, so no content of the file can make
-    lookups and listing disagree.
+    Plain data, as the file stores it: the result is the discovery result as
+    plain tuples (``report.plain``; ``report.result_from`` rebuilds it). The
+    table's entries (`entries`) and the listing both come from that one
+    result, so no content of the file can make lookups and listing disagree.
     """
 
     warnings: tuple[WarningData, ...]
     error: ErrorData | None
     result: tuple[Any, ...]
-
-    def data(self) -> tuple[object, ...]:
-        """The outcome as plain tuples (what the file stores)."""
-        return (self.warnings, self.error, self.result)
 
     def entries(self) -> tuple[EntryData, ...]:
         """``(name, module, qualname, distribution, version, value)`` of each merged entry point."""
@@ -90,49 +74,6 @@ class Outcome:
             for name, value, dist, _, version, *_, status, _, path, _, _ in self.result[2]
             if status == "used" and path is not None
         )
-
-    def discovery(self) -> DiscoveryResult:
-        """The discovery result (for listing; it imports the records of `.report`)."""
-        from .report import Conflict, DiscoveryResult, Finding  # noqa: PLC0415 - off the warm path
-
-        group, version, plugins, conflicts, findings, disabled, misgrouped, unreadable = self.result
-        return DiscoveryResult(
-            group,
-            version,
-            tuple(map(_plugin_from, plugins)),
-            tuple(Conflict(name, tuple(map(_plugin_from, c))) for name, c in conflicts),
-            tuple(Finding(*f) for f in findings),
-            plugins_disabled=disabled,
-            misgrouped=misgrouped,
-            unreadable=tuple(Finding(*f) for f in unreadable),
-        )
-
-
-def _plugin_from(data: tuple[Any, ...]) -> PluginRecord:
-    from .report import PluginRecord  # noqa: PLC0415 - off the warm path
-
-    name, value, dist, key, version, location, index, requires, status, reason, *rest = data
-    path, why, code = rest
-    return PluginRecord(
-        *(name, value, dist, key, version, location, index, requires, status, reason),
-        None if path is None else ClassPath(*path),
-        why,
-        None if code is None else Code(code),
-    )
-
-
-def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the records
-    """*value* as the file stores it: a record as the tuple of its fields, a code as its text.
-
-    The readers below rebuild records from these tuples by position.
-    """
-    if isinstance(value, Code):
-        return value.value  # marshal stores plain strings, not the str subclass
-    if is_dataclass(value) and not isinstance(value, type):
-        return tuple(plain(getattr(value, f.name)) for f in fields(value))
-    if type(value) is tuple:
-        return tuple(map(plain, value))
-    return value
 
 
 def _stamp(path: str) -> Stamp:
@@ -163,8 +104,8 @@ def _resolved_path() -> tuple[str, ...]:
     )
 
 
-def _metadata_files(record: DistributionRecord) -> tuple[str, ...]:
-    folder = record.location
+def _metadata_files(record: RecordData) -> tuple[str, ...]:
+    folder = record[1]  # the metadata folder (DistributionRecord.location)
     return (
         folder,
         os.path.join(folder, "entry_points.txt"),
@@ -226,40 +167,23 @@ _OUTCOME_KEY = _row(_STR, _many(_row(_STR, _STR)), _many(_STR))
 _STAMPS = _many(_row(_STR, _maybe(_row(_INT, _INT, _INT, _INT))))
 
 
-def _problem_from(data: tuple[Any, ...] | None) -> Problem | None:
-    return None if data is None else Problem(Code(data[0]), *data[1:])
-
-
-def _record_from(data: tuple[Any, ...]) -> DistributionRecord:
-    key, location, index, entry, eps, meta, problem = data
-    metadata = None
-    if meta is not None:
-        name, version, requires, why = meta
-        metadata = MetadataRecord(name, version, requires, _problem_from(why))
-    entry_points = tuple(EntryPointRecord(*ep) for ep in eps)
-    return DistributionRecord(
-        key, location, index, entry, entry_points, metadata, _problem_from(problem)
-    )
-
-
-@dataclass(slots=True, eq=False)
-class HostScan:
+class HostScan(NamedTuple):
     """One scan of a host's distributions, from ``sys.path`` or from the cache file.
 
-    ``records`` are those the pipeline reads: the host scan returns only them,
-    and the file stores only them.
+    ``records`` are those the pipeline reads, as plain tuples: the host scan
+    returns only them, and the file stores only them. ``outcomes`` and
+    ``warned`` fill in as the host's registries merge.
     """
 
     key: tuple[object, ...]
     stamps: tuple[tuple[str, Stamp], ...]
-    records: tuple[DistributionRecord, ...]
+    records: tuple[RecordData, ...]
     file: str | None
-    _: KW_ONLY
     writable: bool
     """Whether the file may be written: nothing it depends on changed near the scan."""
     from_file: bool
-    outcomes: dict[object, Outcome] = field(default_factory=dict)
-    warned: set[WarningData] = field(default_factory=set)
+    outcomes: dict[object, Outcome]
+    warned: set[WarningData]
     """The warnings the host's registries issued for this scan (each is issued once)."""
 
     def outcome(self, group: str, context: MergeContext) -> Outcome | None:
@@ -275,8 +199,8 @@ class HostScan:
             FORMAT,
             self.key,
             self.stamps,
-            plain(self.records),
-            {k: v.data() for k, v in self.outcomes.items()},
+            self.records,
+            {k: tuple(v) for k, v in self.outcomes.items()},
         )
         _write(self.file, marshal.dumps(data))  # type: ignore[arg-type]
 
@@ -428,12 +352,13 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
     if not valid:
         return None
     outcomes = {k: Outcome(*v) for k, v in outcomes.items()}
-    records = tuple(map(_record_from, records))
-    return HostScan(key, stamps, records, file, writable=True, from_file=True, outcomes=outcomes)
+    return HostScan(
+        key, stamps, records, file, writable=True, from_file=True, outcomes=outcomes, warned=set()
+    )
 
 
 def _scan_stamps(
-    records: Sequence[DistributionRecord], started: int
+    records: tuple[RecordData, ...], started: int
 ) -> tuple[tuple[tuple[str, Stamp], ...], bool]:
     """Stamps of everything the cache depends on, and whether all of them may be trusted."""
     paths = list(dict.fromkeys(_resolved_path()))
@@ -455,7 +380,7 @@ _SHARED: dict[str, tuple[tuple[object, ...], HostScan]] = {}
 def host_scan(
     host: str,
     groups: Iterable[str],
-    scan: Callable[[], tuple[DistributionRecord, ...]],
+    scan: Callable[[], tuple[RecordData, ...]],
     *,
     prefix: str,
     fresh: bool = False,
@@ -463,7 +388,8 @@ def host_scan(
     """The host's scan: this process's, else the cache file's, else a new one.
 
     *scan* returns the records the pipeline reads (``discovery.scan_host``:
-    the copies whose metadata the scan read), which is all the file stores.
+    the copies whose metadata the scan read) as plain tuples, which is all
+    the file stores.
     With *fresh* (``refresh()``) the cache is not read; a new scan is made
     and written, and when it differs from the scan it replaces, the host's
     files for every other ``sys.path`` are deleted too (they may be as stale).
@@ -491,7 +417,9 @@ def host_scan(
             before = held[1] if held is not None else _load(file, key)
             if before is None or before.records != records:
                 _delete_files(os.path.dirname(file), host_key)
-        found = HostScan(key, stamps, records, file, writable=trusted, from_file=False)
+        found = HostScan(
+            key, stamps, records, file, writable=trusted, from_file=False, outcomes={}, warned=set()
+        )
     _SHARED[host_key] = (process_key, found)
     return found
 

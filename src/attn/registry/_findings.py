@@ -9,8 +9,9 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING
 
-from ._metadata import UNREADABLE_KEY, canonical_name
+from ._metadata import UNREADABLE_KEY
 from .compat import check_host_requirement
+from .controls import canonical_name
 from .errors import Code
 from .report import Finding
 

@@ -17,7 +17,7 @@ import sys
 from collections import Counter
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._scan import (
     UNREADABLE_KEY,
@@ -25,7 +25,6 @@ from ._scan import (
     EntryPointRecord,
     MetadataRecord,
     Problem,
-    canonical_name,
     fast_entry,
     key_of,
     local_entry_points,
@@ -35,6 +34,7 @@ from ._scan import (
     read_text,
     unreadable_record,
 )
+from .controls import canonical_name, covered, reader, standard_finders
 from .errors import AttnConfigError, Code, describe, passes_through
 
 if TYPE_CHECKING:
@@ -49,22 +49,13 @@ __all__ = [
     "EntryPointRecord",
     "MetadataRecord",
     "Problem",
-    "canonical_name",
-    "code_root",
     "editable_source",
     "entry_point_pattern",
     "installed_version",
     "installed_with",
-    "reader",
+    "records_from",
     "scan",
-    "standard_finders",
 ]
-
-READER_VARIABLE = "{prefix}_READER"
-"""Private switch for tests, per host: ``reference`` reads through `importlib.metadata`."""
-
-NEWEST_COVERED = (3, 13)
-"""The newest Python on which the tests compare the fast reader with `importlib.metadata`."""
 
 #: importlib.metadata.EntryPoint.pattern, as on every Python up to NEWEST_COVERED.
 _ENTRY_POINT_PATTERN = re.compile(
@@ -72,24 +63,25 @@ _ENTRY_POINT_PATTERN = re.compile(
 )
 
 
-def covered(version: tuple[int, int]) -> bool:
-    """Whether the tests compared the fast reader with Python *version*'s own reader."""
-    return version <= NEWEST_COVERED
+def _problem_from(data: tuple[Any, ...] | None) -> Problem | None:
+    return None if data is None else Problem(Code(data[0]), *data[1:])
 
 
-def reader(prefix: str = "ATTN") -> str:
-    """The reader a host's scans use: ``fast`` unless ``<PREFIX>_READER=reference``.
-
-    On a Python newer than `NEWEST_COVERED`, always ``reference``.
-
-    Raises:
-        AttnConfigError: ``<PREFIX>_READER`` is set to something else.
-    """
-    variable = READER_VARIABLE.format(prefix=prefix)
-    value = os.environ.get(variable, "").strip().lower() or "fast"
-    if value not in {"fast", "reference"}:
-        raise AttnConfigError(variable, value, "fast or reference")
-    return value if covered(sys.version_info[:2]) else "reference"
+def records_from(data: Iterable[tuple[Any, ...]]) -> tuple[DistributionRecord, ...]:
+    """The records that ``report.plain`` made *data* of (the discovery cache stores them so)."""
+    records = []
+    for key, location, index, entry, eps, meta, problem in data:
+        metadata = None
+        if meta is not None:
+            name, version, requires, why = meta
+            metadata = MetadataRecord(name, version, requires, _problem_from(why))
+        entry_points = tuple(EntryPointRecord(*ep) for ep in eps)
+        records.append(
+            DistributionRecord(
+                key, location, index, entry, entry_points, metadata, _problem_from(problem)
+            )
+        )
+    return tuple(records)
 
 
 def entry_point_pattern() -> re.Pattern[str]:
@@ -99,15 +91,6 @@ def entry_point_pattern() -> re.Pattern[str]:
     from importlib.metadata import EntryPoint  # noqa: PLC0415 - a Python the tests have not seen
 
     return EntryPoint.pattern
-
-
-def standard_finders() -> bool:
-    """Whether only the standard path finder provides distributions (the usual case)."""
-    path_finder = getattr(sys.modules.get("_frozen_importlib_external"), "PathFinder", None)
-    return all(
-        finder is path_finder or getattr(finder, "find_distributions", None) is None
-        for finder in sys.meta_path
-    )
 
 
 def _fast(using: str | None = None) -> bool:
@@ -271,15 +254,6 @@ def editable_source(location: str) -> str | None:
         return None
     parts = urlsplit(url)
     return unquote(parts.path) if parts.scheme == "file" else None
-
-
-def code_root(module: str) -> str | None:
-    """The folder the top-level package (or module) of the imported *module* came from."""
-    top = sys.modules.get(module.partition(".")[0])
-    spec = getattr(top, "__spec__", None)
-    locations = list(getattr(spec, "submodule_search_locations", None) or ())
-    where = locations[0] if locations else getattr(top, "__file__", None)
-    return os.path.dirname(where) if isinstance(where, str) else None  # noqa: PTH120
 
 
 def installed_with(path_entry: str, location: str, root: str) -> bool:

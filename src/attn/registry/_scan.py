@@ -22,6 +22,7 @@ from functools import partial
 from itertools import takewhile
 from typing import TYPE_CHECKING
 
+from .controls import canonical_name
 from .errors import Code
 
 if TYPE_CHECKING:
@@ -135,11 +136,6 @@ class DistributionRecord:
 def unreadable_record(index: int, entry: str, problem: Problem) -> DistributionRecord:
     """A record that stands for a part of ``sys.path`` nothing could be read from."""
     return DistributionRecord(UNREADABLE_KEY, entry, index, entry, (), None, problem)
-
-
-def canonical_name(name: str) -> str:
-    """Normalize a distribution name as pip does (PEP 503)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def key_from_folder(folder: str) -> str:

@@ -3,19 +3,67 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import re
+import sys
+from typing import TYPE_CHECKING, NamedTuple
 
-from ._metadata import canonical_name
 from .errors import AttnConfigError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["Controls", "parse_bool", "read_controls"]
+__all__ = [
+    "Controls",
+    "canonical_name",
+    "covered",
+    "parse_bool",
+    "read_controls",
+    "reader",
+    "standard_finders",
+]
+
+READER_VARIABLE = "{prefix}_READER"
+"""Private switch for tests, per host: ``reference`` reads through `importlib.metadata`."""
+
+NEWEST_COVERED = (3, 13)
+"""The newest Python on which the tests compare the fast reader with `importlib.metadata`."""
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def canonical_name(name: str) -> str:
+    """Normalize a distribution name as pip does (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def covered(version: tuple[int, int]) -> bool:
+    """Whether the tests compared the fast reader with Python *version*'s own reader."""
+    return version <= NEWEST_COVERED
+
+
+def reader(prefix: str = "ATTN") -> str:
+    """The reader a host's scans use: ``fast`` unless ``<PREFIX>_READER=reference``.
+
+    On a Python newer than `NEWEST_COVERED`, always ``reference``.
+
+    Raises:
+        AttnConfigError: ``<PREFIX>_READER`` is set to something else.
+    """
+    variable = READER_VARIABLE.format(prefix=prefix)
+    value = os.environ.get(variable, "").strip().lower() or "fast"
+    if value not in {"fast", "reference"}:
+        raise AttnConfigError(variable, value, "fast or reference")
+    return value if covered(sys.version_info[:2]) else "reference"
+
+
+def standard_finders() -> bool:
+    """Whether only the standard path finder provides distributions (the usual case)."""
+    path_finder = getattr(sys.modules.get("_frozen_importlib_external"), "PathFinder", None)
+    return all(
+        finder is path_finder or getattr(finder, "find_distributions", None) is None
+        for finder in sys.meta_path
+    )
 
 
 def parse_bool(variable: str, value: str | None) -> bool:
@@ -45,13 +93,8 @@ class _Variable:
         return f"{'<PREFIX>' if controls is None else controls.prefix}_{self.suffix}"
 
 
-@dataclass(frozen=True, slots=True)
-class Controls:
-    """The discovery controls in effect, read from the environment.
-
-    Each list of distributions is kept twice: canonical (PEP 503) names, which
-    decide, and the names as written, which messages quote.
-    """
+class _Settings(NamedTuple):
+    """The fields of `Controls` (a NamedTuple declares fields only)."""
 
     prefix: str
     disable_plugins: bool = False
@@ -65,6 +108,16 @@ class Controls:
     block: tuple[str, ...] = ()
     """``<PREFIX>_BLOCK_PLUGINS``: distributions whose entry points are never merged."""
     block_as_written: tuple[str, ...] = ()
+
+
+class Controls(_Settings):
+    """The discovery controls in effect, read from the environment.
+
+    Each list of distributions is kept twice: canonical (PEP 503) names, which
+    decide, and the names as written, which messages quote.
+    """
+
+    __slots__ = ()
 
     disable_variable = _Variable("DISABLE_PLUGINS", "turns discovery off")
     plugins_variable = _Variable("PLUGINS", "selects distributions")

@@ -32,14 +32,13 @@ from ._metadata import (
     UNREADABLE_KEY,
     DistributionRecord,
     EntryPointRecord,
-    canonical_name,
     editable_source,
     entry_point_pattern,
     installed_with,
-    reader,
     scan,
 )
 from .compat import check_host_requirement
+from .controls import canonical_name, reader
 from .errors import Code, InvalidPathError
 from .paths import ClassPath, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord

@@ -22,11 +22,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 
-from ._metadata import code_root
 from .backend import Backend
 from .errors import PluginWarning, UnknownBackendError
 from .loading import LoadContext, load, loading_now, resolve
-from .paths import ClassPath, parse_path, path_of_class
+from .paths import ClassPath, code_root, parse_path, path_of_class
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:

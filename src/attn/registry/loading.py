@@ -16,8 +16,7 @@ import importlib
 import os
 import sys
 from _thread import _local  # threading.local, without importing threading
-from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Literal, Protocol, cast
+from typing import IO, TYPE_CHECKING, Literal, NamedTuple, Protocol, cast
 
 from .errors import (
     BackendInterfaceError,
@@ -46,8 +45,7 @@ class Registry(Protocol):
     _attn_interface: type | str
 
 
-@dataclass(frozen=True, slots=True)
-class LoadContext:
+class LoadContext(NamedTuple):
     """Who a path belongs to, so a failure can say so."""
 
     backend: str

@@ -9,19 +9,20 @@ form (or registered with the decorator, which records the colon form).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import sys
+from typing import NamedTuple
 
 from .errors import InvalidPathError
 
-__all__ = ["ClassPath", "parse_path", "path_of_class"]
+__all__ = ["ClassPath", "code_root", "parse_path", "path_of_class"]
 
 
 def _dotted_identifiers(text: str) -> bool:
     return bool(text) and all(part.isidentifier() for part in text.split("."))
 
 
-@dataclass(frozen=True, slots=True)
-class ClassPath:
+class ClassPath(NamedTuple):
     """Where a backend class lives: a module path and a qualified name in it.
 
     Build one with `parse_path()`, which checks both parts.
@@ -82,3 +83,12 @@ def path_of_class(cls: type) -> ClassPath:
         InvalidPathError: *cls* was defined inside a function (``<locals>``).
     """
     return parse_path(f"{cls.__module__}:{cls.__qualname__}")
+
+
+def code_root(module: str) -> str | None:
+    """The folder the top-level package (or module) of the imported *module* came from."""
+    top = sys.modules.get(module.partition(".")[0])
+    spec = getattr(top, "__spec__", None)
+    locations = list(getattr(spec, "submodule_search_locations", None) or ())
+    where = locations[0] if locations else getattr(top, "__file__", None)
+    return os.path.dirname(where) if isinstance(where, str) else None  # noqa: PTH120

@@ -3,22 +3,22 @@
 They are frozen dataclasses holding plain values only, so one discovery can be
 rendered as a table, as JSON (`RegistryReport.to_json()`) or as doctor
 findings without anything being recomputed, and stored in the discovery cache
-(as `attn.registry._cache.plain` writes them).
+as the plain tuples `plain` makes (`result_from` rebuilds them).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from .errors import NOTE_CODES, Code
+from .paths import ClassPath
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
     from .controls import Controls
-    from .paths import ClassPath
 
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
@@ -246,3 +246,44 @@ class DiscoveryResult:
     def used(self) -> tuple[PluginRecord, ...]:
         """The entry points merged into the table."""
         return tuple(p for p in self.plugins if p.status == "used")
+
+
+def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the records
+    """*value* as the cache file stores it: a record as the tuple of its fields, a code as text.
+
+    `result_from` (and ``_metadata.records_from``) rebuild records from these
+    tuples by position.
+    """
+    if isinstance(value, Code):
+        return value.value  # marshal stores plain strings, not the str subclass
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return tuple(plain(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, tuple):  # a NamedTuple record (ClassPath) too
+        return tuple(map(plain, value))
+    return value
+
+
+def _plugin_from(data: tuple[Any, ...]) -> PluginRecord:
+    name, value, dist, key, version, location, index, requires, status, reason, *rest = data
+    path, why, code = rest
+    return PluginRecord(
+        *(name, value, dist, key, version, location, index, requires, status, reason),
+        None if path is None else ClassPath(*path),
+        why,
+        None if code is None else Code(code),
+    )
+
+
+def result_from(data: tuple[Any, ...]) -> DiscoveryResult:
+    """The discovery result that `plain` made *data* of (a cached outcome's result)."""
+    group, version, plugins, conflicts, findings, disabled, misgrouped, unreadable = data
+    return DiscoveryResult(
+        group,
+        version,
+        tuple(map(_plugin_from, plugins)),
+        tuple(Conflict(name, tuple(map(_plugin_from, c))) for name, c in conflicts),
+        tuple(Finding(*f) for f in findings),
+        plugins_disabled=disabled,
+        misgrouped=misgrouped,
+        unreadable=tuple(Finding(*f) for f in unreadable),
+    )

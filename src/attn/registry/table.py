@@ -19,11 +19,10 @@ import os
 import sys
 import threading
 import warnings
-from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from ._cache import Outcome, environment_key, forget, host_scan, plain
+from ._cache import Outcome, environment_key, forget, host_scan
 from .controls import Controls, read_controls
 from .errors import (
     Code,
@@ -37,16 +36,19 @@ from .paths import ClassPath
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from ._cache import HostScan
-    from ._metadata import DistributionRecord
+    from ._cache import HostScan, RecordData
     from .errors import AttnWarning
     from .report import DiscoveryResult, PluginRecord
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
 
+# The records a lookup needs are NamedTuples, not dataclasses: a lookup warm
+# from the cache defines no dataclass (each costs about 1 ms to create).
 
-@dataclass(frozen=True, slots=True)
-class RegistryConfig:
+_NOTHING: Mapping[str, Entry] = MappingProxyType({})
+
+
+class RegistryConfig(NamedTuple):
     """What a registry declares about itself: the enum class's name and its class keywords."""
 
     registry: str
@@ -59,8 +61,7 @@ class RegistryConfig:
     """Where the host's code was imported from (the registry's top-level package)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """One row of the override table.
 
     ``value`` is the entry point's value (plugins only). A runtime registration
@@ -106,8 +107,7 @@ class Entry:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """A copy of a registry's state at one moment; later changes do not show."""
 
     discovered: Mapping[str, Entry]
@@ -117,8 +117,7 @@ class Snapshot:
     cleared: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class _Layers:
+class _Layers(NamedTuple):
     """The whole mutable state of a registry, replaced (never changed) at once.
 
     After a merge from the cache, ``result`` is built on first need from
@@ -126,9 +125,9 @@ class _Layers:
     """
 
     result: DiscoveryResult | None = None
-    discovered: Mapping[str, Entry] = field(default_factory=dict)
-    runtime: Mapping[str, Entry] = field(default_factory=dict)
-    table: Mapping[str, Entry] = field(default_factory=dict)
+    discovered: Mapping[str, Entry] = _NOTHING
+    runtime: Mapping[str, Entry] = _NOTHING
+    table: Mapping[str, Entry] = _NOTHING
     cleared: frozenset[str] = frozenset()
     warm: Outcome | None = None
 
@@ -242,8 +241,10 @@ class RegistryState:
                 return layers.result
             # Merged from the cache: the result the table's entries came from.
             assert layers.warm is not None  # noqa: S101 - ready() merged, from a scan or the cache
-            result = layers.warm.discovery()
-            self._layers = replace(layers, result=result)
+            from .report import result_from  # noqa: PLC0415 - listing's records, off the warm path
+
+            result = result_from(layers.warm.result)
+            self._layers = layers._replace(result=result)
             return result
 
     def ready(self) -> object:
@@ -281,7 +282,7 @@ class RegistryState:
             # A refresh that fails (strict mode, a bad ATTN_* value) must not
             # leave the previous result in place: every access runs discovery
             # again, and fails, until the problem is gone; it scans again, too.
-            self._layers = replace(self._layers, result=None, warm=None)
+            self._layers = self._layers._replace(result=None, warm=None)
             forget(self.config.host)
             raise
         # Once the table is in place: a warning that a filter turns into an error
@@ -293,16 +294,18 @@ class RegistryState:
         """The scan this registry shares with its siblings (see `._cache`)."""
         host, groups = self.config.host, (self.config.group, *self._sibling_groups())
 
-        def scan() -> tuple[DistributionRecord, ...]:
+        def scan() -> tuple[RecordData, ...]:
             # Imported by the cold path only (and under _LOCK, so a fork waits for it).
             from .discovery import scan_host  # noqa: PLC0415
+            from .report import plain  # noqa: PLC0415
 
-            return scan_host(host, groups, self.config.env_prefix)
+            return plain(scan_host(host, groups, self.config.env_prefix))  # type: ignore[no-any-return]
 
         return host_scan(host, groups, scan, prefix=self.config.env_prefix, fresh=fresh)
 
     def _pipeline(self, controls: Controls, scan: HostScan | None) -> DiscoveryResult:
-        from .discovery import discover  # noqa: PLC0415 - as scan_host, the cold path only
+        from ._metadata import records_from  # noqa: PLC0415 - as scan_host, the cold path only
+        from .discovery import discover  # noqa: PLC0415
 
         return discover(
             group=self.config.group,
@@ -310,7 +313,7 @@ class RegistryState:
             controls=controls,
             builtin_names=self._builtin_names,
             sibling_groups=self._sibling_groups(),
-            records=None if scan is None else scan.records,
+            records=None if scan is None else records_from(scan.records),
             host_root=self.config.host_root,
         )
 
@@ -340,6 +343,7 @@ class RegistryState:
             error = (message, problems)
         # Imported by the cold path only, as discover (a cached outcome holds its warnings).
         from ._findings import merge_warnings  # noqa: PLC0415
+        from .report import plain  # noqa: PLC0415
 
         warned = merge_warnings(
             result, controls, self.config.noun, self.config.host, self._builtin_names
@@ -400,8 +404,7 @@ class RegistryState:
         with _LOCK:
             self.ready()
             layers = self._layers
-            self._layers = replace(
-                layers,
+            self._layers = layers._replace(
                 runtime={**layers.runtime, entry.name: entry},
                 table={**layers.table, entry.name: entry},
                 cleared=layers.cleared - {entry.name},
@@ -416,8 +419,8 @@ class RegistryState:
             runtime.pop(name, None)
             table = dict(layers.table)
             had = table.pop(name, None) is not None
-            self._layers = replace(
-                layers, runtime=runtime, table=table, cleared=layers.cleared | {name}
+            self._layers = layers._replace(
+                runtime=runtime, table=table, cleared=layers.cleared | {name}
             )
             return had
 
@@ -443,7 +446,7 @@ class RegistryState:
         """Forget the discovery result: the next access scans and discovers again (runtime kept)."""
         with _LOCK:
             forget(self.config.host)
-            self._layers = replace(self._layers, result=None, warm=None)
+            self._layers = self._layers._replace(result=None, warm=None)
 
     def restore(self, snapshot: Snapshot) -> None:
         """Put back the state *snapshot* recorded: discovery result, layers and clears."""
