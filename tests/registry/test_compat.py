@@ -10,6 +10,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import attn
+from attn.registry import compat
 from attn.registry.compat import Failure, HostRequirement, check_host_requirement
 from attn.registry.errors import Code, RejectedPluginWarning
 
@@ -312,3 +313,61 @@ def test_packaging_is_imported_only_for_a_requirement_on_the_host(
     site.dist("plug", entry_points={"attn.backends": {"OTHER": "plug.m:B"}}, requires=requires)
     done = python.run("-W", "ignore", "-c", COLD_SCRIPT)
     assert done.stdout.split()[-1] == imported
+
+
+#: Entries naming the host, of every shape: those of name and clauses only take
+#: SpecifierSet directly, the others Requirement; both must give one verdict.
+SHAPES = (
+    "attn",
+    " attn ",
+    "ATTN>=0.1",
+    "attn>=0.1",
+    "attn >= 0.1",
+    "attn>=0.1,<1",
+    "attn >=0.1 , <1",
+    "attn>=0.1,",
+    "attn,>=0.1",
+    "attn>=0.1 <1",
+    "attn==0.1.*",
+    "attn==0.1.0+local",
+    "attn!=0.1.0",
+    "attn~=0.1",
+    "attn===0.1.0",
+    "attn===foo",
+    "attn>=1!0.1",
+    "attn>=0.1.dev0",
+    "attn<0.2rc1",
+    "attn>=0.1.*",
+    "attn<=0.1+local",
+    "attn~=1",
+    "attn>>0.1",
+    "attn=0.1",
+    "attn>=",
+    "attn 0.1",
+    "attn (>=0.1)",
+    "attn[gpu]>=0.1",
+    "attn>=0.1; python_version > '3'",
+    "attn>=0.1;python_version<'3'",
+    "attn @ https://example.org/attn-0.1.0.tar.gz",
+    BAD,
+    "attn>=1,~=2",
+)
+
+
+@pytest.mark.parametrize("line", SHAPES)
+@pytest.mark.parametrize("installed", ["0.1.0", "0.2rc1", "1.0", None, "not-a-version"])
+def test_a_plain_entry_gets_the_verdict_requirement_gives(line, installed):
+    """The short way for name-and-clauses entries agrees with packaging's Requirement."""
+    assert compat._failure(line, installed) == compat._parsed_failure(line, installed)
+
+
+@pytest.mark.parametrize(
+    ("requires", "imported"),
+    [(("attn>=0.1,<2",), "False"), (("attn>=0.1; python_version > '3'",), "True")],
+)
+def test_packaging_requirements_is_imported_for_markers_only(sites, python, requires, imported):
+    """A requirement of version clauses only is checked without packaging.requirements."""
+    site = sites.new()
+    site.dist("plug", entry_points={"attn.backends": {"OTHER": "plug.m:B"}}, requires=requires)
+    code = COLD_SCRIPT.replace('"packaging" in', '"packaging.requirements" in')
+    assert python.run("-W", "ignore", "-c", code).stdout.split()[-1] == imported

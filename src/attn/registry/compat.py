@@ -6,6 +6,14 @@ install`` does), and its specifier must contain the installed host version,
 pre-releases included. An entry packaging cannot parse or evaluate is that
 plugin's problem, never an exception. packaging is imported only when some
 distribution names the host: a discovery without plugins does not pay for it.
+
+An entry that is only the name and version clauses (``attn>=0.1,<2``, by far
+the most common) goes to packaging's `SpecifierSet` directly: that spares
+importing ``packaging.requirements`` and its markers, about 20 ms of CPU in a
+process that has ``packaging.version`` already and 40 ms in a bare one.
+Anything else (a marker, extras, a URL, parentheses, or clauses the
+`SpecifierSet` refuses) is parsed by ``Requirement``; the tests compare the
+two on the same entries, on the oldest and newest packaging attn supports.
 """
 
 from __future__ import annotations
@@ -19,11 +27,17 @@ from .errors import Code
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from packaging.specifiers import SpecifierSet
+
 __all__ = ["Failure", "HostRequirement", "check_host_requirement"]
 
 # The name at the head of an entry, as packaging reads it from every entry it can
 # parse: only the entries whose name is the host's are parsed.
 _NAME = re.compile(r"\s*([A-Za-z0-9._-]+)")
+
+# An entry of the name and version clauses only: the clauses are handed to SpecifierSet.
+_CLAUSE = r"(?:~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9._+*!-]+"
+_CLAUSES_ONLY = re.compile(rf"\s*[A-Za-z0-9._-]+\s*((?:{_CLAUSE})(?:\s*,\s*{_CLAUSE})*)?\s*")
 
 
 def _canonical(name: str) -> str:
@@ -104,9 +118,22 @@ def check_host_requirement(
 
 def _failure(line: str, installed: str | None) -> Failure | None:
     """How the entry *line* fails against the *installed* host, or ``None`` if it holds."""
-    # Here, not at the top: about 20 ms of imports that only a plugin on the host needs.
-    from packaging.requirements import Requirement  # noqa: PLC0415
-    from packaging.version import Version  # noqa: PLC0415
+    # Here, not at the top: packaging is only for a discovery with a plugin on the host.
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415
+
+    clauses = _CLAUSES_ONLY.fullmatch(line)
+    if clauses is None:
+        return _parsed_failure(line, installed)
+    try:
+        specifier = SpecifierSet(clauses[1] or "")
+    except ValueError:  # packaging's own words for what is wrong: Requirement's
+        return _parsed_failure(line, installed)
+    return _unmet(line, specifier, installed)
+
+
+def _parsed_failure(line: str, installed: str | None) -> Failure | None:
+    """`_failure` for any entry: packaging's ``Requirement`` parses it, marker included."""
+    from packaging.requirements import Requirement  # noqa: PLC0415 - about 20 ms, see above
 
     try:
         requirement = Requirement(line)
@@ -114,8 +141,13 @@ def _failure(line: str, installed: str | None) -> Failure | None:
     except ValueError as exc:  # every packaging parse or evaluation error is one
         # Its first line: the others draw a caret under the entry, which the reason names.
         return Failure(Code.INVALID_REQUIREMENT, line, error=str(exc).partition("\n")[0])
-    specifier = requirement.specifier
-    if not (applies and specifier):
+    return _unmet(line, requirement.specifier, installed) if applies else None
+
+
+def _unmet(line: str, specifier: SpecifierSet, installed: str | None) -> Failure | None:
+    from packaging.version import Version  # noqa: PLC0415
+
+    if not specifier:
         return None
     if installed is None:
         return Failure(Code.HOST_NOT_INSTALLED, line, str(specifier))
