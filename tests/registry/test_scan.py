@@ -13,7 +13,6 @@ import re
 import subprocess
 import sys
 import zipfile
-from dataclasses import replace
 
 import pytest
 
@@ -585,7 +584,7 @@ def test_entries_that_are_not_strings_are_skipped(site, monkeypatch, using):
     plugin(site, "plug")
     expected = scan(wants_groups, ("attn",), using=using)
     monkeypatch.setattr(sys, "path", [None, b"/", 3, *sys.path])
-    shifted = tuple(replace(r, path_index=r.path_index + 3) for r in expected)
+    shifted = tuple(r._replace(path_index=r.path_index + 3) for r in expected)
     assert scan(wants_groups, ("attn",), using=using) == shifted
     monkeypatch.setenv("ATTN_READER", using)
     assert installed_version("plug") == "1.0"

@@ -15,7 +15,6 @@ import os
 import re
 import sys
 from collections import Counter
-from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -229,7 +228,7 @@ def scan(
             or record.entry_points_problem is not None
             or any(wants_metadata(ep) for ep in record.entry_points)
         ):
-            records.append(replace(record, metadata=read()))
+            records.append(record._replace(metadata=read()))
         elif not kept_only:
             records.append(record)
     return (*records, *unreadable.values())

@@ -17,10 +17,9 @@ import os
 import re
 import stat
 import textwrap
-from dataclasses import dataclass
 from functools import partial
 from itertools import takewhile
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .controls import canonical_name
 from .errors import Code
@@ -53,8 +52,7 @@ _MESSAGES: dict[object, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(NamedTuple):
     """Why a metadata file or a ``sys.path`` entry cannot be read (``str()`` says it)."""
 
     code: Code
@@ -73,8 +71,7 @@ class Problem:
         return (template or "{p.code}: {p.detail}").format(p=self)
 
 
-@dataclass(frozen=True, slots=True)
-class EntryPointRecord:
+class EntryPointRecord(NamedTuple):
     """One entry point as declared: its group, name and value."""
 
     group: str
@@ -82,8 +79,7 @@ class EntryPointRecord:
     value: str
 
 
-@dataclass(frozen=True, slots=True)
-class MetadataRecord:
+class MetadataRecord(NamedTuple):
     """The core metadata fields attn reads from one copy, or why they cannot be used."""
 
     name: str | None
@@ -97,8 +93,7 @@ class MetadataRecord:
 UNREADABLE_KEY = "<unreadable>"
 
 
-@dataclass(frozen=True, slots=True)
-class DistributionRecord:
+class DistributionRecord(NamedTuple):
     """One copy of a distribution's metadata found on ``sys.path``.
 
     ``key`` is the canonical name used to tell copies apart (from the folder's

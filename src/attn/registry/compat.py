@@ -19,8 +19,7 @@ two on the same entries, on the oldest and newest packaging attn supports.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import Code
 
@@ -45,8 +44,7 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
+class Failure(NamedTuple):
     """One ``Requires-Dist`` entry on the host that rules its distribution out."""
 
     code: Code
@@ -59,8 +57,7 @@ class Failure:
     """packaging's message, when it could not parse the entry or the installed version."""
 
 
-@dataclass(frozen=True, slots=True)
-class HostRequirement:
+class HostRequirement(NamedTuple):
     """What one distribution's ``Requires-Dist`` says about the host, and the verdict."""
 
     host: str

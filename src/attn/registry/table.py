@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
 
-# The records a lookup needs are NamedTuples, not dataclasses: a lookup warm
-# from the cache defines no dataclass (each costs about 1 ms to create).
+# Internal records are NamedTuples, not dataclasses: a lookup warm from the
+# cache defines no dataclass (each costs about 1 ms to create; docs/decisions.md).
 
 _NOTHING: Mapping[str, Entry] = MappingProxyType({})
 
