@@ -74,20 +74,24 @@ def _version() -> str:
 
 
 def __getattr__(name: str) -> object:
-    if name == "__version__":
-        value: object = _version()
-    elif name == "_Backend":
-        from . import backends  # noqa: PLC0415 - lazily: import attn imports neither
-
-        return backends._deprecated_alias(__name__)  # noqa: SLF001 - the package's own helper
-    elif name in __all__:
-        # attn.backends imports attn.registry: one import serves every public name.
-        from . import backends, registry  # noqa: PLC0415 - lazily: import attn imports neither
-
-        value = getattr(backends if name in backends.__all__ else registry, name)
-    else:
+    if name not in {*__all__, "_Backend"}:
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)
+    # The imports below run inside importing(): a fork meanwhile waits for them.
+    from ._fork import importing  # noqa: PLC0415
+
+    with importing():
+        if name == "__version__":
+            value: object = _version()
+        elif name == "_Backend":
+            from . import backends  # noqa: PLC0415 - lazily: import attn imports neither
+
+            return backends._deprecated_alias(__name__)  # noqa: SLF001 - the package's own helper
+        else:
+            # attn.backends imports attn.registry: one import serves every public name.
+            from . import backends, registry  # noqa: PLC0415 - lazily: import attn imports neither
+
+            value = getattr(backends if name in backends.__all__ else registry, name)
     globals()[name] = value
     return value
 

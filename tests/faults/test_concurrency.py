@@ -21,12 +21,12 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 import attn
 from attn.registry import build_report
-from attn.registry import enum as registry_enum
 from attn.registry.enum import state_of
 from racy import settle_attn_sources
 
@@ -201,26 +201,6 @@ def test_a_fork_waits_for_the_operation_another_thread_is_in(plugin, finder, ope
     assert not thread.is_alive()
 
 
-def test_fork_while_a_thread_holds_the_plugin_backend_lock(plugin):
-    """A child forked while a thread creates a plugin-added backend object gets its own lock."""
-    attn.AttentionBackendEnum["PLUG_X"].get_path()
-    held, done = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with registry_enum._ADDED_LOCK:
-            held.set()
-            done.wait(CHILD_TIMEOUT)
-
-    thread = threading.Thread(target=hold, daemon=True)
-    thread.start()
-    assert held.wait(CHILD_TIMEOUT)
-    try:
-        assert fork_run(child_checks) == 0
-    finally:
-        done.set()
-        thread.join(CHILD_TIMEOUT)
-
-
 def _invariants(registry: type) -> None:
     """The table is the discovered layer with the runtime layer on top, less what was cleared."""
     snap = state_of(registry).snapshot()
@@ -337,12 +317,33 @@ def test_processes_writing_the_cache_at_once_leave_one_whole_file(plugin, python
     assert json.loads(reader.stdout) == {**expected, "from_file": True}
 
 
+#: The end of the scripts below: wait for each child in ``children`` until the
+#: ``limit`` (seconds) is over, then print each exit code, or "hung" (killed).
+REAP = """
+codes = []
+deadline = time.monotonic() + limit
+for pid in children:
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            codes.append(os.waitstatus_to_exitcode(status))
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            codes.append("hung")
+            break
+        time.sleep(0.005)
+print(json.dumps(codes))
+"""
+
 #: A process that forks while its threads run the first (cold) discoveries of
 #: fresh toy registries, their refreshes and registrations. The first fork comes
 #: while a thread is inside the import that a cold discovery starts (a finder
 #: slows that import down); the others at random moments. Each child looks up
 #: and exits at once; the parent prints each child's exit code, or "hung".
-FORKS_DURING_COLD_DISCOVERY = """
+FORKS_DURING_COLD_DISCOVERY = (
+    """
 import importlib.machinery, json, os, random, sys, threading, time, types, warnings
 warnings.simplefilter("ignore")  # Python 3.12+ warns about forking with threads
 # Cold: no discovery cache, for attn's registries and the toys alike.
@@ -417,22 +418,10 @@ for count in range(int(sys.argv[2])):
             thread.start()
     time.sleep(rng.random() / 50)
 stop.set()
-codes = []
-deadline = time.monotonic() + float(sys.argv[3])
-for pid in children:
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            codes.append(os.waitstatus_to_exitcode(status))
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            codes.append("hung")
-            break
-        time.sleep(0.005)
-print(json.dumps(codes))
+limit = float(sys.argv[3])
 """
+    + REAP
+)
 
 
 def test_fifty_forks_during_cold_discoveries_refreshes_and_registrations(python):
@@ -499,3 +488,150 @@ def test_a_fork_while_a_discovering_thread_logs_does_not_deadlock(python):
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "0\n", "")
+
+
+#: A process whose four threads run every operation at random (lookups, loading
+#: a plugin's class, listing, select(), refresh, registration, clear_override),
+#: each starting with the registry's first discovery, cold or warm from the
+#: cache. The main thread and every busy thread fork at random moments; each
+#: child loads, lists, selects, registers and refreshes, then exits. The parent
+#: prints each child's exit code, or "hung" for one still running after the limit.
+FORKS_DURING_EVERY_OPERATION = (
+    """
+import json, os, random, sys, threading, time, traceback, warnings
+warnings.simplefilter("ignore")  # Python 3.12+ warns about forking with threads
+import attn
+from attn.registry import SelectionError, build_report
+
+enum = attn.AttentionBackendEnum
+seed, forks, limit = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+
+def lookup():
+    enum["FLASH_ATTN"].get_path()
+    enum["PLUG_X"].get_path()
+
+def load():
+    enum["PLUG_X"].get_class()
+
+def select():
+    try:
+        enum.select(device="cpu")
+    except SelectionError:
+        pass
+
+OPERATIONS = [
+    lookup,
+    load,
+    lambda: build_report(enum),
+    select,
+    enum.refresh,
+    lambda: attn.register_backend(enum.CUSTOM, "plug.mod:Other"),
+    enum.FLASH_ATTN.clear_override,
+]
+
+def child():
+    code = 0
+    try:
+        assert enum["PLUG_X"].get_class().__name__ == "Other"
+        assert enum["TRITON_ATTN"].get_path() == "attn.backends.attention.TritonAttentionBackend"
+        build_report(enum)
+        select()
+        attn.register_backend(enum.CUSTOM, "plug.mod:Other")
+        assert enum.CUSTOM.get_path() == "plug.mod.Other"
+        enum.refresh()
+        assert enum["FLASH_ATTN"].get_path() == "plug.mod.Backend"
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    os._exit(code)
+
+guard = threading.Lock()
+children = []
+left = [forks]
+stop = threading.Event()
+
+def fork_now():
+    with guard:
+        if left[0] == 0:
+            return
+        left[0] -= 1
+    pid = os.fork()
+    if pid == 0:
+        child()
+    with guard:
+        children.append(pid)
+
+def busy(index):
+    rng = random.Random(seed * 10 + index)
+    while not stop.is_set():
+        rng.choice(OPERATIONS)()
+        if rng.random() < 0.15:
+            fork_now()
+
+threads = [threading.Thread(target=busy, args=(i,), daemon=True) for i in range(4)]
+for thread in threads:
+    thread.start()
+rng = random.Random(seed)
+while True:
+    with guard:
+        if left[0] == 0:
+            break
+    time.sleep(rng.random() / 50)
+    fork_now()
+stop.set()
+for thread in threads:
+    thread.join(limit)
+"""
+    + REAP
+)
+
+FROM_FILE = """
+import attn
+from attn.registry import _cache
+attn.AttentionBackendEnum["PLUG_X"].get_path()
+print(_cache._SHARED["attn"][1].from_file)
+"""
+
+
+def _age(*folders: Path) -> None:
+    """Date every file and folder under *folders* an hour back, as an install of a while ago."""
+    then = time.time() - 3600
+    for folder in folders:
+        for path in [folder, *folder.rglob("*")]:
+            os.utime(path, (then, then))
+
+
+@pytest.mark.parametrize("cache", ["cold", "warm"])
+def test_fifty_forks_from_every_thread_during_every_operation(plugin, python, cache):
+    """Forks from any thread, in any operation, cold or warm: no child fails or hangs 20 s."""
+    env = python.env()
+    if cache == "cold":
+        env["ATTN_NO_CACHE"] = "1"
+    else:
+        _age(plugin.root, python.cwd)
+        settle_attn_sources()
+        run = [str(python.runtime.python), "-c", FROM_FILE]
+        for expected in ("False", "True"):  # the first process writes the cache, the next reads it
+            done = subprocess.run(
+                run, env=env, cwd=python.cwd, capture_output=True, text=True, check=False
+            )
+            assert done.stdout.split() == [expected], done.stderr
+    command = [str(python.runtime.python), "-c", FORKS_DURING_EVERY_OPERATION]
+    codes: list[object] = []
+    for batch in range(5):  # ten processes of five forks, two at a time (the machine's cores)
+        runs = [
+            subprocess.Popen(
+                [*command, str(2 * batch + i), "5", str(CHILD_TIMEOUT)],
+                env=env,
+                cwd=python.cwd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(2)
+        ]
+        for run in runs:
+            out, err = run.communicate(timeout=3 * CHILD_TIMEOUT)
+            assert run.returncode == 0, err
+            codes += json.loads(out)
+    assert codes == [0] * 50

@@ -8,6 +8,8 @@ Each checks a configuration against its kernel's row of
 
 from __future__ import annotations
 
+from attn import _fork
+
 from ._base import AttentionBackend
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
@@ -54,7 +56,8 @@ class _Builtin(AttentionBackend):
         Settings it does not know are ignored, and a setting not given is not
         checked; docs/selection.md lists the facts and the settings.
         """
-        from ._facts import ATTENTION  # noqa: PLC0415 - listing imports the classes, not the facts
+        with _fork.importing():
+            from ._facts import ATTENTION  # noqa: PLC0415 - listing imports the classes, not the facts
 
         return ATTENTION[cls.facts_key].check(settings)
 
@@ -127,7 +130,8 @@ class TorchSDPABackend(_Builtin):
     @classmethod
     def get_impl_cls(cls) -> type:
         """`attn.backends.torch_sdpa.TorchSDPAImpl`, which imports torch when called."""
-        from .torch_sdpa import TorchSDPAImpl  # noqa: PLC0415 - keeps torch off import
+        with _fork.importing():
+            from .torch_sdpa import TorchSDPAImpl  # noqa: PLC0415 - keeps torch off import
 
         return TorchSDPAImpl
 

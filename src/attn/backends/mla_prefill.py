@@ -7,6 +7,8 @@ checks a configuration against its kernel's row of
 
 from __future__ import annotations
 
+from attn import _fork
+
 from ._base import MLAPrefillBackend
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
@@ -34,7 +36,8 @@ class _Builtin(MLAPrefillBackend):
     @classmethod
     def validate_configuration(cls, **settings: object) -> list[str]:
         """Why the kernel cannot run with *settings*; empty when it can (as for attention)."""
-        from ._facts import MLA_PREFILL  # noqa: PLC0415 - listing imports the classes, not the facts
+        with _fork.importing():
+            from ._facts import MLA_PREFILL  # noqa: PLC0415 - listing imports the classes, not the facts
 
         return MLA_PREFILL[cls.facts_key].check(settings)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from attn import _fork
 from attn.registry import BackendEnum, PluginBackend
 from attn.registry.enum import registration
 
@@ -59,7 +60,8 @@ class AttentionBackendEnum(
     @classmethod
     def priorities(cls, **settings: object) -> list[str]:
         """VLLM's order for the ``device``, ``capability`` and ``use_mla`` settings."""
-        from ._facts import attention_priorities  # noqa: PLC0415 - a lookup needs no facts
+        with _fork.importing():
+            from ._facts import attention_priorities  # noqa: PLC0415 - a lookup needs no facts
 
         return attention_priorities(cls, **settings)
 
@@ -92,7 +94,8 @@ class MLAPrefillBackendEnum(
     @classmethod
     def priorities(cls, **settings: object) -> list[str]:
         """VLLM's MLA prefill order for the ``device`` and ``capability`` settings."""
-        from ._facts import mla_prefill_priorities  # noqa: PLC0415 - a lookup needs no facts
+        with _fork.importing():
+            from ._facts import mla_prefill_priorities  # noqa: PLC0415 - a lookup needs no facts
 
         return mla_prefill_priorities(cls, **settings)
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from attn import _fork
+
 from .backend import Backend
 from .enum import BackendEnum, PluginBackend, register
 from .errors import (
@@ -102,7 +104,8 @@ def __getattr__(name: str) -> object:
         raise AttributeError(msg)
     import importlib  # noqa: PLC0415
 
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    with _fork.importing():
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 

@@ -6,6 +6,8 @@ import contextlib
 from _thread import _local  # threading.local, without importing threading
 from typing import TYPE_CHECKING, ClassVar
 
+from attn import _fork
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -21,7 +23,8 @@ def _installed(top: str) -> bool:
     memo: dict[str, bool] | None = getattr(_MEMO, "installed", None)
     if memo is not None and top in memo:
         return memo[top]
-    from importlib.util import find_spec  # noqa: PLC0415 - only listing needs it
+    with _fork.importing():
+        from importlib.util import find_spec  # noqa: PLC0415 - only listing needs it
 
     try:
         found = find_spec(top) is not None

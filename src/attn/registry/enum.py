@@ -15,12 +15,12 @@ default); nothing is imported until a backend's class is asked for.
 
 from __future__ import annotations
 
-import _thread  # threading.Lock, without importing threading
 import enum
 import operator
-import os
 import sys
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
+
+from attn import _fork
 
 from .backend import Backend
 from .errors import PluginWarning, UnknownBackendError
@@ -48,16 +48,6 @@ _I = TypeVar("_I")
 _GROUPS: dict[str, list[str]] = {}
 #: Every declared registry, by module:qualname (a re-declaration replaces it).
 _DECLARED: dict[str, BackendEnumMeta] = {}
-_ADDED_LOCK = _thread.allocate_lock()
-
-
-def _fresh_lock_in_child() -> None:  # a lock another thread held would never be released
-    global _ADDED_LOCK  # noqa: PLW0603
-    _ADDED_LOCK = _thread.allocate_lock()
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(after_in_child=_fresh_lock_in_child)
 
 
 class _Keyword:
@@ -171,7 +161,7 @@ class BackendEnumMeta(enum.EnumMeta):
 
 def _plugin_backend(cls: BackendEnumMeta, name: str) -> PluginBackend[Any]:
     generation = cls._attn_state.ready()
-    with _ADDED_LOCK:  # two threads looking a new name up get one object
+    with _fork.LOCK:  # two threads looking a new name up get one object
         cache: dict[str, PluginBackend[Any]] = cls.__dict__.get("_attn_added", {})
         backend = cache.get(name)
         if backend is None or backend._generation is not generation:
@@ -202,7 +192,8 @@ def resolution(cls: BackendEnumMeta) -> list[Resolution]:
 
 def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0.75) -> list[str]:
     """Names close to *name* (difflib's 0-1 *cutoff*), ignoring case: case variants all stay."""
-    import difflib  # noqa: PLC0415 - only an unknown name needs it
+    with _fork.importing():
+        import difflib  # noqa: PLC0415 - only an unknown name needs it
 
     folded = name.casefold()
     ratios = {c: difflib.SequenceMatcher(None, folded, c.casefold()).ratio() for c in valid}
@@ -316,7 +307,8 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
             SelectionError: the explicit choice, or every candidate, is rejected.
             UnknownBackendError: the explicit choice names no backend.
         """
-        from .selection import select  # noqa: PLC0415 - a lookup needs no selection
+        with _fork.importing():
+            from .selection import select  # noqa: PLC0415 - a lookup needs no selection
 
         return select(cls, backend, **settings)
 
@@ -327,7 +319,8 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         By default every built-in in enum order, ``CUSTOM`` only when
         registered; a registry overrides it with its own list.
         """
-        from .selection import default_priorities  # noqa: PLC0415 - a lookup needs no selection
+        with _fork.importing():
+            from .selection import default_priorities  # noqa: PLC0415 - a lookup needs no selection
 
         return default_priorities(cls, **settings)
 

@@ -18,6 +18,8 @@ import sys
 from _thread import _local  # threading.local, without importing threading
 from typing import IO, TYPE_CHECKING, Literal, NamedTuple, Protocol, cast
 
+from attn import _fork
+
 from .errors import (
     BackendInterfaceError,
     BackendLoadError,
@@ -105,7 +107,8 @@ def _attribute(path: ClassPath) -> object:
     # it would wait for it forever.
     obj: object | None = sys.modules.get(path.module)
     if obj is None or getattr(getattr(obj, "__spec__", None), "_initializing", False):
-        obj = importlib.import_module(path.module)
+        with _fork.importing():
+            obj = importlib.import_module(path.module)
     for part in path.qualname.split("."):
         obj = getattr(obj, part)
     return obj
@@ -198,7 +201,8 @@ def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> st
 
 def _own(package: str) -> bool:
     """Whether *package* has an ``__init__`` of its own: a namespace package is shared."""
-    from importlib.util import find_spec  # noqa: PLC0415 - only for a failed import
+    with _fork.importing():
+        from importlib.util import find_spec  # noqa: PLC0415 - only for a failed import
 
     try:
         spec = find_spec(package)

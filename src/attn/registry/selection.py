@@ -12,10 +12,11 @@ nothing after it is imported. docs/selection.md has the whole story.
 from __future__ import annotations
 
 import os
-import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from attn import _fork
 
 from .errors import Code, SelectionError, describe, passes_through
 from .loading import Registry, load
@@ -309,20 +310,16 @@ CACHE_SIZE = 128
 
 _Key = tuple[object, Settings]
 #: Per registry: the table token its results were made with, and the results by key, the
-#: least recently used first. `_LOCK` guards every read and write; choosing runs outside
-#: it, so threads that race on a new key at worst choose twice, with equal results.
+#: least recently used first. The registries' lock (`attn._fork.LOCK`, which a fork
+#: waits for) guards every read and write; choosing runs outside it, so threads that race
+#: on a new key at worst choose twice, with equal results.
 _CACHE: dict[BackendEnumMeta, tuple[object, OrderedDict[_Key, Selection | SelectionError]]] = {}
-_LOCK = threading.Lock()
-if hasattr(os, "register_at_fork"):  # not on Windows; held across fork, so free in the child
-    os.register_at_fork(
-        before=_LOCK.acquire, after_in_parent=_LOCK.release, after_in_child=_LOCK.release
-    )
 
 
 def _cached(
     registry: BackendEnumMeta, token: object, key: _Key
 ) -> Selection | SelectionError | None:
-    with _LOCK:
+    with _fork.LOCK:
         held = _CACHE.get(registry)
         if held is None or held[0] is not token or key not in held[1]:
             return None
@@ -333,7 +330,7 @@ def _cached(
 def _keep(
     registry: BackendEnumMeta, token: object, key: _Key, result: Selection | SelectionError
 ) -> None:
-    with _LOCK:
+    with _fork.LOCK:
         if token is not registry._attn_state._layers:
             return  # the table changed while choosing: the result is already stale
         held = _CACHE.get(registry)
@@ -377,7 +374,7 @@ def made(registry: BackendEnumMeta) -> tuple[Selection, ...]:
     Runs discovery unless it has run; rejections are left out.
     """
     token = _token(registry)
-    with _LOCK:
+    with _fork.LOCK:
         held = _CACHE.get(registry)
         results = () if held is None or held[0] is not token else tuple(held[1].values())
     return tuple(r for r in results if isinstance(r, Selection))

@@ -4,23 +4,19 @@ Each registry's `RegistryState` holds two layers, the plugins discovery
 merged and the runtime registrations, and the table in effect: the plugin
 layer with the runtime one on top. Every change publishes a new `_Layers`
 with one assignment, so readers never see half of one; writers hold one lock
-(`_LOCK`), shared by every registry, from start to end.
+(`_fork.LOCK`), shared by every registry, from start to end.
 """
 
 from __future__ import annotations
 
 import importlib
-
-# Imported before the fork hooks below are registered, so that logging's own
-# hook runs after attn's: a thread that holds attn's lock may log (or warn
-# through logging.captureWarnings), which takes logging's lock.
-import logging  # noqa: F401
 import os
 import sys
-import threading
 import warnings
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from attn import _fork
 
 from ._cache import Outcome, environment_key, forget, host_scan
 from .controls import Controls, read_controls
@@ -34,6 +30,7 @@ from .errors import (
 from .paths import ClassPath
 
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from ._cache import HostScan, RecordData
@@ -144,33 +141,6 @@ class _Layers(NamedTuple):
 
 _EMPTY = _Layers()
 
-#: Held by every discovery, refresh and registration of every registry, from
-#: start to end, the imports they start included. A fork waits for it, as
-#: `logging` does for its lock: the child never inherits a half-done
-#: operation, nor an import lock held by a thread that the child does not have.
-_LOCK = threading.RLock()
-
-
-def _before_fork() -> None:
-    _LOCK.acquire()
-
-
-def _after_fork_in_parent() -> None:
-    _LOCK.release()
-
-
-def _after_fork_in_child() -> None:
-    global _LOCK  # noqa: PLW0603 - the child's only thread starts with a free lock
-    _LOCK = threading.RLock()
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(
-        before=_before_fork,
-        after_in_parent=_after_fork_in_parent,
-        after_in_child=_after_fork_in_child,
-    )
-
 #: The class of each warning a merge issues, by the code its (cached) outcome stores.
 _WARNINGS: dict[str, type[AttnWarning]] = {
     Code.SHADOWED: ConflictWarning,
@@ -224,8 +194,8 @@ class RegistryState:
 
     @property
     def _lock(self) -> threading.RLock:
-        """The lock that every registry's writers hold (`_LOCK`)."""
-        return _LOCK
+        """The lock that every registry's writers hold (`_fork.LOCK`)."""
+        return _fork.LOCK
 
     # -- discovery ------------------------------------------------------------
 
@@ -234,7 +204,7 @@ class RegistryState:
         result = self._layers.result
         if result is not None:
             return result
-        with _LOCK:
+        with _fork.LOCK:
             self.ready()
             layers = self._layers
             if layers.result is not None:
@@ -255,7 +225,7 @@ class RegistryState:
         """
         layers = self._layers
         if not layers.discovered_yet:
-            with _LOCK:
+            with _fork.LOCK:
                 if not self._layers.discovered_yet:
                     self._discover()
                 layers = self._layers
@@ -263,7 +233,7 @@ class RegistryState:
 
     def refresh(self) -> DiscoveryResult:
         """Run discovery again; runtime registrations are kept on top."""
-        with _LOCK:
+        with _fork.LOCK:
             # A pip install in this process leaves finders with stale listings
             # (and under the lock: Python 3.10's path finder deletes entries of
             # sys.path_importer_cache unlocked, so two at once raised KeyError).
@@ -295,7 +265,7 @@ class RegistryState:
         host, groups = self.config.host, (self.config.group, *self._sibling_groups())
 
         def scan() -> tuple[RecordData, ...]:
-            # Imported by the cold path only (and under _LOCK, so a fork waits for it).
+            # Imported by the cold path only (and under _fork.LOCK, so a fork waits for it).
             from .discovery import scan_host  # noqa: PLC0415
             from .report import plain  # noqa: PLC0415
 
@@ -325,7 +295,7 @@ class RegistryState:
         is the one the host's registries share, unless *fresh* asks for a new one.
         """
         controls = self.controls() if controls is None else controls
-        with _LOCK:
+        with _fork.LOCK:
             scan = None if controls.disable_plugins else self._scan(fresh=fresh)
             return self._pipeline(controls, scan)
 
@@ -401,7 +371,7 @@ class RegistryState:
 
     def register(self, entry: Entry) -> None:
         """Put a runtime registration on top of whatever the table had."""
-        with _LOCK:
+        with _fork.LOCK:
             self.ready()
             layers = self._layers
             self._layers = layers._replace(
@@ -412,7 +382,7 @@ class RegistryState:
 
     def clear(self, name: str) -> bool:
         """Drop *name*'s entry from both layers until the next refresh."""
-        with _LOCK:
+        with _fork.LOCK:
             self.ready()
             layers = self._layers
             runtime = dict(layers.runtime)
@@ -444,13 +414,13 @@ class RegistryState:
 
     def invalidate(self) -> None:
         """Forget the discovery result: the next access scans and discovers again (runtime kept)."""
-        with _LOCK:
+        with _fork.LOCK:
             forget(self.config.host)
             self._layers = self._layers._replace(result=None, warm=None)
 
     def restore(self, snapshot: Snapshot) -> None:
         """Put back the state *snapshot* recorded: discovery result, layers and clears."""
-        with _LOCK:
+        with _fork.LOCK:
             self._layers = _Layers(
                 snapshot.result,
                 dict(snapshot.discovered),
@@ -461,7 +431,7 @@ class RegistryState:
 
     def reset(self) -> None:
         """Forget discovery, the host's shared scan and every runtime registration (for tests)."""
-        with _LOCK:
+        with _fork.LOCK:
             forget()
             self._layers = _EMPTY
 
@@ -478,7 +448,8 @@ def fingerprint(group: str, rows: Iterable[Sequence[str | None]]) -> str:
     registry's order (built-ins, then added names, sorted); two processes get
     equal digests exactly when their rows are equal.
     """
-    import hashlib  # noqa: PLC0415 - only fingerprints need it (OpenSSL's, at every start)
+    with _fork.importing():
+        import hashlib  # noqa: PLC0415 - only fingerprints need it (OpenSSL's, at every start)
 
     lines = [f"attn-fingerprint-1\0{group}", *("\0".join(f or "" for f in row) for row in rows)]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()

@@ -27,6 +27,8 @@ import sys
 from dataclasses import asdict, astuple, dataclass, fields
 from typing import TYPE_CHECKING, TypeVar
 
+from attn import _fork
+
 from ._mismatch import BackendResolution, control_values, mismatch
 from .enum import BackendEnumMeta, declared_registries, resolution, state_of
 from .paths import parse_path
@@ -237,7 +239,8 @@ def _selections(obj: Mapping[str, object], where: str) -> tuple[Recorded, ...]:
     if not obj.get("selections"):  # absent, or none: selection need not be imported
         _sequence(obj.get("selections", []), f"{where}.selections")
         return ()
-    from .selection import Recorded  # noqa: PLC0415 - a lookup needs no selection
+    with _fork.importing():
+        from .selection import Recorded  # noqa: PLC0415 - a lookup needs no selection
 
     rows = []
     for i, raw in enumerate(_sequence(obj["selections"], f"{where}.selections")):
@@ -318,7 +321,8 @@ def _recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
     """The selections made with *registry*'s table; none if no selection was ever made here."""
     if f"{__package__}.selection" not in sys.modules:
         return ()  # and a worker's start imports no selection module
-    from .selection import recorded  # noqa: PLC0415
+    with _fork.importing():
+        from .selection import recorded  # noqa: PLC0415
 
     return recorded(registry)
 
@@ -408,7 +412,8 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
     for captured in state.registries if check else ():
         registry, _ = _find(captured)
         if registry is not None and captured.selections:  # no registry: a mismatch already
-            from .selection import reselect  # noqa: PLC0415 - a lookup needs no selection
+            with _fork.importing():
+                from .selection import reselect  # noqa: PLC0415 - a lookup needs no selection
 
             shown = [reselect(registry, driver) for driver in captured.selections]
             chose += [(captured.registry, lines) for lines in shown if lines]
