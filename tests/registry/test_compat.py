@@ -354,6 +354,13 @@ SHAPES = (
 )
 
 
+def test_most_shapes_take_the_short_way():
+    """The comparison below covers the short way: most of its entries are name and clauses."""
+    short = [line for line in SHAPES if compat._CLAUSES_ONLY.fullmatch(line)]
+    assert len(short) >= 20, short
+    assert "attn>=0.1; python_version > '3'" not in short
+
+
 @pytest.mark.parametrize("line", SHAPES)
 @pytest.mark.parametrize("installed", ["0.1.0", "0.2rc1", "1.0", None, "not-a-version"])
 def test_a_plain_entry_gets_the_verdict_requirement_gives(line, installed):
