@@ -35,6 +35,7 @@ import pytest
 from attn.registry.backend import Backend, import_names
 from attn.registry.discovery import TESTING_SITES_VARIABLE
 from attn.registry.enum import BackendEnumMeta, declared_registries, state_of
+from attn.registry.loading import attribute
 from attn.registry.paths import parse_path
 
 if TYPE_CHECKING:
@@ -225,9 +226,7 @@ def _import_class(target: type | str) -> type:
     if isinstance(target, type):
         return target
     path = parse_path(target)
-    obj: object = importlib.import_module(path.module)
-    for part in path.qualname.split("."):
-        obj = getattr(obj, part)
+    obj = attribute(path)
     if not isinstance(obj, type):
         pytest.fail(f"backend_class {target!r} names {obj!r}, which is not a class", pytrace=False)
     return obj

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import get_args
-
 import pytest
 
-from attn.registry.errors import Code
+from attn.registry.errors import ENVIRONMENT_CODES, FINDING_CODES, NOTE_CODES, Code
 from attn.registry.paths import ClassPath
 from attn.registry.report import (
     Conflict,
     DiscoveryResult,
     Finding,
-    FindingKind,
     PluginRecord,
 )
 
@@ -61,12 +58,16 @@ def test_a_kind_that_is_no_code_is_refused():
         Finding("load-fail", "FLASH_ATTN", "m", "f")
 
 
-def test_every_finding_kind_is_a_code():
-    """The plain strings a finding may be given are values of the one Code enum."""
-    assert {Code(kind).value for kind in get_args(FindingKind)} == set(get_args(FindingKind))
+def test_the_finding_codes_are_the_first_section_of_code():
+    """The codes doctor can report: the 14 kinds of problem and note, the notes among them."""
+    assert [c.value for c in FINDING_CODES][:2] == ["invalid", "incompatible"]
+    assert FINDING_CODES[-1] is Code.REGISTERED_BY_PLUGIN
+    assert len(FINDING_CODES) == 14
+    assert set(FINDING_CODES) >= NOTE_CODES
+    assert set(FINDING_CODES) >= ENVIRONMENT_CODES
 
 
-@pytest.mark.parametrize("kind", get_args(FindingKind))
+@pytest.mark.parametrize("kind", [c.value for c in FINDING_CODES])
 def test_only_the_notes_let_doctor_pass(kind):
     """doctor fails on every kind of finding except the three notes."""
     finding = Finding(kind, "subject", "message", "fix")

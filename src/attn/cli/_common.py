@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import re
 import sys
@@ -12,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 from attn import _version
 from attn.registry.enum import BackendEnumMeta
 from attn.registry.errors import InvalidPathError, describe, passes_through, shown
+from attn.registry.loading import attribute
 from attn.registry.loading import plugin_output_to as plugin_output_to  # noqa: PLC0414 - doctor, show
 from attn.registry.paths import parse_path
 
@@ -152,9 +152,7 @@ def _imported(value: str, prog: str) -> BackendEnumMeta:
         raise UsageError(msg, prog) from None
     try:
         with plugin_output_to(sys.stderr):  # what it prints stays out of --json
-            obj: object = importlib.import_module(path.module)
-        for part in path.qualname.split("."):
-            obj = getattr(obj, part)
+            obj = attribute(path)
     except BaseException as exc:
         if passes_through(exc):
             raise

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, TypeAlias
 
-from attn.registry.errors import Code, StateMismatchError
+from attn.registry.errors import ENVIRONMENT_CODES, Code, StateMismatchError
 from attn.registry.listing import diagnose
 from attn.registry.workers import apply_state
 
@@ -35,19 +35,6 @@ if TYPE_CHECKING:
 
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import DiscoveryResult, Finding
-
-#: Where a finding is shown: these are about the environment as a whole, every
-#: other one about one registry's group (whether it is a problem or a note is
-#: `attn.registry.errors.NOTE_CODES`'s to say).
-_ENVIRONMENT_WIDE = frozenset(
-    {
-        Code.EMPTY_METADATA,
-        Code.UNREADABLE_METADATA,
-        Code.DUPLICATE_METADATA,
-        Code.NON_PLUGIN_COPY,
-        Code.UNMATCHED_SELECTION,
-    }
-)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -82,7 +69,7 @@ def _collect(checked: Sequence[_Checked]) -> list[tuple[Finding, str | None]]:
     collected: dict[tuple[str, str, str | None], tuple[Finding, str | None]] = {}
     for registry, result in checked:
         for finding in result.findings:
-            scope = None if finding.kind in _ENVIRONMENT_WIDE else registry.group
+            scope = None if finding.kind in ENVIRONMENT_CODES else registry.group
             collected.setdefault((finding.kind, finding.message, scope), (finding, scope))
     return sorted(collected.values(), key=lambda item: not item[0].is_problem)
 

@@ -29,7 +29,7 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
     name, count, variable = conflict.name, len(conflict.claimants), controls.prefer_variable
     if conflict.within_one_distribution:
         return Finding(
-            "shadowed",
+            Code.SHADOWED,
             name,
             f"{winner.origin_label} declares {name!r} {count} times in {group!r}; the first "
             f"declaration ({winner.value!r}) is used",
@@ -41,14 +41,14 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
     provided += f"({', '.join(c.origin_label for c in conflict.claimants)}); {winner.origin_label}"
     if conflict.preferred(controls):
         return Finding(
-            "preferred",
+            Code.PREFERRED,
             name,
             f"{provided} wins, as {variable} asks",
             f"nothing to do; change {variable} to choose another",
         )
     others = ",".join(c.distribution for c in conflict.claimants[1:])
     return Finding(
-        "shadowed",
+        Code.SHADOWED,
         name,
         f"{provided} wins ({winner.won_because})",
         f"choose the winner with {variable} (nothing else changes): "
@@ -85,14 +85,14 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
                 f"{r.name}: {problem} (at {r.location}); any backend it declares is not in effect"
             )
             fix = unusable_fix(r.location, r.name, problem)
-            findings.append(Finding("unreadable-metadata", r.name, message, fix))
+            findings.append(Finding(Code.UNREADABLE_METADATA, r.name, message, fix))
             continue
         fix = (
             f"make {r.location} readable, or take it off sys.path"
             if problem.code is Code.PATH_UNREADABLE
             else "fix, update or uninstall the package that adds that finder to sys.meta_path"
         )
-        findings.append(Finding("unreadable-metadata", r.location, str(problem), fix))
+        findings.append(Finding(Code.UNREADABLE_METADATA, r.location, str(problem), fix))
     return findings
 
 
@@ -115,7 +115,7 @@ def plugin_findings(
     for p in plugins:
         if p.status == "invalid" and p.location in unusable:
             yield Finding(
-                "unreadable-metadata",
+                Code.UNREADABLE_METADATA,
                 p.name,
                 f"{p.origin_label} declares {p.name!r}, but {p.reason}",
                 unusable_fix(p.location, p.distribution, unusable[p.location]),
@@ -129,7 +129,7 @@ def plugin_findings(
                 f'([project.entry-points.{group!r}]) to NAME = "module:Class"'
             )
             yield Finding(
-                "invalid",
+                Code.INVALID,
                 p.name,
                 f"{p.origin_label}: {p.reason}",
                 f"{fix}, or report it to its authors",
@@ -144,7 +144,7 @@ def plugin_findings(
                     f"(pip install --upgrade {p.distribution}), or {fix}"
                 )
             message = f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}"
-            yield Finding("incompatible", p.name, message, fix)
+            yield Finding(Code.INCOMPATIBLE, p.name, message, fix)
 
 
 def name_findings(
@@ -156,7 +156,7 @@ def name_findings(
     """Plugins that declare no requirement on the host, and names only like a built-in's."""
     for p in undeclared:
         yield Finding(
-            "undeclared-requirement",
+            Code.UNDECLARED_REQUIREMENT,
             p.distribution,
             f"{p.origin_label} declares no requirement on {host}, so its compatibility "
             "cannot be checked",
@@ -173,7 +173,7 @@ def name_findings(
                 "(names are compared as written)"
             )
             yield Finding(
-                "case-collision",
+                Code.CASE_COLLISION,
                 p.name,
                 f"{p.origin_label} adds {p.name!r}, which differs from the built-in "
                 f"{other!r} {how}",
@@ -185,7 +185,7 @@ def typo_findings(typos: Iterable[tuple[str, str]], group: str) -> Iterator[Find
     """One finding per distinct (distribution, group that looks like a typo of *group*)."""
     for name, typo in dict.fromkeys(typos):
         yield Finding(
-            "typo-group",
+            Code.TYPO_GROUP,
             name,
             f"{name} declares entry points in group {typo!r}, which looks like a typo of "
             f"{group!r}; attn does not read it",
@@ -211,7 +211,7 @@ def unmatched_findings(
     for variable, written in named:
         if canonical_name(written) not in keys:
             yield Finding(
-                "unmatched-selection",
+                Code.UNMATCHED_SELECTION,
                 written,
                 f"{variable} names {written!r}, which is not an installed {host} plugin "
                 "distribution",

@@ -180,7 +180,7 @@ def _losing_copies(
         if problem is not None:
             used = "attn does not use it" if winner is None else f"attn uses {winner.location}"
             yield Finding(
-                "empty-metadata",
+                Code.EMPTY_METADATA,
                 (winner or other).name,
                 f"{(winner or other).name}: the metadata copy at {other.location} cannot be "
                 f"used ({problem}); {used}",
@@ -197,7 +197,7 @@ def _losing_copies(
             continue
         seen_real.add(real)
         yield Finding(
-            "duplicate-metadata",
+            Code.DUPLICATE_METADATA,
             winner.name,
             f"{winner.name} is installed twice: {winner.version} at {winner.location} (used) "
             f"and {other.version} at {other.location} (ignored)",

@@ -13,6 +13,8 @@ import enum
 from typing import final
 
 __all__ = [
+    "ENVIRONMENT_CODES",
+    "FINDING_CODES",
     "NOTE_CODES",
     "AttnConfigError",
     "AttnError",
@@ -129,9 +131,22 @@ class Code(str, enum.Enum):
         return str(self.value)
 
 
+#: The codes a finding (``attn doctor``) can have: the first section above.
+FINDING_CODES = tuple(Code)[: tuple(Code).index(Code.REGISTERED_BY_PLUGIN) + 1]
 #: The findings that are notes: worth knowing, never a problem. Every other
 #: finding is one: ``attn doctor`` exits 1 for it and strict mode raises.
 NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})
+#: The findings about the environment as a whole; every other one is about
+#: one registry's group.
+ENVIRONMENT_CODES = frozenset(
+    {
+        Code.EMPTY_METADATA,
+        Code.UNREADABLE_METADATA,
+        Code.DUPLICATE_METADATA,
+        Code.NON_PLUGIN_COPY,
+        Code.UNMATCHED_SELECTION,
+    }
+)
 
 
 class AttnError(Exception):

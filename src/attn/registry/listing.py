@@ -217,7 +217,7 @@ def _load_findings(
         _, exc = try_load(registry, name, None, output=output)
         if exc is not None:
             yield Finding(
-                "load-failure",
+                Code.LOAD_FAILURE,
                 name,
                 f"the built-in {config.noun} {name!r} ({default.dotted}) cannot be loaded: "
                 f"{one_line(exc.detail)}",
@@ -231,7 +231,7 @@ def _load_findings(
             continue
         what = f"cannot be loaded: {one_line(exc.detail)}" if exc else f"loads, but {problem}"
         yield Finding(
-            "load-failure",
+            Code.LOAD_FAILURE,
             plugin.name,
             f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}",
             f"fix or uninstall {plugin.distribution}, or block it with "
@@ -253,7 +253,7 @@ def _registration_findings(registry: BackendEnumMeta, result: DiscoveryResult) -
         if distribution is None or (name, distribution) in declared:
             continue
         yield Finding(
-            "registered-by-plugin",
+            Code.REGISTERED_BY_PLUGIN,
             name,
             f"plugin code of {entry.plugin_label} registered {name!r} = {entry.path.colon!r} at "
             f"import, but {distribution} does not declare {name!r}: it replaces the {noun} "

@@ -100,7 +100,11 @@ def _default(registry: Registry, name: str) -> ClassPath:
     raise UnknownBackendError(msg, name=name, registry=config.registry)
 
 
-def _attribute(path: ClassPath) -> object:
+def attribute(path: ClassPath) -> object:
+    """The object *path* names: its module imported (once), then each attribute of its qualname.
+
+    Lookups, listing, doctor, ``--registry`` and the testing kit all import through here.
+    """
     # A module already imported is taken from sys.modules, as the import
     # statement takes it: on Python 3.10 import_module() takes the module's
     # import lock on every call, and a child forked while another thread held
@@ -118,7 +122,7 @@ def interface_of(registry: Registry) -> type:
     """The class every backend of *registry* derives from (imported once if given by path)."""
     interface = registry._attn_interface
     if isinstance(interface, str):
-        registry._attn_interface = interface = cast("type", _attribute(parse_path(interface)))
+        registry._attn_interface = interface = cast("type", attribute(parse_path(interface)))
     return interface
 
 
@@ -171,7 +175,7 @@ def _import(path: ClassPath, ctx: LoadContext) -> object:
     stack: list[LoadContext] = _LOADING.__dict__.setdefault("stack", [])
     stack.append(ctx)
     try:
-        return _attribute(path)
+        return attribute(path)
     finally:
         stack.pop()
 

@@ -23,23 +23,6 @@ if TYPE_CHECKING:
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
 PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]
-FindingKind: TypeAlias = Literal[
-    "invalid",
-    "incompatible",
-    "shadowed",
-    "preferred",
-    "undeclared-requirement",
-    "typo-group",
-    "empty-metadata",
-    "unreadable-metadata",
-    "duplicate-metadata",
-    "unmatched-selection",
-    "case-collision",
-    "non-plugin-copy",
-    "load-failure",
-    "registered-by-plugin",
-]
-"""The value of each `Code` a finding can have, as a plain string."""
 
 _R = TypeVar("_R", bound="DataclassInstance")
 
@@ -99,10 +82,11 @@ class PluginRecord:
 class Finding:
     """Something about the environment that a user should know, with its fix.
 
-    *kind* may be given as its plain string; the record holds its `Code`.
+    *kind* may be given as its plain string (read from the cache); the record
+    holds its `Code`.
     """
 
-    kind: Code | FindingKind
+    kind: Code
     subject: str
     """The backend or distribution the finding is about."""
     message: str

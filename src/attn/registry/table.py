@@ -92,8 +92,14 @@ class Entry(NamedTuple):
 
     @classmethod
     def from_plugin(cls, plugin: PluginRecord) -> Entry:
-        """The table entry for an entry point that discovery merged."""
-        assert plugin.path is not None  # noqa: S101 - discovery merges only valid ones
+        """The table entry for an entry point that discovery merged.
+
+        Raises:
+            ValueError: *plugin* is one discovery rejected for its value (it has no path).
+        """
+        if plugin.path is None:
+            msg = f"{plugin.name!r} = {plugin.value!r} of {plugin.origin_label} has no class path"
+            raise ValueError(msg)
         return cls(
             plugin.name,
             plugin.path,
