@@ -80,6 +80,8 @@ class Expect:
     """Plugin code ends the process: run the real command in a subprocess."""
     load_exit: int = 0
     """``attn list --load``'s exit code."""
+    commands: tuple[tuple[tuple[str, ...], int, tuple[str, ...]], ...] = ()
+    """More commands the case runs: (arguments, exit code, strings the output holds)."""
 
 
 @dataclass
@@ -200,6 +202,19 @@ def warm_up(mode: str) -> None:
         cli("list", "--json")
 
 
+def run_commands(expect: Expect, run_cmd: Callable[..., Run]) -> None:
+    """``attn show`` and the case's own commands: each exits as expected and says what it must."""
+    shown = () if expect.show is None else ((("show", expect.show[0]), expect.show[1], ()),)
+    for args, code, texts in (*shown, *expect.commands):
+        done = run_cmd(*args)
+        no_traceback(done, f"attn {' '.join(args)}")
+        assert done.code == code, done.text
+        if "--json" in args and code != 2:
+            json.loads(done.out)  # what plugin code prints stays out of it
+        for text in texts:
+            assert text in flat(done.text), f"attn {' '.join(args)} does not say {text!r}"
+
+
 def check_case(expect: Expect, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run every command the catalogue requires and compare with *expect*."""
     run_cmd: Callable[..., Run] = cli_process if expect.subprocess else cli
@@ -227,12 +242,6 @@ def check_case(expect: Expect, mode: str, monkeypatch: pytest.MonkeyPatch) -> No
         assert loaded_json.code == 0, loaded_json.text
         validate(loaded_json.out)
 
-    if expect.show is not None:
-        name, code = expect.show
-        shown = run_cmd("show", name)
-        no_traceback(shown, "attn show")
-        assert shown.code == code, shown.text
-
     doctor = run_cmd("doctor")
     no_traceback(doctor, "attn doctor")
     assert doctor.code == expect.doctor, doctor.text
@@ -244,6 +253,8 @@ def check_case(expect: Expect, mode: str, monkeypatch: pytest.MonkeyPatch) -> No
         assert text in flat(report), f"doctor does not name {text!r}:\n{report}"
     if doctor_load and not expect.subprocess:
         assert "fix: " in doctored.out
+
+    run_commands(expect, run_cmd)
 
     monkeypatch.setenv("ATTN_STRICT", "1")
     strict = run_cmd("list")

@@ -770,6 +770,153 @@ def hatchling_editable(env):
     return Expect(doctor=0, show=("FLASH_ATTN", 0))
 
 
+# -- a backend's validate_configuration (attn select) -----------------------------------
+
+#: Select the plugin's FLASH_ATTN alone, with one setting, as JSON.
+SELECT = ("select", "attn.backends", "--backend", "FLASH_ATTN", "--set", "head_size=7", "--json")
+
+
+def validating(env: Env, body: str) -> None:
+    """A plugin whose FLASH_ATTN class checks its settings with *body*."""
+    lines = "".join(f"        {line}\n" for line in body.splitlines())
+    source = (
+        "import sys\nfrom attn import AttentionBackend\n\n\nclass Backend(AttentionBackend):\n"
+        f"    @classmethod\n    def validate_configuration(cls, **settings):\n{lines}"
+    )
+    plugin(env, {"FLASH_ATTN": "hostile_mod:Backend"}, source=source)
+
+
+MUTE = "class Mute(Exception):\n    def __str__(self):\n        raise SystemExit\nraise Mute"
+#: Each case: its check's body, ``attn select``'s exit code and what it says ("|" between).
+VALIDATIONS = {
+    "raises": ("raise RuntimeError('no kernel')", 1, "its check raised RuntimeError: no kernel"),
+    "exits": ("sys.exit(3)", 1, "validation-failed|tried to exit the process (exit code 3)"),
+    "raises_its_own_base_exception": (
+        "class Abort(BaseException):\n    pass\nraise Abort('stop')",
+        1,
+        "validation-failed|Abort: stop",
+    ),
+    "error_whose_str_raises": (MUTE, 1, "validation-failed|its message cannot be shown"),
+    "sleeps": ("import time\ntime.sleep(0.2)\nreturn []", 0, '"verdict": "chosen"|hostile_mod'),
+    "returns_no_list": ("return 'odd'", 1, "validate_configuration returned str, not a list"),
+    "returns_no_strings": ("return [7, None]", 1, "validate_configuration returned list, not a"),
+    "prints": (
+        "print('checking')\nsys.stdout.write('{')\nreturn ['head_size 7 is odd']",
+        1,
+        "invalid-configuration|head_size 7 is odd",
+    ),
+}
+
+
+def _validation_case(name: str, body: str, code: int, said: str) -> None:
+    def build(env: Env) -> Expect:
+        validating(env, body)
+        verdict = '"verdict": "rejected"|' if code else ""
+        return Expect(doctor=0, commands=((SELECT, code, tuple((verdict + said).split("|"))),))
+
+    build.__name__ = f"validation_{name}"
+    case("validate_configuration")(build)
+
+
+for _name, _check in VALIDATIONS.items():
+    _validation_case(_name, *_check)
+
+
+# -- --registry MODULE:CLASS naming another host's registry --------------------------------
+
+HOST_REGISTRY = """\
+from attn.registry import Backend, BackendEnum
+
+
+class Sampler(Backend):
+    pass
+
+
+class Greedy(Sampler):
+    pass
+
+
+class Registry(BackendEnum, group="hostile.samplers", host="hostile-host", noun="sampler",
+               interface=Sampler):
+    GREEDY = "hostile_host:Greedy"
+"""
+
+
+def host_module(env: Env, source: str) -> tuple[tuple[str, ...], ...]:
+    """A host module ``hostile_host`` of *source*; every command naming its ``Registry``."""
+    env.site.module("hostile_host", source)
+    option = ("--registry", "hostile_host:Registry")
+    return (
+        ("list", *option),
+        ("list", "--json", *option),
+        ("show", "GREEDY", *option),
+        ("doctor", *option),
+        ("select", *option),
+        ("state", "save", "-", *option),
+    )
+
+
+def refused(commands: tuple[tuple[str, ...], ...], reason: str) -> Expect:
+    error = f"Error: cannot import registry 'hostile_host:Registry': {reason}"
+    return Expect(doctor=0, commands=tuple((args, 2, (error,)) for args in commands))
+
+
+@case("--registry")
+def registry_module_raises(env):
+    return refused(
+        host_module(env, "raise RuntimeError('needs a GPU')"), "RuntimeError: needs a GPU"
+    )
+
+
+@case("--registry")
+def registry_module_exits(env):
+    commands = host_module(env, "import sys\nsys.exit(5)")
+    return refused(commands, "SystemExit: plugin code tried to exit the process (exit code 5)")
+
+
+@case("--registry")
+def registry_module_error_whose_str_raises(env):
+    return refused(host_module(env, MUTE), "Mute (its message cannot be shown")
+
+
+@case("--registry")
+def registry_module_lacks_the_class(env):
+    commands = host_module(env, "Sampler = None\n")
+    return refused(commands, "AttributeError: module 'hostile_host' has no attribute 'Registry'")
+
+
+@case("--registry")
+def registry_is_not_a_registry(env):
+    commands = host_module(env, "Registry = 3\n")
+    error = (
+        "Error: invalid registry 'hostile_host:Registry': it is 3, not a BackendEnum with a group"
+    )
+    return Expect(doctor=0, commands=tuple((args, 2, (error,)) for args in commands))
+
+
+@case("--registry")
+def registry_module_sleeps_and_prints_and_its_plugin_breaks(env):
+    source = "import time\ntime.sleep(0.1)\nprint('{loading the host')\n" + HOST_REGISTRY
+    option = ("--registry", "hostile_host:Registry")
+    env.site.module("hostile_host", source)
+    env.site.module("hostile_sampler", "raise RuntimeError('no GPU here')\n")
+    eps = {"hostile.samplers": {"GREEDY": "hostile_sampler:Fast"}}
+    env.site.dist("hostile-host", requires=())
+    env.site.dist("hostile-sampler", entry_points=eps, requires=("hostile-host>=1.0",))
+    culprit = "hostile-sampler 1.0 provides 'GREEDY'"
+    return Expect(
+        doctor=0,
+        commands=(
+            (("list", *option), 0, ("GREEDY", "hostile-sampler")),
+            (("list", "--json", *option), 0, ("loading the host",)),
+            (("list", "--load", "--json", *option), 0, ()),
+            (("doctor", *option), 0, ()),
+            (("doctor", "--load", *option), 1, (culprit, "RuntimeError: no GPU here")),
+            (("select", "--json", *option), 0, ("load-failure", "no GPU here", '"fallback": true')),
+        ),
+    )
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", list(CASES))
 def test_case(name, mode, sites, tmp_path, monkeypatch):
