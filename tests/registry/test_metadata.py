@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 import sys
 
 import pytest
@@ -43,6 +44,16 @@ def records_of(key: str, path: list[str] | None = None) -> list[DistributionReco
 def test_canonical_name(name, expected):
     """Distribution names are normalized as pip does (PEP 503)."""
     assert canonical_name(name) == expected
+
+
+def test_canonical_name_agrees_with_packaging():
+    """Every name made of letters, digits, separators and non-ASCII letters: packaging's key."""
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - the reference
+
+    alphabet = "aZ9-_.İßΣ"
+    names = ["".join(p) for n in range(1, 5) for p in itertools.product(alphabet, repeat=n)]
+    assert len(names) > 7000
+    assert [canonical_name(n) for n in names] == [canonicalize_name(n) for n in names]
 
 
 def test_scan_walks_sys_path_in_order(sites):

@@ -33,8 +33,13 @@ _FALSE = frozenset({"0", "false", "no", "off", ""})
 
 
 def canonical_name(name: str) -> str:
-    """Normalize a distribution name as pip does (PEP 503)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    """Normalize a distribution name as pip does (PEP 503).
+
+    Once per installed distribution in a scan: most names have no run of
+    separators, and for them no regular expression is needed.
+    """
+    key = name.lower().replace("_", "-").replace(".", "-")
+    return re.sub("-+", "-", key) if "--" in key else key
 
 
 def covered(version: tuple[int, int]) -> bool:
