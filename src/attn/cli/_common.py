@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from _typeshed import SupportsWrite
 
-    from attn.registry.report import BackendRow, RegistryReport
+    from attn.registry.listing import BackendRow, RegistryReport
 
 #: The width the human output is laid out for.
 WIDTH = 100

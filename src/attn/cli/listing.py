@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from attn.registry.controls import Controls
-    from attn.registry.report import RegistryReport
+    from attn.registry.listing import RegistryReport
 
 _HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
 _FROM = _HEADERS.index("FROM")

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from typing import IO
 
     from attn.registry.controls import Controls
-    from attn.registry.report import BackendRow, PluginRecord, RegistryReport
+    from attn.registry.listing import BackendRow, RegistryReport
+    from attn.registry.report import PluginRecord
 
 _VALUE_COLUMN = 17
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, replace
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Literal, TypeAlias
 
 from .backend import same_modules
 from .enum import valid_names
 from .errors import AttnError, BackendLoadError, Code, describe, passes_through
 from .loading import resolve, try_load
-from .report import BackendRow, BackendStatus, Finding, RegistryReport
+from .report import Finding, PluginRecord, replace_fields
 from .table import Entry
 
 if TYPE_CHECKING:
@@ -18,11 +18,96 @@ if TYPE_CHECKING:
 
     from .enum import BackendEnumMeta
     from .paths import ClassPath
-    from .report import DiscoveryResult
+    from .report import DiscoveryResult, Origin
 
-__all__ = ["availability_problem", "build_report", "diagnose", "one_line"]
+__all__ = [
+    "BackendRow",
+    "RegistryReport",
+    "availability_problem",
+    "build_report",
+    "diagnose",
+    "one_line",
+]
 
 _Outcome = tuple[type | None, BackendLoadError | None]
+BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
+
+
+@dataclass(frozen=True, slots=True)
+class BackendRow:
+    """One backend in effect in a registry."""
+
+    name: str
+    path: str | None
+    default_path: str | None
+    origin: Origin
+    overridden: bool
+    distribution: str | None
+    distribution_version: str | None
+    status: BackendStatus
+    reason: str | None
+    available: bool | None
+    requires: tuple[str, ...]
+    registered_by: str | None = None
+    """For a runtime registration, the module that made it."""
+    missing: tuple[str, ...] = ()
+    """The entries of `requires` that are not installed."""
+
+    replace = replace_fields
+
+    def to_json(self) -> dict[str, object]:
+        """The row of ``backends`` in ``attn list --json``."""
+        return {
+            "name": self.name,
+            "path": self.path,
+            "default_path": self.default_path,
+            "origin": self.origin,
+            "overridden": self.overridden,
+            "distribution": self.distribution,
+            "distribution_version": self.distribution_version,
+            "status": self.status,
+            "reason": self.reason,
+            "available": self.available,
+            "requires": list(self.requires),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryReport:
+    """Everything known about one registry: backends in effect, plugins, findings."""
+
+    registry: str
+    group: str
+    backends: tuple[BackendRow, ...]
+    plugins: tuple[PluginRecord, ...]
+    findings: tuple[Finding, ...]
+    plugins_disabled: bool
+    """Discovery was turned off (``<PREFIX>_DISABLE_PLUGINS``)."""
+    disable_variable: str
+    host: str | None = None
+    """The host distribution's name (``attn``), which provides the built-ins."""
+    host_version: str | None = None
+    """The installed host distribution's version, if its metadata was found."""
+    misgrouped: tuple[tuple[str, str, str], ...] = ()
+    """``(name, distribution label, group)`` declared in a group that looks like a typo."""
+    unreadable: tuple[Finding, ...] = ()
+    """Metadata that could not be read at all (also among `findings`)."""
+
+    replace = replace_fields
+
+    def to_json(self) -> dict[str, object]:
+        """The registry object of ``attn list --json``."""
+        return {
+            "registry": self.registry,
+            "group": self.group,
+            "plugins_disabled": self.plugins_disabled,
+            "backends": [row.to_json() for row in self.backends],
+            "plugins": [row.to_json() for row in self.plugins],
+            # Not in the contract's schema; consumers ignore fields they do not know.
+            "unreadable": [
+                {"subject": f.subject, "reason": f.message, "fix": f.fix} for f in self.unreadable
+            ],
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,11 @@
 """The records that discovery produces and listing, JSON and doctor render.
 
 They are frozen dataclasses holding plain values only, so one discovery can be
-rendered as a table, as JSON (`RegistryReport.to_json()`) or as doctor
-findings without anything being recomputed, and stored in the discovery cache
-as the plain tuples `plain` makes (`result_from` rebuilds them).
+rendered as a table, as JSON or as doctor findings without anything being
+recomputed, and stored in the discovery cache as the plain tuples `plain`
+makes (`result_from` rebuilds them). The listing's own records
+(`attn.registry.listing.RegistryReport`, `BackendRow`) live with it: a cold
+lookup does not create them.
 """
 
 from __future__ import annotations
@@ -21,13 +23,12 @@ if TYPE_CHECKING:
     from .controls import Controls
 
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
-BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
 PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]
 
 _R = TypeVar("_R", bound="DataclassInstance")
 
 
-def _replace(self: _R, **changes: object) -> _R:
+def replace_fields(self: _R, **changes: object) -> _R:
     """A copy with *changes* applied to the named fields."""
     return dataclasses.replace(self, **changes)
 
@@ -57,7 +58,7 @@ class PluginRecord:
     code: Code | None = None
     """What `reason` says, as a code (``None`` on a used row; not in the JSON)."""
 
-    replace = _replace
+    replace = replace_fields
 
     @property
     def origin_label(self) -> str:
@@ -112,90 +113,13 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
-class BackendRow:
-    """One backend in effect in a registry."""
-
-    name: str
-    path: str | None
-    default_path: str | None
-    origin: Origin
-    overridden: bool
-    distribution: str | None
-    distribution_version: str | None
-    status: BackendStatus
-    reason: str | None
-    available: bool | None
-    requires: tuple[str, ...]
-    registered_by: str | None = None
-    """For a runtime registration, the module that made it."""
-    missing: tuple[str, ...] = ()
-    """The entries of `requires` that are not installed."""
-
-    replace = _replace
-
-    def to_json(self) -> dict[str, object]:
-        """The row of ``backends`` in ``attn list --json``."""
-        return {
-            "name": self.name,
-            "path": self.path,
-            "default_path": self.default_path,
-            "origin": self.origin,
-            "overridden": self.overridden,
-            "distribution": self.distribution,
-            "distribution_version": self.distribution_version,
-            "status": self.status,
-            "reason": self.reason,
-            "available": self.available,
-            "requires": list(self.requires),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class RegistryReport:
-    """Everything known about one registry: backends in effect, plugins, findings."""
-
-    registry: str
-    group: str
-    backends: tuple[BackendRow, ...]
-    plugins: tuple[PluginRecord, ...]
-    findings: tuple[Finding, ...]
-    plugins_disabled: bool
-    """Discovery was turned off (``<PREFIX>_DISABLE_PLUGINS``)."""
-    disable_variable: str
-    host: str | None = None
-    """The host distribution's name (``attn``), which provides the built-ins."""
-    host_version: str | None = None
-    """The installed host distribution's version, if its metadata was found."""
-    misgrouped: tuple[tuple[str, str, str], ...] = ()
-    """``(name, distribution label, group)`` declared in a group that looks like a typo."""
-    unreadable: tuple[Finding, ...] = ()
-    """Metadata that could not be read at all (also among `findings`)."""
-
-    replace = _replace
-
-    def to_json(self) -> dict[str, object]:
-        """The registry object of ``attn list --json``."""
-        return {
-            "registry": self.registry,
-            "group": self.group,
-            "plugins_disabled": self.plugins_disabled,
-            "backends": [row.to_json() for row in self.backends],
-            "plugins": [row.to_json() for row in self.plugins],
-            # Not in the contract's schema; consumers ignore fields they do not know.
-            "unreadable": [
-                {"subject": f.subject, "reason": f.message, "fix": f.fix} for f in self.unreadable
-            ],
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class Conflict:
     """Several distributions claim one backend name; the first one is used."""
 
     name: str
     claimants: tuple[PluginRecord, ...]
 
-    replace = _replace
+    replace = replace_fields
 
     @property
     def within_one_distribution(self) -> bool:
