@@ -7,11 +7,11 @@ checks a configuration against its kernel's row of
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from attn import _fork
 
 from ._base import MLAPrefillBackend
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: typing stays off the warm path
 
 if TYPE_CHECKING:
     from typing import ClassVar
