@@ -40,7 +40,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "discovery": ("registry/test_discovery.py", "registry/test_scan.py", "faults/test_prefer.py"),
     "_findings": ("registry/test_discovery.py", "registry/test_table.py", "test_cli.py"),
     "compat": ("registry/test_compat.py", "registry/test_discovery.py"),
-    "controls": ("registry/test_controls.py", "registry/test_discovery.py", "faults/test_block.py"),
+    "controls": (
+        "registry/test_controls.py",
+        "registry/test_discovery.py",
+        "registry/test_scan.py",
+        "faults/test_block.py",
+    ),
     "table": (
         "registry/test_table.py",
         "registry/test_enum.py",

@@ -553,3 +553,26 @@ def test_lookup_is_the_same_as_indexing(site):
     assert isinstance(registry.lookup("VENDOR_FAST"), attn.PluginBackend)
     with pytest.raises(attn.AttnError, match="Unknown attention backend: 'NOPE'"):
         registry.lookup("NOPE")
+
+
+@pytest.mark.parametrize("name", [3, None, ["FAST"], ("FAST",)])
+def test_a_name_that_is_no_string_is_unknown(toy_env, name):
+    """Indexing with an int, None, a list or a tuple is the unknown-name error, not a TypeError."""
+    with pytest.raises(UnknownBackendError, match=r"Unknown toy backend: .*Valid options are: "):
+        ToyBackendEnum[name]
+
+
+def test_a_cleared_plugin_backend_is_unknown_with_how_to_get_it_back(toy_env):
+    """After clear_override() of a plugin-added name, its error says so, not why it is unused."""
+    eps = {"toy.backends": {"EXTRA": f"{__name__}:FastToy"}}
+    toy_env.dist("toy-plugin", "1.0", entry_points=eps, requires=["toy>=1.0"])
+    ToyBackendEnum["EXTRA"].clear_override()
+    with pytest.raises(UnknownBackendError) as cleared:
+        ToyBackendEnum["EXTRA"]
+    message = str(cleared.value)
+    assert "was removed with clear_override(); ToyBackendEnum.refresh() discovers it again" in (
+        message
+    )
+    assert "is provided by" not in message
+    ToyBackendEnum.refresh()
+    assert ToyBackendEnum["EXTRA"].get_class() is FastToy

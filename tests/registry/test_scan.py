@@ -578,6 +578,29 @@ def test_ctrl_c_while_reading_a_finders_distribution_stops_the_scan(site, monkey
         scan(wants_groups)
 
 
+class HostileEntryPoints(Hostile):
+    """A custom finder's distribution whose entry points cannot be read."""
+
+    def read_text(self, filename):
+        if filename == "entry_points.txt":
+            raise self.error
+        return "Name: hostile-eps\nVersion: 1.0\n" if filename == "METADATA" else None
+
+
+def test_a_finders_distribution_whose_entry_points_raise(site, monkeypatch):
+    """Reading its entry points fails: a read error at its location; Ctrl-C stops the scan."""
+    found = [HostileEntryPoints(OSError("gone"))]
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder(found.copy)])
+    records = [r for r in scan(wants_groups) if r.location == "<HostileEntryPoints>"]
+    assert records  # one per sys.path entry: the finder ignores the path it is asked about
+    assert {(r.entry_points_problem.code, r.entry_points_problem.detail) for r in records} == {
+        (Code.READ_ERROR, "OSError: gone")
+    }
+    found[0] = HostileEntryPoints(KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        scan(wants_groups)
+
+
 @pytest.mark.parametrize("using", ["fast", "reference"])
 def test_entries_that_are_not_strings_are_skipped(site, monkeypatch, using):
     """None, bytes and int entries are skipped, as the import system skips them: no TypeError."""

@@ -585,3 +585,34 @@ def test_a_forked_child_selects_while_the_parent_selects_in_threads(host):
     finally:
         stop.set()
         thread.join(timeout=30)
+
+
+def test_a_tuple_holding_a_list_is_a_setting_like_a_list():
+    """Settings are frozen all the way down: (9, [0]) is answered from the cache like [9, [0]]."""
+    first = select(PickEnum, device="cuda", shape=(9, [0]))
+    assert select(PickEnum, device="cuda", shape=[9, (0,)]) is first
+    assert CudaOnly.asked == [{"device": "cuda", "shape": (9, (0,))}]
+
+
+class RegistersWhileChecked(PickBackend):
+    """Its first check registers CUSTOM: the table changes while that selection is made."""
+
+    registered = False
+
+    @classmethod
+    def validate_configuration(cls, **_settings: object) -> list[str]:
+        if not cls.registered:
+            cls.registered = True
+            register(PickEnum.CUSTOM, f"{__name__}:Accepts")
+        return ["never valid"]
+
+
+def test_a_selection_made_while_the_table_changed_is_not_kept(host):
+    """The answer computed across a registration is returned, then chosen again next time."""
+    register(PickEnum.FIRST, f"{__name__}:RegistersWhileChecked")
+    first = select(PickEnum, device="cuda")
+    assert (first.name, first.backend_class) == ("FIRST", CudaOnly)  # the built-in default
+    second = select(PickEnum, device="cuda")
+    assert second is not first
+    assert second == first
+    assert select(PickEnum, device="cuda") is second  # the table is still: kept now

@@ -152,9 +152,11 @@ class BackendEnumMeta(enum.EnumMeta):
             return super().__getitem__(name)
         state: RegistryState = cls._attn_state
         state.ready()
+        if not isinstance(name, str):  # no member and no plugin has one (nor a TypeError)
+            raise _unknown(cls, name)
         if (member := cls._member_map_.get(name)) is not None:
             return member
-        if isinstance(name, str) and state.lookup(name) is not None:
+        if state.lookup(name) is not None:
             return _plugin_backend(cls, name)
         raise _unknown(cls, name)
 
