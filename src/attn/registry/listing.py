@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, replace
-from typing import IO, TYPE_CHECKING, Literal, TypeAlias
+from typing import IO, TYPE_CHECKING, Literal, NamedTuple, TypeAlias
 
 from .backend import same_modules
 from .enum import valid_names
@@ -110,8 +110,9 @@ class RegistryReport:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Availability:
+class _Availability(NamedTuple):
+    """Whether a backend's kernel packages are installed (an internal record)."""
+
     available: bool | None
     """``None``: cannot tell."""
     requires: tuple[str, ...] = ()
