@@ -38,7 +38,7 @@ def canonical_name(name: str) -> str:
     Once per installed distribution in a scan: most names have no run of
     separators, and for them no regular expression is needed.
     """
-    key = name.lower().replace("_", "-").replace(".", "-")
+    key = name.replace("_", "-").replace(".", "-").lower()  # then lower(), as PEP 503
     return re.sub("-+", "-", key) if "--" in key else key
 
 
