@@ -808,14 +808,19 @@ VALIDATIONS = {
 }
 
 
+def named_case(family: str, name: str, build: Case) -> None:
+    """Register *build*, made by a function from a table's row, as the case *name*."""
+    build.__name__ = name
+    case(family)(build)
+
+
 def _validation_case(name: str, body: str, code: int, said: str) -> None:
     def build(env: Env) -> Expect:
         validating(env, body)
         verdict = '"verdict": "rejected"|' if code else ""
         return Expect(doctor=0, commands=((SELECT, code, tuple((verdict + said).split("|"))),))
 
-    build.__name__ = f"validation_{name}"
-    case("validate_configuration")(build)
+    named_case("validate_configuration", f"validation_{name}", build)
 
 
 for _name, _check in VALIDATIONS.items():
@@ -842,62 +847,55 @@ class Registry(BackendEnum, group="hostile.samplers", host="hostile-host", noun=
 """
 
 
-def host_module(env: Env, source: str) -> tuple[tuple[str, ...], ...]:
-    """A host module ``hostile_host`` of *source*; every command naming its ``Registry``."""
-    env.site.module("hostile_host", source)
-    option = ("--registry", "hostile_host:Registry")
-    return (
-        ("list", *option),
-        ("list", "--json", *option),
-        ("show", "GREEDY", *option),
-        ("doctor", *option),
-        ("select", *option),
-        ("state", "save", "-", *option),
-    )
+OPTION = ("--registry", "hostile_host:Registry")
+#: Every command that takes ``--registry``, naming the case's host module.
+REGISTRY_COMMANDS = (
+    ("list", *OPTION),
+    ("list", "--json", *OPTION),
+    ("show", "GREEDY", *OPTION),
+    ("doctor", *OPTION),
+    ("select", *OPTION),
+    ("state", "save", "-", *OPTION),
+)
+IMPORT_ERROR = "cannot import registry 'hostile_host:Registry': "
+#: Each case: the host module's source, and the error every command above prints (exit 2).
+REFUSED = {
+    "module_raises": (
+        "raise RuntimeError('needs a GPU')",
+        IMPORT_ERROR + "RuntimeError: needs a GPU",
+    ),
+    "module_exits": (
+        "import sys\nsys.exit(5)",
+        IMPORT_ERROR + "SystemExit: plugin code tried to exit the process (exit code 5)",
+    ),
+    "module_error_whose_str_raises": (MUTE, IMPORT_ERROR + "Mute (its message cannot be shown"),
+    "module_lacks_the_class": (
+        "Sampler = None\n",
+        IMPORT_ERROR + "AttributeError: module 'hostile_host' has no attribute 'Registry'",
+    ),
+    "is_not_a_registry": (
+        "Registry = 3\n",
+        "invalid registry 'hostile_host:Registry': it is 3, not a BackendEnum with a group",
+    ),
+}
 
 
-def refused(commands: tuple[tuple[str, ...], ...], reason: str) -> Expect:
-    error = f"Error: cannot import registry 'hostile_host:Registry': {reason}"
-    return Expect(doctor=0, commands=tuple((args, 2, (error,)) for args in commands))
+def _refused_case(name: str, source: str, error: str) -> None:
+    def build(env: Env) -> Expect:
+        env.site.module("hostile_host", source)
+        said = (f"Error: {error}",)
+        return Expect(doctor=0, commands=tuple((args, 2, said) for args in REGISTRY_COMMANDS))
+
+    named_case("--registry", f"registry_{name}", build)
 
 
-@case("--registry")
-def registry_module_raises(env):
-    return refused(
-        host_module(env, "raise RuntimeError('needs a GPU')"), "RuntimeError: needs a GPU"
-    )
-
-
-@case("--registry")
-def registry_module_exits(env):
-    commands = host_module(env, "import sys\nsys.exit(5)")
-    return refused(commands, "SystemExit: plugin code tried to exit the process (exit code 5)")
-
-
-@case("--registry")
-def registry_module_error_whose_str_raises(env):
-    return refused(host_module(env, MUTE), "Mute (its message cannot be shown")
-
-
-@case("--registry")
-def registry_module_lacks_the_class(env):
-    commands = host_module(env, "Sampler = None\n")
-    return refused(commands, "AttributeError: module 'hostile_host' has no attribute 'Registry'")
-
-
-@case("--registry")
-def registry_is_not_a_registry(env):
-    commands = host_module(env, "Registry = 3\n")
-    error = (
-        "Error: invalid registry 'hostile_host:Registry': it is 3, not a BackendEnum with a group"
-    )
-    return Expect(doctor=0, commands=tuple((args, 2, (error,)) for args in commands))
+for _name, (_source, _error) in REFUSED.items():
+    _refused_case(_name, _source, _error)
 
 
 @case("--registry")
 def registry_module_sleeps_and_prints_and_its_plugin_breaks(env):
     source = "import time\ntime.sleep(0.1)\nprint('{loading the host')\n" + HOST_REGISTRY
-    option = ("--registry", "hostile_host:Registry")
     env.site.module("hostile_host", source)
     env.site.module("hostile_sampler", "raise RuntimeError('no GPU here')\n")
     eps = {"hostile.samplers": {"GREEDY": "hostile_sampler:Fast"}}
@@ -907,12 +905,12 @@ def registry_module_sleeps_and_prints_and_its_plugin_breaks(env):
     return Expect(
         doctor=0,
         commands=(
-            (("list", *option), 0, ("GREEDY", "hostile-sampler")),
-            (("list", "--json", *option), 0, ("loading the host",)),
-            (("list", "--load", "--json", *option), 0, ()),
-            (("doctor", *option), 0, ()),
-            (("doctor", "--load", *option), 1, (culprit, "RuntimeError: no GPU here")),
-            (("select", "--json", *option), 0, ("load-failure", "no GPU here", '"fallback": true')),
+            (("list", *OPTION), 0, ("GREEDY", "hostile-sampler")),
+            (("list", "--json", *OPTION), 0, ("loading the host",)),
+            (("list", "--load", "--json", *OPTION), 0, ()),
+            (("doctor", *OPTION), 0, ()),
+            (("doctor", "--load", *OPTION), 1, (culprit, "RuntimeError: no GPU here")),
+            (("select", "--json", *OPTION), 0, ("load-failure", "no GPU here", '"fallback": true')),
         ),
     )
 

@@ -181,7 +181,7 @@ def valid_names(cls: BackendEnumMeta) -> list[str]:
 def resolution(cls: BackendEnumMeta) -> list[Resolution]:
     """What every name of *cls* resolves to now, in `valid_names()` order (runs discovery)."""
     state, defaults = cls._attn_state, cls._attn_defaults
-    with state._lock:  # one view of the table, even while another thread registers
+    with _fork.LOCK:  # one view of the table, even while another thread registers
         table = {name: state.lookup(name) for name in state.names()}
     colon = {name: None if path is None else path.colon for name, path in defaults.items()}
     return [

@@ -131,8 +131,9 @@ class Code(str, enum.Enum):
         return str(self.value)
 
 
+_CODES = tuple(Code)
 #: The codes a finding (``attn doctor``) can have: the first section above.
-FINDING_CODES = tuple(Code)[: tuple(Code).index(Code.REGISTERED_BY_PLUGIN) + 1]
+FINDING_CODES = _CODES[: _CODES.index(Code.REGISTERED_BY_PLUGIN) + 1]
 #: The findings that are notes: worth knowing, never a problem. Every other
 #: finding is one: ``attn doctor`` exits 1 for it and strict mode raises.
 NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})

@@ -30,7 +30,6 @@ from .errors import (
 from .paths import ClassPath
 
 if TYPE_CHECKING:
-    import threading
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from ._cache import HostScan, RecordData
@@ -197,11 +196,6 @@ class RegistryState:
         self._builtin_names = tuple(builtin_names)
         self._sibling_groups = sibling_groups
         self._layers = _EMPTY
-
-    @property
-    def _lock(self) -> threading.RLock:
-        """The lock that every registry's writers hold (`_fork.LOCK`)."""
-        return _fork.LOCK
 
     # -- discovery ------------------------------------------------------------
 

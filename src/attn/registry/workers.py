@@ -294,7 +294,7 @@ def _registry_from_json(item: object, where: str) -> CapturedRegistry:
 def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
     """One registry's resolution now (runs discovery unless it has run)."""
     state = state_of(registry)
-    with state._lock:  # the table, registrations and clears of one moment
+    with _fork.LOCK:  # the table, registrations and clears of one moment
         rows = resolution(registry)
         snapshot = state.snapshot()
     config = state.config
@@ -365,7 +365,7 @@ def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
 
 def _apply(registry: BackendEnumMeta, captured: CapturedRegistry) -> None:
     state = state_of(registry)
-    with state._lock:
+    with _fork.LOCK:
         for name in captured.cleared:
             state.clear(name)
         for reg in captured.runtime:
