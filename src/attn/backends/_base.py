@@ -1,20 +1,16 @@
-"""The interfaces of attn's two registries: what a backend class is to its host.
-
-docs/plugin-authors.md ("The kernel contract") says what a host passes to a
-backend's implementation and what it gets back.
-"""
+"""The interfaces of attn's two registries, and the factory of their built-in classes."""
 
 from __future__ import annotations
 
-from typing import ClassVar, NoReturn
+from typing import ClassVar, NoReturn, TypeVar, cast
 
+from attn import _fork
 from attn.registry import Backend
 
-__all__ = ["AttentionBackend", "MLAPrefillBackend"]
+__all__ = ["AttentionBackend", "MLAPrefillBackend", "builtin"]
 
 
 def _no_implementation(cls: type, computes: str) -> NoReturn:
-    """Raise the error of a backend class that does not override ``get_impl_cls()``."""
     msg = (
         f"{cls.__module__}.{cls.__qualname__} does not provide an {computes} "
         "implementation; override get_impl_cls()"
@@ -25,17 +21,13 @@ def _no_implementation(cls: type, computes: str) -> NoReturn:
 class AttentionBackend(Backend):
     """Base class of every attention backend, built-in or plugin.
 
-    A backend class is the host's handle on one attention kernel: it says what
-    the kernel needs and supports, and hands out the class that computes
+    A backend class is the host's handle on one attention kernel: what it
+    needs and supports, and the class that computes
     ([get_impl_cls][attn.backends.AttentionBackend.get_impl_cls]). It is
     imported when a host asks for its class (`get_class()`, selection,
-    `attn list --load`), so it must import cheaply: import the kernel library inside
-    methods, never at module level, and list it in `requires` so that attn
-    reports availability without importing it.
-
-    A subclass that defines nothing more is a valid backend for attn (it
-    loads and lists), but a host can only run it once it overrides
-    `get_impl_cls()`.
+    `attn list --load`), so it must import cheaply: import the kernel library
+    inside methods and list it in `requires`. A subclass that defines nothing
+    more loads and lists; a host runs it once it overrides `get_impl_cls()`.
     """
 
     supported_head_sizes: ClassVar[tuple[int, ...]] = ()
@@ -45,22 +37,12 @@ class AttentionBackend(Backend):
     def get_impl_cls(cls) -> type:
         """The class that computes attention: a class, not an instance.
 
-        The host instantiates it with keyword-only arguments and calls
-        `forward` on each layer's query, key and value:
-
-        - `Impl(*, scale=None, causal=False)`: `scale` multiplies the scores
-          (`None`: `1/sqrt(head_size)`); with `causal`, query `i` sees keys
-          `0..i` only (the mask aligned top-left, as
-          `torch.nn.functional.scaled_dot_product_attention` aligns it).
-        - `forward(query, key, value)`: arrays of shape
-          `[..., seq, head_size]` with the same leading dimensions (batch,
-          heads), `key` and `value` of the same `seq`, all three of one dtype
-          and on one device; it returns `[..., query seq, value head_size]`
-          of that dtype, on that device.
-
+        The host calls `Impl(*, scale=None, causal=False)`, then
+        `forward(query, key, value)` on `[..., seq, head_size]` arrays of one
+        dtype and device, and gets `[..., query seq, value head_size]` back
+        (docs/plugin-authors.md, "The kernel contract").
         [TorchSDPAImpl][attn.backends.torch_sdpa.TorchSDPAImpl] is attn's own.
-        Import the kernel library here or in the implementation's methods,
-        not at module level.
+        Import the kernel library here or in the implementation, not at module level.
 
         Raises:
             NotImplementedError: the backend does not provide one.
@@ -78,11 +60,9 @@ class AttentionBackend(Backend):
     ) -> tuple[int, ...]:
         """The shape of one layer's paged KV cache, which the host allocates for the kernel.
 
-        A block holds `block_size` consecutive tokens of one sequence, each
-        with `num_kv_heads` heads of `head_size` values. The default is the
-        split layout `(2, num_blocks, block_size, num_kv_heads, head_size)`:
-        index 0 of the first dimension holds keys, index 1 values. Override it
-        for another layout.
+        The default is `(2, num_blocks, block_size, num_kv_heads, head_size)`:
+        keys at index 0, values at 1, a block holding `block_size` tokens of
+        one sequence. Override it for another layout.
         """
         return (2, num_blocks, block_size, num_kv_heads, head_size)
 
@@ -90,22 +70,59 @@ class AttentionBackend(Backend):
 class MLAPrefillBackend(Backend):
     """Base class of every MLA prefill backend, built-in or plugin.
 
-    The same rules as for
-    [AttentionBackend][attn.backends.AttentionBackend] apply: cheap to
-    import, kernel packages named in `requires`, and `get_impl_cls()`
-    overridden by a backend that a host can run.
+    The rules of [AttentionBackend][attn.backends.AttentionBackend] apply:
+    cheap to import, kernel packages in `requires`, `get_impl_cls()` to run.
     """
 
     @classmethod
     def get_impl_cls(cls) -> type:
         """The class that computes MLA prefill: a class, not an instance.
 
-        attn ships no MLA prefill implementation and calls none: the host's
-        MLA prefill path instantiates this class and calls it with its own
-        interface. Import the kernel library here or in the implementation's
-        methods, not at module level.
+        attn ships and calls none: the host's MLA prefill path instantiates it
+        with its own interface. Import the kernel library here, not at module level.
 
         Raises:
             NotImplementedError: the backend does not provide one.
         """
         _no_implementation(cls, "MLA prefill")
+
+
+class _Builtin(Backend):
+    facts_key: ClassVar[str]  # the member's name: its row in attn.backends._facts
+
+    @classmethod
+    def validate_configuration(cls, **settings: object) -> list[str]:
+        """Why the kernel cannot run with *settings*; empty when it can (docs/selection.md)."""
+        with _fork.importing():
+            from . import _facts  # noqa: PLC0415 - listing imports the classes, not the facts
+
+        table = _facts.MLA_PREFILL if issubclass(cls, MLAPrefillBackend) else _facts.ATTENTION
+        return table[cls.facts_key].check(settings)
+
+
+#: Import names of the kernel packages whose distribution name does not give them.
+_IMPORT_NAMES = {
+    "amd-aiter": "aiter",
+    "flashinfer-python": "flashinfer",
+    "nvidia-cutlass": "cutlass",
+}
+
+_B = TypeVar("_B", AttentionBackend, MLAPrefillBackend)
+
+
+def builtin(
+    base: type[_B], module: str, name: str, key: str, *requires: str, **namespace: object
+) -> type[_B]:
+    """The built-in class *module*.*name* of member *key*, whose kernel needs *requires*.
+
+    It imports none of them, and checks settings against its row of `attn.backends._facts`.
+    """
+    namespace.update(
+        __module__=module,
+        __qualname__=name,
+        __doc__=f"{key}: a built-in backend; its kernel needs {', '.join(requires) or 'nothing'}.",
+        facts_key=key,
+        requires=requires,
+        requires_modules=tuple(_IMPORT_NAMES.get(r, r.replace("-", "_")) for r in requires),
+    )
+    return cast("type[_B]", type(name, (_Builtin, base), namespace))
