@@ -1,22 +1,8 @@
-"""What each built-in kernel supports, as data, and the order attn's registries try them in.
+"""What each built-in kernel supports, and the order attn's registries try them in.
 
-The facts come from vLLM, the host the seeds were taken from: each row names
-the vLLM file it was read from. The built-in classes in
-`attn.backends.attention` and `attn.backends.mla_prefill` check a
-configuration against their row (``validate_configuration``, which imports
-this module: listing imports those classes, and needs no facts), and
-docs/selection.md renders the same tables; a test keeps all three in step.
-
-The settings, all optional (a setting not given is not checked; settings a
-row does not know are ignored):
-
-- ``device``: ``"cuda"``, ``"rocm"``, ``"cpu"``, ``"tpu"`` or ``"xpu"``;
-- ``capability``: a CUDA compute capability ``(major, minor)``, checked when
-  ``device`` is ``"cuda"`` or not given;
-- ``dtype`` and ``kv_cache_dtype``: names (``"bfloat16"``, ``"fp8"``), or a
-  torch dtype for ``dtype``;
-- ``head_size``, ``block_size``: ints;
-- ``use_mla``, ``use_sparse``: bools.
+The facts come from vLLM (each row names the file it was read from); the
+built-in classes check settings against their row, docs/selection.md renders
+the same tables and says which settings are read, and a test keeps them in step.
 """
 
 from __future__ import annotations
@@ -31,16 +17,9 @@ if TYPE_CHECKING:
 
     from attn.registry.enum import BackendEnumMeta
 
-__all__ = [
-    "ATTENTION",
-    "MLA_PREFILL",
-    "Facts",
-    "Sizes",
-    "attention_priorities",
-    "mla_prefill_priorities",
-]
-
 Capability = tuple[int, int]
+#: The minor version that stands for "every minor of this major".
+MAX_MINOR = 9
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +32,6 @@ class Sizes:
     high: int | None = None
 
     def accepts(self, size: int) -> bool:
-        """Whether the kernel takes *size*."""
         if self.listed:
             return size in self.listed
         in_range = self.low <= size and (self.high is None or size <= self.high)
@@ -71,9 +49,6 @@ class Sizes:
         return " ".join(words) or "any"
 
 
-ANY = Sizes()
-
-
 def _version(capability: Capability) -> str:
     return f"{capability[0]}.{capability[1]}"
 
@@ -82,15 +57,13 @@ def _version(capability: Capability) -> str:
 class Facts:
     """What one kernel supports. Empty tuples and ``None`` mean "any"."""
 
-    source: str
-    """The vLLM file the facts were read from."""
+    source: str  # the vLLM file the facts were read from
     devices: tuple[str, ...] = ("cuda",)
-    capability: tuple[Capability, Capability | None] | None = None
-    """CUDA capabilities, inclusive: ``((8, 0), None)`` is 8.0 and above."""
+    capability: tuple[Capability, Capability | None] | None = None  # inclusive; None: no top
     dtypes: tuple[str, ...] = ("float16", "bfloat16")
     kv_cache_dtypes: tuple[str, ...] = ("auto", "float16", "bfloat16")
-    head_sizes: Sizes = ANY
-    block_sizes: Sizes = ANY
+    head_sizes: Sizes = Sizes()
+    block_sizes: Sizes = Sizes()
     mla: bool = False
     sparse: bool = False
 
@@ -143,186 +116,107 @@ class Facts:
         if high is None:
             return f"{_version(low)} and above"
         if low[1] == 0 and high[1] == MAX_MINOR:
-            majors = range(low[0], high[0] + 1)
-            return ", ".join(f"{major}.x" for major in majors)
+            return ", ".join(f"{major}.x" for major in range(low[0], high[0] + 1))
         return f"{_version(low)} to {_version(high)}"
-
-
-#: The minor version that stands for "every minor of this major".
-MAX_MINOR = 9
 
 
 def _majors(first: int, last: int | None = None) -> tuple[Capability, Capability]:
     return (first, 0), (first if last is None else last, MAX_MINOR)
 
 
+_SM80 = ((8, 0), None)
 _HALF = ("float16", "bfloat16")
-_HALF_AND_FULL = ("float16", "bfloat16", "float32")
-_FP8 = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
-_FP8_BOTH = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+_FULL = (*_HALF, "float32")
+_KV = ("auto", "float16", "bfloat16")
+_FP8 = (*_KV, "fp8", "fp8_e4m3")
+_FP8_BOTH = (*_FP8, "fp8_e5m2")
 _TRITON_KV = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
 _MLA_HEAD = Sizes((576,))
 _BY_16 = Sizes(multiple=16)
 _FA_HEADS = Sizes(multiple=8, high=256)
+_FLASHINFER_SM = ((7, 5), (12, 1))
+_FLASHMLA_KV = ("auto", "bfloat16", "fp8", "fp8_e4m3")
+_HEADS_64_256 = Sizes((64, 128, 256))
+_ROCM_HEADS = Sizes((32, 64, 80, 96, 128, 160, 192, 224, 256))
+_TREE_HEADS = Sizes((32, 64, 96, 128, 160, 192, 224, 256))
+_CPU_HEADS = Sizes((32, 64, 80, 96, 112, 128, 160, 192, 224, 256))
 _V1 = "vllm/v1/attention/backends/"
+_CUDA, _ROCM, _CUDA_XPU, _GPUS = ("cuda",), ("rocm",), ("cuda", "xpu"), ("cuda", "rocm", "xpu")
 
+
+def _mla(
+    file: str,
+    devices: tuple[str, ...],
+    capability: tuple[Capability, Capability | None] | None,
+    kv_dtypes: tuple[str, ...],
+    blocks: Sizes = Sizes(),
+    *,
+    dtypes: tuple[str, ...] = _HALF,
+    sparse: bool = False,
+) -> Facts:
+    # An MLA kernel of vLLM's: head size 576 (512 latent + 64 rope).
+    source = _V1 + "mla/" + file
+    return Facts(
+        source, devices, capability, dtypes, kv_dtypes, _MLA_HEAD, blocks, mla=True, sparse=sparse
+    )
+
+
+# Facts(source, devices, capability, dtypes, KV cache dtypes, head sizes, block sizes)
 ATTENTION: dict[str, Facts] = {
-    "FLASH_ATTN": Facts(
-        _V1 + "flash_attn.py",
-        devices=("cuda", "xpu"),
-        capability=((8, 0), None),
-        kv_cache_dtypes=_FP8,
-        head_sizes=_FA_HEADS,
-        block_sizes=_BY_16,
-    ),
+    "FLASH_ATTN": Facts(_V1 + "flash_attn.py", _CUDA_XPU, _SM80, _HALF, _FP8, _FA_HEADS, _BY_16),
     "FLASH_SINK_ATTN": Facts(
-        _V1 + "flash_sink_attn.py",
-        capability=((8, 0), None),
-        kv_cache_dtypes=_FP8,
-        head_sizes=_FA_HEADS,
-        block_sizes=_BY_16,
+        _V1 + "flash_sink_attn.py", _CUDA, _SM80, _HALF, _FP8, _FA_HEADS, _BY_16
     ),
     "TRITON_ATTN": Facts(
-        _V1 + "triton_attn.py",
-        devices=("cuda", "rocm", "xpu"),
-        dtypes=_HALF_AND_FULL,
-        kv_cache_dtypes=_TRITON_KV,
-        head_sizes=Sizes(low=32),
-        block_sizes=_BY_16,
+        _V1 + "triton_attn.py", _GPUS, None, _FULL, _TRITON_KV, Sizes(low=32), _BY_16
     ),
     "XFORMERS": Facts(
-        _V1 + "xformers.py",
-        head_sizes=Sizes(multiple=8, low=32, high=256),
-        block_sizes=_BY_16,
+        _V1 + "xformers.py", _CUDA, None, _HALF, _KV, Sizes(multiple=8, low=32, high=256), _BY_16
     ),
-    "ROCM_ATTN": Facts(
-        _V1 + "rocm_attn.py",
-        devices=("rocm",),
-        dtypes=_HALF_AND_FULL,
-        kv_cache_dtypes=_TRITON_KV,
-        head_sizes=Sizes((32, 64, 80, 96, 128, 160, 192, 224, 256)),
-        block_sizes=_BY_16,
-    ),
-    "ROCM_AITER_MLA": Facts(
-        _V1 + "mla/rocm_aiter_mla.py",
-        devices=("rocm",),
-        kv_cache_dtypes=("auto", "fp8"),
-        head_sizes=_MLA_HEAD,
-        block_sizes=Sizes((1,)),
-        mla=True,
-    ),
+    "ROCM_ATTN": Facts(_V1 + "rocm_attn.py", _ROCM, None, _FULL, _TRITON_KV, _ROCM_HEADS, _BY_16),
+    "ROCM_AITER_MLA": _mla("rocm_aiter_mla.py", _ROCM, None, ("auto", "fp8"), Sizes((1,))),
     "ROCM_AITER_FA": Facts(
-        _V1 + "rocm_aiter_fa.py",
-        devices=("rocm",),
-        kv_cache_dtypes=_TRITON_KV,
-        head_sizes=Sizes((64, 128, 256)),
-        block_sizes=_BY_16,
+        _V1 + "rocm_aiter_fa.py", _ROCM, None, _HALF, _TRITON_KV, _HEADS_64_256, _BY_16
     ),
     "TORCH_SDPA": Facts(
-        "attn's own (attn/backends/torch_sdpa.py): any device torch runs on",
-        devices=(),
-        dtypes=_HALF_AND_FULL,
-        kv_cache_dtypes=(),
+        "attn's own (attn/backends/torch_sdpa.py): any device torch runs on", (), None, _FULL, ()
     ),
     "FLASHINFER": Facts(
         _V1 + "flashinfer.py",
-        capability=((7, 5), (12, 1)),
-        kv_cache_dtypes=_FP8_BOTH,
-        head_sizes=Sizes((64, 128, 256)),
-        block_sizes=Sizes((16, 32, 64)),
+        _CUDA,
+        _FLASHINFER_SM,
+        _HALF,
+        _FP8_BOTH,
+        _HEADS_64_256,
+        Sizes((16, 32, 64)),
     ),
-    "FLASHINFER_MLA": Facts(
-        _V1 + "mla/flashinfer_mla.py",
-        capability=_majors(10),
-        kv_cache_dtypes=_FP8,
-        head_sizes=_MLA_HEAD,
-        block_sizes=Sizes((32, 64)),
-        mla=True,
-    ),
-    "TRITON_MLA": Facts(
-        _V1 + "mla/triton_mla.py",
-        devices=("cuda", "rocm", "xpu"),
-        head_sizes=_MLA_HEAD,
-        mla=True,
-    ),
-    "CUTLASS_MLA": Facts(
-        _V1 + "mla/cutlass_mla.py",
-        capability=_majors(10),
-        kv_cache_dtypes=_FP8,
-        head_sizes=_MLA_HEAD,
-        block_sizes=Sizes((128,)),
-        mla=True,
-    ),
-    "FLASHMLA": Facts(
-        _V1 + "mla/flashmla.py",
-        capability=_majors(9, 10),
-        kv_cache_dtypes=("auto", "bfloat16", "fp8", "fp8_e4m3"),
-        head_sizes=_MLA_HEAD,
-        block_sizes=Sizes((64,)),
-        mla=True,
-    ),
-    "FLASHMLA_SPARSE": Facts(
-        _V1 + "mla/flashmla_sparse.py",
-        capability=_majors(9, 10),
+    "FLASHINFER_MLA": _mla("flashinfer_mla.py", _CUDA, _majors(10), _FP8, Sizes((32, 64))),
+    "TRITON_MLA": _mla("triton_mla.py", _GPUS, None, _KV),
+    "CUTLASS_MLA": _mla("cutlass_mla.py", _CUDA, _majors(10), _FP8, Sizes((128,))),
+    "FLASHMLA": _mla("flashmla.py", _CUDA, _majors(9, 10), _FLASHMLA_KV, Sizes((64,))),
+    "FLASHMLA_SPARSE": _mla(
+        "flashmla_sparse.py",
+        _CUDA,
+        _majors(9, 10),
+        ("auto", "bfloat16", "fp8_ds_mla", "fp8"),
+        Sizes((64,)),
         dtypes=("bfloat16",),
-        kv_cache_dtypes=("auto", "bfloat16", "fp8_ds_mla", "fp8"),
-        head_sizes=_MLA_HEAD,
-        block_sizes=Sizes((64,)),
-        mla=True,
         sparse=True,
     ),
-    "FLASH_ATTN_MLA": Facts(
-        _V1 + "mla/flashattn_mla.py",
-        capability=_majors(9),
-        head_sizes=_MLA_HEAD,
-        block_sizes=_BY_16,
-        mla=True,
-    ),
-    "PALLAS": Facts(
-        _V1 + "pallas.py",
-        devices=("tpu",),
-        dtypes=("bfloat16",),
-        kv_cache_dtypes=(),
-        head_sizes=Sizes(multiple=128),
-    ),
-    "IPEX": Facts(
-        _V1 + "ipex_attn.py",
-        devices=("xpu", "cpu"),
-        dtypes=_HALF_AND_FULL,
-        kv_cache_dtypes=(),
-    ),
-    "NO_ATTENTION": Facts(
-        "vLLM's registry: for models without attention layers",
-        devices=(),
-        dtypes=(),
-        kv_cache_dtypes=(),
-    ),
+    "FLASH_ATTN_MLA": _mla("flashattn_mla.py", _CUDA, _majors(9), _KV, _BY_16),
+    "PALLAS": Facts(_V1 + "pallas.py", ("tpu",), None, ("bfloat16",), (), Sizes(multiple=128)),
+    "IPEX": Facts(_V1 + "ipex_attn.py", ("xpu", "cpu"), None, _FULL, ()),
+    "NO_ATTENTION": Facts("vLLM's registry: for models without attention layers", (), None, (), ()),
     "FLEX_ATTENTION": Facts(
-        _V1 + "flex_attention.py",
-        devices=("cuda", "cpu"),
-        dtypes=_HALF_AND_FULL,
-        block_sizes=_BY_16,
+        _V1 + "flex_attention.py", ("cuda", "cpu"), None, _FULL, _KV, Sizes(), _BY_16
     ),
     "TREE_ATTN": Facts(
-        _V1 + "tree_attn.py",
-        devices=("cuda", "rocm"),
-        head_sizes=Sizes((32, 64, 96, 128, 160, 192, 224, 256)),
-        block_sizes=_BY_16,
+        _V1 + "tree_attn.py", ("cuda", "rocm"), None, _HALF, _KV, _TREE_HEADS, _BY_16
     ),
     "ROCM_AITER_UNIFIED_ATTN": Facts(
-        _V1 + "rocm_aiter_unified_attn.py",
-        devices=("rocm",),
-        kv_cache_dtypes=_TRITON_KV,
-        head_sizes=Sizes(low=32),
-        block_sizes=_BY_16,
+        _V1 + "rocm_aiter_unified_attn.py", _ROCM, None, _HALF, _TRITON_KV, Sizes(low=32), _BY_16
     ),
-    "CPU_ATTN": Facts(
-        _V1 + "cpu_attn.py",
-        devices=("cpu",),
-        dtypes=_HALF_AND_FULL,
-        kv_cache_dtypes=("auto",),
-        head_sizes=Sizes((32, 64, 80, 96, 112, 128, 160, 192, 224, 256)),
-    ),
+    "CPU_ATTN": Facts(_V1 + "cpu_attn.py", ("cpu",), None, _FULL, ("auto",), _CPU_HEADS),
 }
 
 
@@ -332,70 +226,70 @@ def _prefill(
     capability: tuple[Capability, Capability | None] | None = None,
     dtypes: tuple[str, ...] = _HALF,
 ) -> Facts:
-    """An MLA prefill kernel's row: it reads no paged KV cache, so no cache or block limit."""
-    source = "vllm/v1/attention/backends/mla/prefill/" + file
-    return Facts(source, devices, capability, dtypes, kv_cache_dtypes=(), mla=True)
+    # An MLA prefill kernel reads no paged KV cache: no cache or block limit.
+    return Facts(
+        _V1 + "mla/prefill/" + file, devices, capability, dtypes, kv_cache_dtypes=(), mla=True
+    )
 
 
 MLA_PREFILL: dict[str, Facts] = {
-    "FLASH_ATTN": _prefill("flash_attn.py", ("cuda", "rocm", "xpu"), ((8, 0), None)),
+    "FLASH_ATTN": _prefill("flash_attn.py", _GPUS, _SM80),
     "FLASHINFER": _prefill("flashinfer.py", ("cuda",), _majors(10)),
     "TRITON_RAGGED": _prefill("trtllm_ragged.py", ("cuda",), _majors(10)),
     "TOKENSPEED_MLA": _prefill("tokenspeed_mla.py", ("cuda",), _majors(10)),
     "ROCM_AITER_FA": _prefill("aiter_flash_attn.py", ("rocm",)),
-    "CPU": _prefill("cpu_sdpa.py", ("cpu",), dtypes=_HALF_AND_FULL),
-    "ZEN_CPU": _prefill("zen_cpu_sdpa.py", ("cpu",), dtypes=_HALF_AND_FULL),
+    "CPU": _prefill("cpu_sdpa.py", ("cpu",), dtypes=_FULL),
+    "ZEN_CPU": _prefill("zen_cpu_sdpa.py", ("cpu",), dtypes=_FULL),
 }
 
 # -- the hosts' orders: vLLM's platform modules and MLA prefill selector -----------
 
-#: Per device: (without MLA, with MLA), each as (capability 10.x, every other).
-_ATTENTION_ORDER: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
-    "cuda": (
-        (
-            ("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"),
-            ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"),
-        ),
-        (
-            (
-                "FLASHINFER_MLA",
-                "CUTLASS_MLA",
-                "FLASH_ATTN_MLA",
-                "FLASHMLA",
-                "TRITON_MLA",
-                "FLASHMLA_SPARSE",
-            ),
-            ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", "FLASHMLA_SPARSE"),
-        ),
-    ),
-    "rocm": (
-        (("ROCM_ATTN", "ROCM_AITER_FA", "ROCM_AITER_UNIFIED_ATTN", "TRITON_ATTN"),) * 2,
-        (("ROCM_AITER_MLA", "TRITON_MLA"),) * 2,
-    ),
-    "cpu": ((("CPU_ATTN",),) * 2, ((),) * 2),
-    "tpu": ((("PALLAS",),) * 2, (("PALLAS",),) * 2),  # vLLM's TPU ignores use_mla
-    "xpu": ((("FLASH_ATTN", "TRITON_ATTN"),) * 2, (("TRITON_MLA",),) * 2),
-}
-
-_MLA_PREFILL_ORDER: dict[str, tuple[tuple[str, ...], ...]] = {
-    "cuda": (("FLASH_ATTN", "TRITON_RAGGED", "FLASHINFER", "TOKENSPEED_MLA"), ("FLASH_ATTN",)),
-    "rocm": (("ROCM_AITER_FA", "FLASH_ATTN"),) * 2,
-    "cpu": (("ZEN_CPU", "CPU"),) * 2,
-    "tpu": ((), ()),
-    "xpu": (("FLASH_ATTN",),) * 2,
-}
-
 _BLACKWELL = 10
+Order = tuple[tuple[str, ...], tuple[str, ...]]  # (on capability 10.x, on every other)
 
 
-def _pick(orders: tuple[tuple[str, ...], ...], capability: object) -> list[str]:
-    """The 10.x list for a capability of major 10, else the other one."""
+def _any(*names: str) -> Order:
+    return names, names
+
+
+#: Per (device, use_mla); vLLM's TPU ignores use_mla.
+_ATTENTION_ORDER: dict[tuple[str, bool], Order] = {
+    ("cuda", False): (
+        ("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"),
+        ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"),
+    ),
+    ("cuda", True): (
+        (
+            "FLASHINFER_MLA",
+            "CUTLASS_MLA",
+            "FLASH_ATTN_MLA",
+            "FLASHMLA",
+            "TRITON_MLA",
+            "FLASHMLA_SPARSE",
+        ),
+        ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", "FLASHMLA_SPARSE"),
+    ),
+    ("rocm", False): _any("ROCM_ATTN", "ROCM_AITER_FA", "ROCM_AITER_UNIFIED_ATTN", "TRITON_ATTN"),
+    ("rocm", True): _any("ROCM_AITER_MLA", "TRITON_MLA"),
+    ("cpu", False): _any("CPU_ATTN"),
+    ("tpu", False): _any("PALLAS"),
+    ("tpu", True): _any("PALLAS"),
+    ("xpu", False): _any("FLASH_ATTN", "TRITON_ATTN"),
+    ("xpu", True): _any("TRITON_MLA"),
+}
+
+_MLA_PREFILL_ORDER: dict[str, Order] = {
+    "cuda": (("FLASH_ATTN", "TRITON_RAGGED", "FLASHINFER", "TOKENSPEED_MLA"), ("FLASH_ATTN",)),
+    "rocm": _any("ROCM_AITER_FA", "FLASH_ATTN"),
+    "cpu": _any("ZEN_CPU", "CPU"),
+    "xpu": _any("FLASH_ATTN"),
+}
+
+
+def _listed(registry: BackendEnumMeta, order: Order, capability: object) -> list[str]:
+    """*order*'s list for *capability*, then CUSTOM while something is registered for it."""
     major = capability[0] if isinstance(capability, tuple) and capability else None
-    return list(orders[0] if major == _BLACKWELL else orders[1])
-
-
-def _with_custom(registry: BackendEnumMeta, names: list[str]) -> list[str]:
-    """*names*, then CUSTOM while something is registered for it."""
+    names = list(order[0] if major == _BLACKWELL else order[1])
     if "CUSTOM" in registry.__members__ and registry["CUSTOM"].is_overridden():
         names.append("CUSTOM")
     return names
@@ -404,17 +298,13 @@ def _with_custom(registry: BackendEnumMeta, names: list[str]) -> list[str]:
 def attention_priorities(registry: BackendEnumMeta, **settings: object) -> list[str]:
     """``AttentionBackendEnum``'s order for *settings*: by device, capability and ``use_mla``.
 
-    Without a device, CUDA's order. An unknown device has no built-in
-    candidate; CUSTOM comes last while something is registered for it.
+    Without a device, CUDA's order; an unknown device has no built-in candidate.
     """
-    device = settings.get("device") or "cuda"
-    plain, mla = _ATTENTION_ORDER.get(str(device), (((), ()), ((), ())))
-    orders = mla if settings.get("use_mla") else plain
-    return _with_custom(registry, _pick(orders, settings.get("capability")))
+    key = (str(settings.get("device") or "cuda"), bool(settings.get("use_mla")))
+    return _listed(registry, _ATTENTION_ORDER.get(key, ((), ())), settings.get("capability"))
 
 
 def mla_prefill_priorities(registry: BackendEnumMeta, **settings: object) -> list[str]:
     """``MLAPrefillBackendEnum``'s order for *settings*: by device and capability."""
-    device = settings.get("device") or "cuda"
-    orders = _MLA_PREFILL_ORDER.get(str(device), ((), ()))
-    return _with_custom(registry, _pick(orders, settings.get("capability")))
+    order = _MLA_PREFILL_ORDER.get(str(settings.get("device") or "cuda"), ((), ()))
+    return _listed(registry, order, settings.get("capability"))
