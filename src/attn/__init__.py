@@ -1,9 +1,5 @@
 """attn: backend registries as Enums, extended by pip-installed plugins.
 
-A host declares its built-in backends as Enum members whose values are lazy
-class paths; a plugin package declares entry points in ``attn.backends`` or
-``attn.mla_prefill_backends`` and is a backend once pip-installed.
-
 ``import attn`` is cheap: public names are imported on first access, and
 nothing is scanned until a registry is used.
 """
@@ -65,8 +61,7 @@ __all__ = [
 
 
 def _version() -> str:
-    # The copy of attn's metadata installed with this code, else the first on
-    # sys.path that has a version; none: a source tree that was never installed.
+    # The metadata installed with this code, else the first copy on sys.path with a version.
     from .registry._metadata import installed_version  # noqa: PLC0415
     from .registry.paths import code_root  # noqa: PLC0415
 
@@ -77,20 +72,17 @@ def __getattr__(name: str) -> object:
     if name not in {*__all__, "_Backend"}:
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)
-    # The imports below run inside importing(): a fork meanwhile waits for them.
     from ._fork import importing  # noqa: PLC0415
 
-    with importing():
+    with importing():  # a fork meanwhile waits for these imports
         if name == "__version__":
             value: object = _version()
-        elif name == "_Backend":
-            from . import backends  # noqa: PLC0415 - lazily: import attn imports neither
-
-            return backends._deprecated_alias(__name__)  # noqa: SLF001 - the package's own helper
         else:
             # attn.backends imports attn.registry: one import serves every public name.
             from . import backends, registry  # noqa: PLC0415 - lazily: import attn imports neither
 
+            if name == "_Backend":
+                return backends._deprecated_alias(__name__)  # noqa: SLF001 - the package's own
             value = getattr(backends if name in backends.__all__ else registry, name)
     globals()[name] = value
     return value

@@ -21,7 +21,7 @@ __all__ = [
 
 
 def _deprecated_alias(owner: str) -> type[AttentionBackendEnum]:
-    """``_Backend``, the seeds' name for the attention registry, with its warning."""
+    # _Backend, the seeds' name for the attention registry, with its warning.
     import warnings  # noqa: PLC0415 - off the warm path
 
     warnings.warn(

@@ -21,13 +21,12 @@ def _no_implementation(cls: type, computes: str) -> NoReturn:
 class AttentionBackend(Backend):
     """Base class of every attention backend, built-in or plugin.
 
-    A backend class is the host's handle on one attention kernel: what it
-    needs and supports, and the class that computes
-    ([get_impl_cls][attn.backends.AttentionBackend.get_impl_cls]). It is
-    imported when a host asks for its class (`get_class()`, selection,
-    `attn list --load`), so it must import cheaply: import the kernel library
-    inside methods and list it in `requires`. A subclass that defines nothing
-    more loads and lists; a host runs it once it overrides `get_impl_cls()`.
+    The host's handle on one attention kernel: what it needs and supports, and
+    the class that computes ([get_impl_cls][attn.backends.AttentionBackend.get_impl_cls]).
+    Selection and `attn list --load` import it, so it must import cheaply: the
+    kernel library is imported inside methods and named in `requires`. A subclass
+    that defines nothing more loads and lists; a host runs it once it overrides
+    `get_impl_cls()`.
     """
 
     supported_head_sizes: ClassVar[tuple[int, ...]] = ()
@@ -78,8 +77,7 @@ class MLAPrefillBackend(Backend):
     def get_impl_cls(cls) -> type:
         """The class that computes MLA prefill: a class, not an instance.
 
-        attn ships and calls none: the host's MLA prefill path instantiates it
-        with its own interface. Import the kernel library here, not at module level.
+        attn ships and calls none: the host's MLA prefill path uses its own interface.
 
         Raises:
             NotImplementedError: the backend does not provide one.
@@ -101,11 +99,7 @@ class _Builtin(Backend):
 
 
 #: Import names of the kernel packages whose distribution name does not give them.
-_IMPORT_NAMES = {
-    "amd-aiter": "aiter",
-    "flashinfer-python": "flashinfer",
-    "nvidia-cutlass": "cutlass",
-}
+_MODULES = {"amd-aiter": "aiter", "flashinfer-python": "flashinfer", "nvidia-cutlass": "cutlass"}
 
 _B = TypeVar("_B", AttentionBackend, MLAPrefillBackend)
 
@@ -123,6 +117,6 @@ def builtin(
         __doc__=f"{key}: a built-in backend; its kernel needs {', '.join(requires) or 'nothing'}.",
         facts_key=key,
         requires=requires,
-        requires_modules=tuple(_IMPORT_NAMES.get(r, r.replace("-", "_")) for r in requires),
+        requires_modules=tuple(_MODULES.get(r, r.replace("-", "_")) for r in requires),
     )
     return cast("type[_B]", type(name, (_Builtin, base), namespace))

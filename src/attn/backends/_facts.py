@@ -78,19 +78,14 @@ class Facts:
             reasons.extend(self._check_capability(capability))
         for key, supported in (("dtype", self.dtypes), ("kv_cache_dtype", self.kv_cache_dtypes)):
             value = settings.get(key)
-            if value is not None and supported and dtype_name(value) not in supported:
-                reasons.append(
-                    f"{key} {dtype_name(value)!r} not supported ({', '.join(supported)})"
-                )
+            if value is not None and supported and (name := dtype_name(value)) not in supported:
+                reasons.append(f"{key} {name!r} not supported ({', '.join(supported)})")
         for key, sizes in (("head_size", self.head_sizes), ("block_size", self.block_sizes)):
             size = settings.get(key)
             if isinstance(size, int) and not sizes.accepts(size):
                 reasons.append(f"{key} {size} not supported ({sizes})")
-        for key, kind, wanted in (
-            ("use_mla", "MLA", self.mla),
-            ("use_sparse", "sparse", self.sparse),
-        ):
-            value = settings.get(key)
+        for kind, wanted in (("MLA", self.mla), ("sparse", self.sparse)):
+            value = settings.get(f"use_{kind.lower()}")  # use_mla, use_sparse
             if value is not None and bool(value) != wanted:
                 reasons.append(f"{kind} attention only" if wanted else f"no {kind} attention")
         return reasons
@@ -124,6 +119,7 @@ def _majors(first: int, last: int | None = None) -> tuple[Capability, Capability
     return (first, 0), (first if last is None else last, MAX_MINOR)
 
 
+_10X = _majors(10)
 _SM80 = ((8, 0), None)
 _HALF = ("float16", "bfloat16")
 _FULL = (*_HALF, "float32")
@@ -141,6 +137,7 @@ _ROCM_HEADS = Sizes((32, 64, 80, 96, 128, 160, 192, 224, 256))
 _TREE_HEADS = Sizes((32, 64, 96, 128, 160, 192, 224, 256))
 _CPU_HEADS = Sizes((32, 64, 80, 96, 112, 128, 160, 192, 224, 256))
 _V1 = "vllm/v1/attention/backends/"
+_PREFILL = _V1 + "mla/prefill/"
 _CUDA, _ROCM, _CUDA_XPU, _GPUS = ("cuda",), ("rocm",), ("cuda", "xpu"), ("cuda", "rocm", "xpu")
 
 
@@ -190,9 +187,9 @@ ATTENTION: dict[str, Facts] = {
         _HEADS_64_256,
         Sizes((16, 32, 64)),
     ),
-    "FLASHINFER_MLA": _mla("flashinfer_mla.py", _CUDA, _majors(10), _FP8, Sizes((32, 64))),
+    "FLASHINFER_MLA": _mla("flashinfer_mla.py", _CUDA, _10X, _FP8, Sizes((32, 64))),
     "TRITON_MLA": _mla("triton_mla.py", _GPUS, None, _KV),
-    "CUTLASS_MLA": _mla("cutlass_mla.py", _CUDA, _majors(10), _FP8, Sizes((128,))),
+    "CUTLASS_MLA": _mla("cutlass_mla.py", _CUDA, _10X, _FP8, Sizes((128,))),
     "FLASHMLA": _mla("flashmla.py", _CUDA, _majors(9, 10), _FLASHMLA_KV, Sizes((64,))),
     "FLASHMLA_SPARSE": _mla(
         "flashmla_sparse.py",
@@ -220,26 +217,15 @@ ATTENTION: dict[str, Facts] = {
 }
 
 
-def _prefill(
-    file: str,
-    devices: tuple[str, ...],
-    capability: tuple[Capability, Capability | None] | None = None,
-    dtypes: tuple[str, ...] = _HALF,
-) -> Facts:
-    # An MLA prefill kernel reads no paged KV cache: no cache or block limit.
-    return Facts(
-        _V1 + "mla/prefill/" + file, devices, capability, dtypes, kv_cache_dtypes=(), mla=True
-    )
-
-
+#: An MLA prefill kernel reads no paged KV cache: no cache or block limit.
 MLA_PREFILL: dict[str, Facts] = {
-    "FLASH_ATTN": _prefill("flash_attn.py", _GPUS, _SM80),
-    "FLASHINFER": _prefill("flashinfer.py", ("cuda",), _majors(10)),
-    "TRITON_RAGGED": _prefill("trtllm_ragged.py", ("cuda",), _majors(10)),
-    "TOKENSPEED_MLA": _prefill("tokenspeed_mla.py", ("cuda",), _majors(10)),
-    "ROCM_AITER_FA": _prefill("aiter_flash_attn.py", ("rocm",)),
-    "CPU": _prefill("cpu_sdpa.py", ("cpu",), dtypes=_FULL),
-    "ZEN_CPU": _prefill("zen_cpu_sdpa.py", ("cpu",), dtypes=_FULL),
+    "FLASH_ATTN": Facts(_PREFILL + "flash_attn.py", _GPUS, _SM80, _HALF, (), mla=True),
+    "FLASHINFER": Facts(_PREFILL + "flashinfer.py", _CUDA, _10X, _HALF, (), mla=True),
+    "TRITON_RAGGED": Facts(_PREFILL + "trtllm_ragged.py", _CUDA, _10X, _HALF, (), mla=True),
+    "TOKENSPEED_MLA": Facts(_PREFILL + "tokenspeed_mla.py", _CUDA, _10X, _HALF, (), mla=True),
+    "ROCM_AITER_FA": Facts(_PREFILL + "aiter_flash_attn.py", _ROCM, None, _HALF, (), mla=True),
+    "CPU": Facts(_PREFILL + "cpu_sdpa.py", ("cpu",), None, _FULL, (), mla=True),
+    "ZEN_CPU": Facts(_PREFILL + "zen_cpu_sdpa.py", ("cpu",), None, _FULL, (), mla=True),
 }
 
 # -- the hosts' orders: vLLM's platform modules and MLA prefill selector -----------

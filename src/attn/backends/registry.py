@@ -111,16 +111,10 @@ def register_backend(
 ) -> Callable[[type], type]:
     """Register an attention backend class at runtime.
 
-    As a decorator (no *class_path*) it records the decorated class:
-
-    ```python
-    @register_backend(AttentionBackendEnum.CUSTOM)
-    class MyBackend(AttentionBackend): ...
-    ```
-
-    As a direct call it records *class_path* (``module:QualName`` or
-    ``module.QualName``) and returns an identity function. A runtime
-    registration replaces a plugin's entry for that name.
+    As a decorator (no *class_path*: `@register_backend(AttentionBackendEnum.CUSTOM)`)
+    it records the decorated class; as a direct call it records *class_path*
+    (``module:QualName`` or ``module.QualName``) and returns an identity function.
+    A runtime registration replaces a plugin's entry for that name.
     """
     return registration(AttentionBackendEnum, backend, class_path, depth=2)
 

@@ -1,7 +1,4 @@
-"""The attention implementation of the ``TORCH_SDPA`` backend.
-
-torch is imported when attention is computed, not when this module is.
-"""
+"""The attention implementation of ``TORCH_SDPA``; torch is imported when it computes."""
 
 from __future__ import annotations
 

@@ -1,24 +1,8 @@
 """The host-agnostic core of attn: declare a registry, get plugins for free.
 
-A host declares one Enum per kind of backend:
-
-```python
-from attn.registry import Backend, BackendEnum
-
-class ToyBackend(Backend):
-    '''What every toy backend provides.'''
-
-class ToyBackendEnum(BackendEnum, group="toy.backends", host="toy",
-                     interface=ToyBackend, noun="toy backend"):
-    FAST = "toy.fast:FastBackend"
-    CUSTOM = None
-```
-
-and gets lazy lookups with helpful errors, runtime registration, entry-point
-plugins (``[project.entry-points."toy.backends"]``) with version checks,
-conflict resolution and the ``TOY_*`` controls, listing records (`build_report`)
-and doctor's findings (`diagnose`), and the ``attn`` commands (`attn.cli.main`).
-Nothing here imports the attention modules.
+A host declares one `BackendEnum` per kind of backend (docs/host-authors.md)
+and gets lookups, registration, entry-point plugins, listing, doctor and
+selection. Nothing here imports the attention modules.
 """
 
 from __future__ import annotations
@@ -54,15 +38,9 @@ if TYPE_CHECKING:
     from .workers import WorkerState, apply_state, capture_state, ray_setup_hook
 
 _LAZY = {
-    "Candidate": "selection",
-    "Reason": "selection",
-    "Selection": "selection",
-    "build_report": "listing",
-    "diagnose": "listing",
-    "WorkerState": "workers",
-    "apply_state": "workers",
-    "capture_state": "workers",
-    "ray_setup_hook": "workers",
+    **dict.fromkeys(("Candidate", "Reason", "Selection"), "selection"),
+    **dict.fromkeys(("build_report", "diagnose"), "listing"),
+    **dict.fromkeys(("WorkerState", "apply_state", "capture_state", "ray_setup_hook"), "workers"),
 }
 
 __all__ = [
