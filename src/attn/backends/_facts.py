@@ -119,19 +119,19 @@ def _majors(first: int, last: int | None = None) -> tuple[Capability, Capability
     return (first, 0), (first if last is None else last, MAX_MINOR)
 
 
-_10X = _majors(10)
-_SM80 = ((8, 0), None)
-_HALF = ("float16", "bfloat16")
+_10X, _9_10X = _majors(10), _majors(9, 10)
+_SM80, _SM75_121 = ((8, 0), None), ((7, 5), (12, 1))
+_HALF, _BF16 = ("float16", "bfloat16"), ("bfloat16",)
 _FULL = (*_HALF, "float32")
 _KV = ("auto", "float16", "bfloat16")
 _FP8 = (*_KV, "fp8", "fp8_e4m3")
-_FP8_BOTH = (*_FP8, "fp8_e5m2")
+_FP8_ALL = (*_FP8, "fp8_e5m2")
 _TRITON_KV = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
 _MLA_HEAD = Sizes((576,))
 _BY_16 = Sizes(multiple=16)
 _FA_HEADS = Sizes(multiple=8, high=256)
-_FLASHINFER_SM = ((7, 5), (12, 1))
 _FLASHMLA_KV = ("auto", "bfloat16", "fp8", "fp8_e4m3")
+_SPARSE_KV = ("auto", "bfloat16", "fp8_ds_mla", "fp8")
 _HEADS_64_256 = Sizes((64, 128, 256))
 _ROCM_HEADS = Sizes((32, 64, 80, 96, 128, 160, 192, 224, 256))
 _TREE_HEADS = Sizes((32, 64, 96, 128, 160, 192, 224, 256))
@@ -179,29 +179,17 @@ ATTENTION: dict[str, Facts] = {
         "attn's own (attn/backends/torch_sdpa.py): any device torch runs on", (), None, _FULL, ()
     ),
     "FLASHINFER": Facts(
-        _V1 + "flashinfer.py",
-        _CUDA,
-        _FLASHINFER_SM,
-        _HALF,
-        _FP8_BOTH,
-        _HEADS_64_256,
-        Sizes((16, 32, 64)),
+        _V1 + "flashinfer.py", _CUDA, _SM75_121, _HALF, _FP8_ALL, _HEADS_64_256, Sizes((16, 32, 64))
     ),
     "FLASHINFER_MLA": _mla("flashinfer_mla.py", _CUDA, _10X, _FP8, Sizes((32, 64))),
     "TRITON_MLA": _mla("triton_mla.py", _GPUS, None, _KV),
     "CUTLASS_MLA": _mla("cutlass_mla.py", _CUDA, _10X, _FP8, Sizes((128,))),
-    "FLASHMLA": _mla("flashmla.py", _CUDA, _majors(9, 10), _FLASHMLA_KV, Sizes((64,))),
+    "FLASHMLA": _mla("flashmla.py", _CUDA, _9_10X, _FLASHMLA_KV, Sizes((64,))),
     "FLASHMLA_SPARSE": _mla(
-        "flashmla_sparse.py",
-        _CUDA,
-        _majors(9, 10),
-        ("auto", "bfloat16", "fp8_ds_mla", "fp8"),
-        Sizes((64,)),
-        dtypes=("bfloat16",),
-        sparse=True,
+        "flashmla_sparse.py", _CUDA, _9_10X, _SPARSE_KV, Sizes((64,)), dtypes=_BF16, sparse=True
     ),
     "FLASH_ATTN_MLA": _mla("flashattn_mla.py", _CUDA, _majors(9), _KV, _BY_16),
-    "PALLAS": Facts(_V1 + "pallas.py", ("tpu",), None, ("bfloat16",), (), Sizes(multiple=128)),
+    "PALLAS": Facts(_V1 + "pallas.py", ("tpu",), None, _BF16, (), Sizes(multiple=128)),
     "IPEX": Facts(_V1 + "ipex_attn.py", ("xpu", "cpu"), None, _FULL, ()),
     "NO_ATTENTION": Facts("vLLM's registry: for models without attention layers", (), None, (), ()),
     "FLEX_ATTENTION": Facts(
