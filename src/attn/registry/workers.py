@@ -15,10 +15,11 @@ as JSON), and applying it imports nothing it names.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from dataclasses import astuple, dataclass, fields, is_dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from attn import _fork
 
@@ -120,11 +121,11 @@ class WorkerState:
         Raises:
             ValueError: *data* is not such a state (the message says where).
         """
-        top = _mapping(data, "the state")
+        top = _of(dict, data, "the state")
         for key, expected in (("format", STATE_FORMAT), ("version", STATE_VERSION)):
             if top.get(key) != expected:
                 _fail(f"{key!r} is {top.get(key)!r}, expected {expected!r}")
-        items = _sequence(top.get("registries"), "'registries'")
+        items = _of(list, top.get("registries"), "'registries'")
         registries = tuple(
             _read(CapturedRegistry, r, f"registries[{i}]") for i, r in enumerate(items)
         )
@@ -157,21 +158,16 @@ def _json(value: object, name: str = "") -> object:
     return [_json(v) for v in value] if isinstance(value, tuple) else value
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     msg = f"not a saved attn state: {message}"
     raise ValueError(msg)
 
 
-def _mapping(value: object, where: str) -> Mapping[str, object]:
-    if not isinstance(value, dict):
-        _fail(f"{where} is {type(value).__name__}, expected an object")
-    return value  # type: ignore[return-value]
-
-
-def _sequence(value: object, where: str) -> list[object]:
-    if not isinstance(value, list):
-        _fail(f"{where} is {type(value).__name__}, expected an array")
-    return value  # type: ignore[return-value]
+def _of(kind: type[Any], value: object, where: str) -> Any:  # noqa: ANN401 - a dict or a list
+    if not isinstance(value, kind):
+        expected = "an object" if kind is dict else "an array"
+        _fail(f"{where} is {type(value).__name__}, expected {expected}")
+    return value
 
 
 def _setting(value: object, where: str) -> object:
@@ -185,7 +181,7 @@ def _setting(value: object, where: str) -> object:
 
 def _read(record: type[Any], raw: object, where: str) -> Any:  # noqa: ANN401 - a *record*
     """A *record* read from JSON, every field checked by its type."""
-    obj = _mapping(raw, where)
+    obj = _of(dict, raw, where)
     return record(
         **{f.name: _field(f.name, f.type, obj, f"{where}.{f.name}") for f in fields(record)}
     )
@@ -210,28 +206,28 @@ def _field(name: str, kind: object, obj: Mapping[str, object], here: str) -> obj
     if kind in {"str", "str | None"}:
         return _text(name, obj, kind != "str", here)
     if name == "controls":
-        pairs = tuple(_mapping(value, here).items())
+        pairs = tuple(_of(dict, value, here).items())
         if not all(v is None or isinstance(v, str) for _, v in pairs):
             _fail(f"{here} must map variables to strings or null")
         return pairs
     if name == "settings":
         return tuple(
-            (k, _setting(v, f"{here}.{k}")) for k, v in sorted(_mapping(value, here).items())
+            (k, _setting(v, f"{here}.{k}")) for k, v in sorted(_of(dict, value, here).items())
         )
     if kind == "tuple[str, ...]":
-        texts = tuple(_sequence(value, here))
+        texts = tuple(_of(list, value, here))
         if not all(isinstance(v, str) for v in texts):
             _fail(f"{here} must hold {'lines' if name == 'tried' else 'names'} (strings)")
         return texts
     if name == "selections" and not value:  # absent in older states; selection is not imported
-        return tuple(_sequence(obj.get(name, []), here))
+        return tuple(_of(list, obj.get(name, []), here))
     rows = {"backends": BackendResolution, "runtime": RuntimeRegistration}.get(name)
     if rows is None:
         with _fork.importing():
             from .selection import Recorded  # noqa: PLC0415 - a lookup needs no selection
 
         rows = Recorded
-    return tuple(_read(rows, item, f"{here}[{i}]") for i, item in enumerate(_sequence(value, here)))
+    return tuple(_read(rows, item, f"{here}[{i}]") for i, item in enumerate(_of(list, value, here)))
 
 
 # -- capturing and applying ---------------------------------------------------------
@@ -351,18 +347,11 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
         raise error
 
 
-class _SetupHook:
-    __slots__ = ("__name__", "check", "state")
+class _SetupHook(functools.partial[None]):
+    __name__ = "attn_apply_state"  # Ray names the hook by it, and pickles it
 
-    def __init__(self, state: WorkerState, check: bool) -> None:
-        self.state, self.check = state, check
-        self.__name__ = "attn_apply_state"  # Ray names the hook by it
-
-    def __call__(self) -> None:
-        apply_state(self.state, check=self.check)
-
-    def __reduce__(self) -> tuple[type, tuple[WorkerState, bool]]:
-        return type(self), (self.state, self.check)
+    def __repr__(self) -> str:
+        return f"<attn.ray_setup_hook of {len(self.args[0].registries)} registries>"
 
 
 def ray_setup_hook(state: WorkerState | None = None, *, check: bool = True) -> Callable[[], None]:
@@ -372,4 +361,4 @@ def ray_setup_hook(state: WorkerState | None = None, *, check: bool = True) -> C
     captures the driver's state now (or uses *state*) and applies it as each
     worker starts; a mismatch fails the worker's start-up. Ray is not imported.
     """
-    return _SetupHook(capture_state() if state is None else state, check)
+    return _SetupHook(apply_state, capture_state() if state is None else state, check=check)
