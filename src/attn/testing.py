@@ -26,7 +26,7 @@ import pytest
 from attn.registry.backend import Backend, import_names
 from attn.registry.discovery import TESTING_SITES_VARIABLE
 from attn.registry.enum import BackendEnumMeta, declared_registries, state_of
-from attn.registry.loading import attribute
+from attn.registry.loading import attribute, interface_of
 from attn.registry.paths import parse_path
 
 if TYPE_CHECKING:
@@ -170,9 +170,8 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
         sys.path[:] = saved_path
         # Every host's variables, and _<PREFIX>_ ones (the kit's own isolation among them).
         heads = tuple(f"{u}{r.env_prefix}_" for r in declared_registries() for u in ("", "_"))
-        for name in [
-            k for k in {*os.environ, *saved_env} if k == "PYTHONPATH" or k.startswith(heads)
-        ]:
+        owned = [k for k in {*os.environ, *saved_env} if k == "PYTHONPATH" or k.startswith(heads)]
+        for name in owned:
             if name in saved_env:
                 os.environ[name] = saved_env[name]
             else:
@@ -222,8 +221,6 @@ class BackendConformance:
         return cls
 
     def _interface(self) -> type:
-        from attn.registry.loading import interface_of  # noqa: PLC0415
-
         registry = getattr(self, "registry", None)
         if not isinstance(registry, BackendEnumMeta) or "_attn_state" not in registry.__dict__:
             _fail(
