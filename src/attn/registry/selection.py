@@ -286,14 +286,6 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
     return found
 
 
-def made(registry: BackendEnumMeta) -> tuple[Selection, ...]:
-    """The selections cached for *registry*'s current table, least recently used first."""
-    token = _token(registry)
-    with _fork.LOCK:
-        results = tuple(_results(registry, token).values())
-    return tuple(r for r in results if isinstance(r, Selection))
-
-
 # -- workers: the driver's selections as data, chosen again -------------------------------
 
 
@@ -320,7 +312,13 @@ class Recorded:
 
 
 def recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
-    """`made()` as data; a selection whose settings hold other objects is left out."""
+    """The selections cached for *registry*'s current table as data, least recently used first.
+
+    Rejections, and selections whose settings hold other objects, are left out.
+    """
+    token = _token(registry)
+    with _fork.LOCK:
+        results = tuple(_results(registry, token).values())
     return tuple(
         Recorded(
             s.settings,
@@ -329,8 +327,8 @@ def recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
             s.name if s.explicit else None,
             tuple(map(str, s.tried)),
         )
-        for s in made(registry)
-        if _plain(s.settings)
+        for s in results
+        if isinstance(s, Selection) and _plain(s.settings)
     )
 
 
