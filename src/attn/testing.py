@@ -312,14 +312,12 @@ class BackendConformance:
             except PackageNotFoundError:
                 continue  # not installed here: nothing to compare with
             # The top-level import names it provides: top_level.txt, else its files.
-            text = dist.read_text("top_level.txt")
-            provided = {n.strip() for n in text.splitlines()} if text else set()
-            for file in () if text else dist.files or ():
-                if len(file.parts) > 1 and not file.parts[0].endswith((".dist-info", ".data")):
-                    provided.add(file.parts[0])
-                elif len(file.parts) == 1 and file.parts[0].endswith(".py"):
-                    provided.add(file.parts[0][:-3])
-            provided.discard("")
+            provided = set((dist.read_text("top_level.txt") or "").split()) or {
+                file.parts[0].removesuffix(".py")
+                for file in dist.files or ()
+                if (len(file.parts) > 1 and not file.parts[0].endswith((".dist-info", ".data")))
+                or (len(file.parts) == 1 and file.suffix == ".py")
+            }
             top = module.split(".", 1)[0]
             if provided and top not in provided:
                 _fail(
