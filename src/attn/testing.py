@@ -1,14 +1,8 @@
-"""A pytest plugin for plugin authors and host authors: fake plugins and conformance checks.
+"""A pytest plugin (``pytest -p attn.testing``): fake plugins and conformance checks.
 
-Opt in with ``pytest -p attn.testing`` or ``pytest_plugins = ["attn.testing"]``
-in a ``conftest.py``; ``import attn`` does not import it.
-
-- The ``attn_plugins`` fixture writes real ``*.dist-info`` folders (and their
-  modules) into a folder first on ``sys.path`` and ``PYTHONPATH``. Only these
-  fakes are discovered, here and in subprocesses, unless
-  ``attn_plugins.include_installed = True``; everything is undone after the test.
-- [`BackendConformance`][BackendConformance] is a base class for a test class that
-  checks one backend class, one test per check.
+The ``attn_plugins`` fixture installs fake plugin distributions, with installed ones left out,
+and undoes everything after the test; [`BackendConformance`][BackendConformance] checks a
+backend class, one test per check. ``import attn`` does not import this module.
 """
 
 from __future__ import annotations

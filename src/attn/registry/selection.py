@@ -1,10 +1,9 @@
 """Selection: the backend of a registry for this machine and this configuration.
 
-Candidates come in the host's order (``priorities(**settings)``), then every
-plugin-added name, sorted; a rejected override is followed by the built-in
-default of its name. The first candidate whose class loads, whose ``requires``
-are installed and whose ``validate_configuration(**settings)`` says nothing
-against it is chosen; nothing after it is imported. See docs/selection.md.
+Candidates are tried in order (the host's ``priorities(**settings)``, then plugin-added names)
+and the first whose class loads, whose ``requires`` are installed and whose
+``validate_configuration(**settings)`` says nothing against it is chosen; nothing after it is
+imported. See docs/selection.md.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class _Registry(Registry, Protocol):
-    """What selection reads of a registry class; the enum module imports this one."""
+    """What selection reads of a registry class."""
 
     def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
 

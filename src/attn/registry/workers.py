@@ -1,16 +1,7 @@
-"""The same backends in every process: captured states, and checks against them.
+"""The same backends in every process: a driver's captured state, applied and checked in workers.
 
-An engine's driver captures what its registries resolve to and hands it to
-every worker it starts (a ``multiprocessing`` or ``concurrent.futures``
-initializer, a Ray task, actor or ``worker_process_setup_hook``):
-
-```python
-state = attn.capture_state()
-pool = multiprocessing.Pool(initializer=attn.apply_state, initargs=(state,))
-```
-
-A [`WorkerState`][WorkerState] holds plain strings only (``attn state save`` writes it
-as JSON), and applying it imports nothing it names.
+A [`WorkerState`][WorkerState] holds plain strings only; applying it imports nothing it names.
+See docs/workers.md for ``multiprocessing``, ``concurrent.futures`` and Ray.
 """
 
 from __future__ import annotations
