@@ -87,11 +87,7 @@ class WorkerState:
         object.__setattr__(self, "registries", tuple(self.registries))
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        """Pickle the registries with the modules that declare them in this process.
-
-        As for a class, the receiving process imports those modules; only the
-        modules of registries declared here go along, never a name from the data.
-        """
+        """Pickle with the modules declaring these registries here, which unpickling imports."""
         wanted = {r.location for r in self.registries}
         modules = [
             r.__module__
