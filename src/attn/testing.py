@@ -1,23 +1,8 @@
-"""A pytest plugin for plugin authors and host authors: fake plugins and conformance checks.
+"""A pytest plugin (``pytest -p attn.testing``): fake plugins and conformance checks.
 
-Opt in with ``pytest -p attn.testing`` or, in a ``conftest.py``:
-
-```python
-pytest_plugins = ["attn.testing"]
-```
-
-Nothing here is imported by ``import attn``.
-
-- The ``attn_plugins`` fixture writes real ``*.dist-info`` folders (and the
-  plugin's modules) into a temporary folder first on ``sys.path`` and on
-  ``PYTHONPATH``. While it is active, only those fake plugins are discovered,
-  in the test's process and in the subprocesses it starts, unless the test
-  sets ``attn_plugins.include_installed = True``. After the test, every
-  registry, ``sys.path``, ``PYTHONPATH`` and the registries' environment
-  variables are back to what they were.
-- [`BackendConformance`][BackendConformance] is a base class for a test class: set
-  ``backend_class`` and ``registry`` and pytest runs one test per check a
-  backend class must pass, each failure saying what to fix.
+The ``attn_plugins`` fixture installs fake plugin distributions, with installed ones left out,
+and undoes everything after the test; [`BackendConformance`][BackendConformance] checks a
+backend class, one test per check. ``import attn`` does not import this module.
 """
 
 from __future__ import annotations
@@ -28,19 +13,18 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NoReturn
 
 import pytest
 
 from attn.registry.backend import Backend, import_names
 from attn.registry.discovery import TESTING_SITES_VARIABLE
 from attn.registry.enum import BackendEnumMeta, declared_registries, state_of
-from attn.registry.loading import attribute
+from attn.registry.loading import attribute, interface_of
 from attn.registry.paths import parse_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
-    from importlib.metadata import Distribution
 
     from attn.registry.table import Snapshot
 
@@ -48,22 +32,6 @@ __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 
 # A distribution name as the packaging specifications define it.
 _DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
-
-
-def _prefixes() -> set[str]:
-    """The prefixes of the registries declared so far: the hosts whose variables the kit owns."""
-    return {r.env_prefix for r in declared_registries()}
-
-
-def _owned(name: str, prefixes: set[str]) -> bool:
-    # _<PREFIX>_: the private variables, the kit's own isolation among them.
-    heads = (*(f"{p}_" for p in prefixes), *(f"_{p}_" for p in prefixes))
-    return name == "PYTHONPATH" or name.startswith(heads)
-
-
-def _dist_info_name(distribution: str, version: str) -> str:
-    # As wheels name the folder: runs of -_. become one underscore.
-    return f"{re.sub(r'[-_.]+', '_', distribution)}-{version}.dist-info"
 
 
 class AttnPlugins:
@@ -77,11 +45,7 @@ class AttnPlugins:
 
     @property
     def include_installed(self) -> bool:
-        """Whether plugins installed in the environment are discovered too (default no).
-
-        Setting it refreshes every registry, in this process and, through the
-        environment, in the subprocesses the test starts afterwards.
-        """
+        """Whether installed plugins are discovered too (default no); setting it refreshes."""
         return self._include_installed
 
     @include_installed.setter
@@ -104,19 +68,16 @@ class AttnPlugins:
             distribution: the distribution's name (the ``Name`` field).
             entry_points: ``{group: {backend name: "module:QualName"}}``.
             version: the ``Version`` field.
-            requires: the ``Requires-Dist`` entries, e.g. ``("attn>=0.1",)``;
-                ``()`` declares no requirement on attn.
-            files: ``{relative path: source text}`` written beside the
-                metadata, e.g. ``{"vendor_fast/__init__.py": "..."}``.
+            requires: the ``Requires-Dist`` entries; ``()`` declares none on attn.
+            files: ``{relative path: source text}`` written beside the metadata,
+                e.g. ``{"vendor_fast/__init__.py": "..."}``.
 
         Returns:
             The path of the ``*.dist-info`` folder written.
 
         Raises:
-            ValueError: *distribution* was already added in this test, a name,
-                value, version or requirement has a line break (it would write
-                other metadata than asked), or a path in *files* is absolute or
-                leaves the folder.
+            ValueError: *distribution* was already added in this test, a field
+                has a line break, or a path in *files* leaves the folder.
         """
         lines = [distribution, version, *requires]
         lines += [t for group, eps in entry_points.items() for t in (group, *eps, *eps.values())]
@@ -130,7 +91,6 @@ class AttnPlugins:
                 f"{self._added[distribution]}); give the second plugin another name"
             )
             raise ValueError(msg)
-        written = []
         for relative, text in (files or {}).items():
             target = (self.root / relative).resolve()
             if Path(relative).is_absolute() or not target.is_relative_to(self.root.resolve()):
@@ -138,25 +98,24 @@ class AttnPlugins:
                 raise ValueError(msg)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-            written.append(relative)
-        info = self.root / _dist_info_name(distribution, version)
+        # As wheels name the folder: runs of -_. become one underscore.
+        info = self.root / f"{re.sub(r'[-_.]+', '_', distribution)}-{version}.dist-info"
         info.mkdir()
-        metadata = ["Metadata-Version: 2.1", f"Name: {distribution}", f"Version: {version}"]
-        metadata += [f"Requires-Dist: {requirement}" for requirement in requires]
-        (info / "METADATA").write_text("\n".join(metadata) + "\n", encoding="utf-8")
-        (info / "entry_points.txt").write_text(
-            "".join(
+        metadata = [f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"]
+        metadata += [f"Requires-Dist: {requirement}\n" for requirement in requires]
+        written = {
+            "METADATA": "".join(metadata),
+            "entry_points.txt": "".join(
                 f"[{group}]\n"
                 + "".join(f"{name} = {value}\n" for name, value in eps.items())
                 + "\n"
                 for group, eps in entry_points.items()
             ),
-            encoding="utf-8",
-        )
-        record = [*written, f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
-        (info / "RECORD").write_text(
-            "".join(f"{path},,\n" for path in [*record, f"{info.name}/RECORD"]), encoding="utf-8"
-        )
+        }
+        record = [*(files or {}), *(f"{info.name}/{name}" for name in [*written, "RECORD"])]
+        written["RECORD"] = "".join(f"{path},,\n" for path in record)
+        for name, text in written.items():
+            (info / name).write_text(text, encoding="utf-8")
         self._added[distribution] = info
         self.refresh()
         return info
@@ -164,12 +123,10 @@ class AttnPlugins:
     def refresh(self) -> None:
         """Make every registry discover again at its next access.
 
-        Discovery runs lazily, where the test touches a registry, so a
-        conflict warning or a strict-mode error surfaces in the test (where
-        ``pytest.warns`` and ``pytest.raises`` can catch it), not here.
-        Installed plugins stay out (unless `include_installed`) for every
-        host with a registry declared by now, each through its own
-        ``_<PREFIX>_TESTING_SITES``.
+        Discovery stays lazy, so a conflict warning or a strict-mode error
+        surfaces in the test, where ``pytest.warns`` and ``pytest.raises`` see
+        it. Installed plugins stay out (unless `include_installed`) for every
+        host declared by now, through its ``_<PREFIX>_TESTING_SITES``.
         """
         importlib.invalidate_caches()
         for registry in declared_registries():
@@ -194,8 +151,8 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), pythonpath]))
     # The discovery cache is keyed by sys.path: fakes in a new folder each test
     # would only fill the user's cache with files no later run can use.
-    for prefix in _prefixes():
-        os.environ[f"{prefix}_NO_CACHE"] = "1"
+    for registry in registries:
+        os.environ[f"{registry.env_prefix}_NO_CACHE"] = "1"
     plugins = AttnPlugins(root)
     plugins.refresh()
     try:
@@ -205,11 +162,14 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
             if (getattr(module, "__file__", None) or "").startswith(str(root)):
                 del sys.modules[name]
         sys.path[:] = saved_path
-        prefixes = _prefixes()
-        for name in [k for k in os.environ if _owned(k, prefixes)]:
-            if name not in saved_env:
+        # Every host's variables, and _<PREFIX>_ ones (the kit's own isolation among them).
+        heads = tuple(f"{u}{r.env_prefix}_" for r in declared_registries() for u in ("", "_"))
+        owned = [k for k in {*os.environ, *saved_env} if k == "PYTHONPATH" or k.startswith(heads)]
+        for name in owned:
+            if name in saved_env:
+                os.environ[name] = saved_env[name]
+            else:
                 del os.environ[name]
-        os.environ.update({k: v for k, v in saved_env.items() if _owned(k, prefixes)})
         importlib.invalidate_caches()
         for registry in declared_registries():
             snapshot = snapshots.get(registry)
@@ -219,22 +179,8 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
                 state_of(registry).restore(snapshot)
 
 
-# -- conformance ----------------------------------------------------------------------
-
-
-def _import_class(target: type | str) -> type:
-    if isinstance(target, type):
-        return target
-    path = parse_path(target)
-    obj = attribute(path)
-    if not isinstance(obj, type):
-        pytest.fail(f"backend_class {target!r} names {obj!r}, which is not a class", pytrace=False)
-    return obj
-
-
-def _modules(cls: type) -> tuple[str, ...]:
-    """The import names of the class's ``requires``, as attn derives them."""
-    return import_names(cls) if issubclass(cls, Backend) else ()
+def _fail(message: str) -> NoReturn:
+    pytest.fail(message, pytrace=False)
 
 
 class BackendConformance:
@@ -259,22 +205,21 @@ class BackendConformance:
     def _backend(self) -> type:
         target = getattr(self, "backend_class", None)
         if target is None:
-            pytest.fail(
+            _fail(
                 f"{type(self).__name__} does not set backend_class: set it to the class or "
-                "its 'module:QualName' path",
-                pytrace=False,
+                "its 'module:QualName' path"
             )
-        return _import_class(target)
+        cls = target if isinstance(target, type) else attribute(parse_path(target))
+        if not isinstance(cls, type):
+            _fail(f"backend_class {target!r} names {cls!r}, which is not a class")
+        return cls
 
     def _interface(self) -> type:
-        from attn.registry.loading import interface_of  # noqa: PLC0415
-
         registry = getattr(self, "registry", None)
         if not isinstance(registry, BackendEnumMeta) or "_attn_state" not in registry.__dict__:
-            pytest.fail(
+            _fail(
                 f"{type(self).__name__}.registry is {registry!r}: set it to the registry the "
-                "backend is for, e.g. attn.AttentionBackendEnum",
-                pytrace=False,
+                "backend is for, e.g. attn.AttentionBackendEnum"
             )
         return interface_of(registry)
 
@@ -282,11 +227,10 @@ class BackendConformance:
         """The class derives from the registry's backend interface."""
         cls, interface = self._backend(), self._interface()
         if not issubclass(cls, interface):
-            pytest.fail(
+            _fail(
                 f"{cls.__qualname__} does not derive from {interface.__module__}."
                 f"{interface.__qualname__}: declare it as "
-                f"class {cls.__name__}({interface.__qualname__})",
-                pytrace=False,
+                f"class {cls.__name__}({interface.__qualname__})"
             )
 
     def test_get_name_returns_a_non_empty_str(self) -> None:
@@ -294,10 +238,9 @@ class BackendConformance:
         cls = self._backend()
         name = cls.get_name()  # type: ignore[attr-defined]
         if not isinstance(name, str) or not name:
-            pytest.fail(
+            _fail(
                 f"{cls.__qualname__}.get_name() returned {name!r}: return the backend's "
-                "display name, a non-empty str (or do not override it)",
-                pytrace=False,
+                "display name, a non-empty str (or do not override it)"
             )
 
     def test_get_impl_cls_is_overridden_and_returns_a_class(self) -> None:
@@ -307,18 +250,16 @@ class BackendConformance:
             pytest.skip(f"{interface.__qualname__} has no get_impl_cls() to override")
         owner = next(c for c in cls.__mro__ if "get_impl_cls" in c.__dict__)
         if owner in interface.__mro__:
-            pytest.fail(
+            _fail(
                 f"{cls.__qualname__} does not override get_impl_cls(): define a classmethod "
                 "get_impl_cls() that returns the class computing the backend's result "
-                "(import the kernel library inside it, not at module level)",
-                pytrace=False,
+                "(import the kernel library inside it, not at module level)"
             )
         impl = cls.get_impl_cls()  # type: ignore[attr-defined]
         if not isinstance(impl, type):
-            pytest.fail(
+            _fail(
                 f"{cls.__qualname__}.get_impl_cls() returned {impl!r}, not a class: return "
-                "the implementation class itself, not an instance",
-                pytrace=False,
+                "the implementation class itself, not an instance"
             )
 
     def test_requires_is_a_tuple_of_distribution_names(self) -> None:
@@ -326,18 +267,16 @@ class BackendConformance:
         cls = self._backend()
         requires = getattr(cls, "requires", ())
         if not isinstance(requires, tuple):
-            pytest.fail(
+            _fail(
                 f"{cls.__qualname__}.requires is {requires!r}: make it a tuple of the "
-                "distribution names the kernel needs, e.g. ('flash-attn',)",
-                pytrace=False,
+                "distribution names the kernel needs, e.g. ('flash-attn',)"
             )
         bad = [r for r in requires if not isinstance(r, str) or not _DISTRIBUTION_NAME.match(r)]
         if bad:
-            pytest.fail(
+            _fail(
                 f"{cls.__qualname__}.requires has {', '.join(map(repr, bad))}, not a "
                 "distribution name: list names as pip installs them, without versions "
-                "or extras (e.g. 'flash-attn', not 'flash-attn>=2')",
-                pytrace=False,
+                "or extras (e.g. 'flash-attn', not 'flash-attn>=2')"
             )
 
     def test_requires_modules_match_requires(self) -> None:
@@ -348,18 +287,16 @@ class BackendConformance:
         if declared is not None and (
             not isinstance(declared, tuple) or len(declared) != len(requires)
         ):
-            pytest.fail(
+            _fail(
                 f"{cls.__qualname__}.requires_modules is {declared!r} for requires "
-                f"{requires!r}: give one import name per distribution, in the same order",
-                pytrace=False,
+                f"{requires!r}: give one import name per distribution, in the same order"
             )
-        modules = _modules(cls)
+        modules = import_names(cls) if issubclass(cls, Backend) else ()
         bad = [m for m in modules if not all(p.isidentifier() for p in str(m).split("."))]
         if bad:
-            pytest.fail(
+            _fail(
                 f"{cls.__qualname__}: {', '.join(map(repr, bad))} is not an import name: "
-                "set requires_modules to the names the kernel packages are imported as",
-                pytrace=False,
+                "set requires_modules to the names the kernel packages are imported as"
             )
         from importlib.metadata import PackageNotFoundError, distribution  # noqa: PLC0415
 
@@ -368,14 +305,19 @@ class BackendConformance:
                 dist = distribution(dist_name)
             except PackageNotFoundError:
                 continue  # not installed here: nothing to compare with
+            # The top-level import names it provides: top_level.txt, else its files.
+            provided = set((dist.read_text("top_level.txt") or "").split()) or {
+                file.parts[0].removesuffix(".py")
+                for file in dist.files or ()
+                if (len(file.parts) > 1 and not file.parts[0].endswith((".dist-info", ".data")))
+                or (len(file.parts) == 1 and file.suffix == ".py")
+            }
             top = module.split(".", 1)[0]
-            provided = _top_level_names(dist)
             if provided and top not in provided:
-                pytest.fail(
+                _fail(
                     f"{cls.__qualname__}: {dist_name} is installed but provides "
                     f"{', '.join(sorted(provided))}, not {top!r}: set requires_modules to "
-                    "the import names, in the order of requires",
-                    pytrace=False,
+                    "the import names, in the order of requires"
                 )
 
     def test_is_available_returns_a_bool(self) -> None:
@@ -383,11 +325,10 @@ class BackendConformance:
         cls = self._backend()
         available = cls.is_available()  # type: ignore[attr-defined]
         if not isinstance(available, bool):
-            pytest.fail(
+            _fail(
                 f"{cls.__qualname__}.is_available() returned {available!r}: return True or "
                 "False (the default checks that every package in requires is installed, "
-                "without importing it)",
-                pytrace=False,
+                "without importing it)"
             )
 
     #: Settings ``test_validate_configuration_returns_a_list_of_str`` tries, one call each.
@@ -407,17 +348,17 @@ class BackendConformance:
         for settings in self.sample_settings:
             said = validate(**settings)
             if type(said) is not list or not all(type(s) is str for s in said):
-                pytest.fail(
+                _fail(
                     f"{cls.__qualname__}.validate_configuration(**{settings!r}) returned "
                     f"{said!r}: return a list of str, one reason per setting it cannot run "
-                    "(empty when it can), and ignore settings it does not know",
-                    pytrace=False,
+                    "(empty when it can), and ignore settings it does not know"
                 )
 
     def test_importing_the_module_imports_no_required_package(self) -> None:
         """Importing the class's module in a fresh interpreter imports nothing in ``requires``."""
         cls = self._backend()
-        tops = sorted({m.split(".", 1)[0] for m in _modules(cls)})
+        modules = import_names(cls) if issubclass(cls, Backend) else ()
+        tops = sorted({m.split(".", 1)[0] for m in modules})
         # sys.modules is read before anything else is imported, so a package that
         # the check itself would import cannot hide behind it.
         script = (
@@ -426,37 +367,17 @@ class BackendConformance:
             f"__import__({cls.__module__!r})\n"
             f"print(','.join(m for m in {tops!r} if m in sys.modules and m not in before))\n"
         )
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         done = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
             [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
         )
         if done.returncode != 0:
-            pytest.fail(
-                f"importing {cls.__module__} in a fresh interpreter failed:\n{done.stderr}",
-                pytrace=False,
-            )
+            _fail(f"importing {cls.__module__} in a fresh interpreter failed:\n{done.stderr}")
         imported = [m for m in done.stdout.splitlines()[-1].split(",") if m]
         if imported:
-            pytest.fail(
+            _fail(
                 f"importing {cls.__module__} imports {', '.join(imported)}: import kernel "
                 "packages inside methods (get_impl_cls, the implementation), never at module "
                 "level, so that listing and selecting backends stay cheap and work where "
-                "the package is missing",
-                pytrace=False,
+                "the package is missing"
             )
-
-
-def _top_level_names(dist: Distribution) -> set[str]:
-    """The top-level import names an installed distribution provides."""
-    text = dist.read_text("top_level.txt")
-    if text:
-        return {line.strip() for line in text.splitlines() if line.strip()}
-    names = set()
-    for file in dist.files or ():
-        parts = file.parts
-        if len(parts) > 1 and not parts[0].endswith((".dist-info", ".data")):
-            names.add(parts[0])
-        elif len(parts) == 1 and parts[0].endswith(".py"):
-            names.add(parts[0][:-3])
-    return names

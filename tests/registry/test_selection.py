@@ -532,7 +532,7 @@ def test_the_cache_keeps_the_most_recently_used_results_up_to_its_bound():
     assert len(CudaOnly.asked) == asked
     select(PickEnum, device="cuda", head_size=1)
     assert CudaOnly.asked[asked:] == [{"device": "cuda", "head_size": 1}]
-    assert len(selection.made(PickEnum)) == selection.CACHE_SIZE
+    assert len(selection.recorded(PickEnum)) == selection.CACHE_SIZE
 
 
 def test_sixteen_threads_past_the_bound_agree(host):
@@ -548,7 +548,7 @@ def test_sixteen_threads_past_the_bound_agree(host):
 
     assert in_sixteen_threads(run) == []
     assert chosen == {("FIRST", size) for size in range(selection.CACHE_SIZE * 2)}
-    assert len(selection.made(PickEnum)) == selection.CACHE_SIZE
+    assert len(selection.recorded(PickEnum)) == selection.CACHE_SIZE
 
 
 def _select_in_child() -> None:

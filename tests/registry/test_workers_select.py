@@ -319,7 +319,7 @@ def test_apply_state_in_process_agrees_and_selects_again(registry):
     state = attn.capture_state()
     registry.refresh()
     attn.apply_state(state)
-    assert [s.name for s in selection.made(registry)] == ["FAST"]
+    assert [s.name for s in selection.recorded(registry)] == ["FAST"]
 
 
 def test_a_differing_choice_names_both_sides(registry):
@@ -370,7 +370,7 @@ def test_check_false_selects_nothing(registry):
     state = driver_chose(attn.capture_state(), name="SLOW", path="selhost.Slow")
     registry.refresh()
     attn.apply_state(state, check=False)
-    assert selection.made(registry) == ()
+    assert selection.recorded(registry) == ()
 
 
 def test_selections_made_before_the_table_changed_are_not_captured(registry):

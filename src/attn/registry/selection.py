@@ -1,12 +1,9 @@
 """Selection: the backend of a registry for this machine and this configuration.
 
-Candidates come in the host's order (the registry's ``priorities(**settings)``
-classmethod, else `default_priorities()`), then every plugin-added name
-not in it, sorted; an override keeps its name's slot, and when it is rejected
-the built-in default of that name is tried next. The first candidate whose
-class loads, whose ``requires`` are installed and whose
-``validate_configuration(**settings)`` says nothing against it is chosen;
-nothing after it is imported. docs/selection.md has the whole story.
+Candidates are tried in order (the host's ``priorities(**settings)``, then plugin-added names)
+and the first whose class loads, whose ``requires`` are installed and whose
+``validate_configuration(**settings)`` says nothing against it is chosen; nothing after it is
+imported. See docs/selection.md.
 """
 
 from __future__ import annotations
@@ -24,55 +21,18 @@ from .loading import Registry, load
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
 
-    from .paths import ClassPath
     from .table import Entry
 
 
 class _Registry(Registry, Protocol):
-    """What selection reads of a registry class; the enum module imports this one."""
+    """What selection reads of a registry class."""
 
     def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
 
 
 BackendEnumMeta = _Registry
 
-__all__ = [
-    "Candidate",
-    "Reason",
-    "Selection",
-    "default_priorities",
-    "dtype_name",
-    "select",
-]
-
-# -- the registry internals selection reads: this section only -----------------------
-
-
-def _entry(registry: BackendEnumMeta, name: str) -> Entry | None:
-    """The table's entry for *name* (a plugin's or a runtime registration), if any."""
-    return registry._attn_state.lookup(name)
-
-
-def _default(registry: BackendEnumMeta, name: str) -> ClassPath | None:
-    """The built-in default path of *name*; ``None`` for CUSTOM and plugin-added names."""
-    return registry._attn_defaults.get(name)
-
-
-def _builtin_names(registry: BackendEnumMeta) -> list[str]:
-    """The registry's members, in enum order."""
-    return list(registry._attn_defaults)
-
-
-def _table_names(registry: BackendEnumMeta) -> tuple[str, ...]:
-    """Every name the table has an entry for (runs discovery)."""
-    return registry._attn_state.names()
-
-
-def _token(registry: BackendEnumMeta) -> object:
-    """An object replaced at every change of the table: discovery, refresh, registration."""
-    state = registry._attn_state
-    state.ready()
-    return state._layers
+__all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name", "select"]
 
 
 def _words(registry: BackendEnumMeta) -> tuple[str, str, str]:
@@ -82,13 +42,10 @@ def _words(registry: BackendEnumMeta) -> tuple[str, str, str]:
     return variable, config.noun, config.host
 
 
-def _load(registry: BackendEnumMeta, name: str, path: ClassPath, entry: Entry | None) -> type:
-    """Import *path* as *name*'s class, checked against the interface (a load error if not)."""
-    del path  # the entry's, or the default's when *entry* is None: the one load path knows
-    return load(registry, name, entry)
-
-
-# -- records ---------------------------------------------------------------------------
+def _token(registry: BackendEnumMeta) -> object:
+    """An object replaced at every change of the table (runs discovery)."""
+    registry._attn_state.ready()
+    return registry._attn_state._layers
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +60,8 @@ class Reason:
 class Candidate:
     """One row of `Selection.tried`: a class tried for a name, and the verdict.
 
-    ``fallback`` is true on the row of a built-in default tried because the
-    override of the same name, on the row before, was rejected.
+    ``fallback``: a built-in default tried because the override of its name,
+    on the row before, was rejected.
     """
 
     name: str
@@ -132,9 +89,8 @@ Settings = tuple[tuple[str, "Hashable"], ...]
 class Selection:
     """The backend chosen for one configuration, and every candidate tried for it.
 
-    ``backend_class`` is the class that was checked. It is
-    ``backend.get_class()`` except after a rejected override, when the
-    built-in default of that name was chosen (the last row's ``fallback``).
+    ``backend_class`` is the class checked: ``backend.get_class()``, or the
+    built-in default after a rejected override (the last row's ``fallback``).
     """
 
     backend: Any
@@ -147,21 +103,16 @@ class Selection:
 
     def __str__(self) -> str:
         """The choice, then each candidate tried, one line each."""
-        chosen = self.tried[-1]
         how = "chosen explicitly" if self.explicit else "chosen"
         head = f"{self.name} {how} for {_shown(self.settings)}"
-        if chosen.fallback:
+        if self.tried[-1].fallback:
             head += " (its built-in default: the override was rejected)"
         return "\n".join([head + ":", *(f"  {row}" for row in self.tried)])
 
 
-# -- settings -----------------------------------------------------------------------------
-
-
 def dtype_name(dtype: object) -> str:
     """``"float16"`` for ``"float16"``, ``"torch.float16"`` and ``torch.float16`` (torch unused)."""
-    text = dtype if isinstance(dtype, str) else str(dtype)
-    return text.removeprefix("torch.")
+    return (dtype if isinstance(dtype, str) else str(dtype)).removeprefix("torch.")
 
 
 def _frozen(value: object) -> Hashable:
@@ -173,27 +124,14 @@ def _frozen(value: object) -> Hashable:
     return value
 
 
-def _settings(settings: Mapping[str, object]) -> Settings:
-    """The hashable form of *settings*: sorted, lists as tuples, ``dtype`` as its name."""
-    return tuple(
-        sorted(
-            (key, dtype_name(value) if key == "dtype" and value is not None else _frozen(value))
-            for key, value in settings.items()
-        )
-    )
-
-
 def _shown(settings: Settings) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in settings) or "no settings"
 
 
-# -- choosing -----------------------------------------------------------------------------
-
-
 def default_priorities(registry: BackendEnumMeta, **settings: object) -> list[str]:  # noqa: ARG001
     """Every built-in in enum order; a member without a default (CUSTOM) only when registered."""
-    names = _builtin_names(registry)
-    return [n for n in names if _default(registry, n) is not None or _entry(registry, n)]
+    defaults, state = registry._attn_defaults, registry._attn_state
+    return [n for n in defaults if defaults[n] is not None or state.lookup(n)]
 
 
 def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
@@ -219,19 +157,17 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
 def _try(
     registry: BackendEnumMeta, name: str, settings: Mapping[str, object]
 ) -> tuple[list[Candidate], type | None]:
-    """The rows for *name*'s slot and the chosen class, if one is valid."""
-    entry = _entry(registry, name)
-    default = _default(registry, name)
-    paths: list[tuple[ClassPath, Entry | None]] = [] if entry is None else [(entry.path, entry)]
-    if default is not None:
-        paths.append((default, None))
-    if not paths:
+    """The rows for *name*'s slot (its entry, then its default) and the chosen class, if any."""
+    entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
+    sources: list[Entry | None] = [] if entry is None else [entry]
+    sources += [] if default is None else [None]
+    if not sources:
         reason = Reason(Code.UNREGISTERED, "nothing is registered for it and it has no default")
         return [Candidate(name, "builtin", None, None, None, "rejected", (reason,))], None
     rows = []
-    for path, source in paths:
+    for source in sources:
         try:
-            cls = _load(registry, name, path, source)
+            cls = load(registry, name, source)
         except Exception as exc:  # noqa: BLE001 - a load error is a reason; Ctrl-C passes
             detail = getattr(exc, "detail", None) or describe(exc)
             reasons = [Reason(Code.LOAD_FAILURE, f"cannot be loaded: {detail}")]
@@ -243,7 +179,7 @@ def _try(
                 "builtin" if source is None else source.origin,
                 None if source is None else source.distribution,
                 None if source is None else source.version,
-                path.dotted,
+                (default if source is None else source.path).dotted,  # type: ignore[union-attr]
                 "rejected" if reasons else "chosen",
                 tuple(reasons),
                 fallback=source is None and entry is not None,
@@ -263,13 +199,10 @@ def _choose(
         names = [explicit]
     else:
         host = getattr(registry, "priorities", None)
-        names = list(
-            dict.fromkeys(
-                default_priorities(registry, **values) if host is None else host(**values)
-            )
-        )
-        builtins = set(_builtin_names(registry))
-        names += sorted(n for n in _table_names(registry) if n not in builtins and n not in names)
+        ordered = default_priorities(registry, **values) if host is None else host(**values)
+        names = list(dict.fromkeys(ordered))
+        added = set(registry._attn_defaults).union(names)
+        names += sorted(n for n in registry._attn_state.names() if n not in added)
     tried: list[Candidate] = []
     for name in names:
         rows, cls = _try(registry, name, values)
@@ -278,68 +211,38 @@ def _choose(
             return Selection(
                 registry[name], name, explicit is not None, tuple(tried), cls, settings
             )
-    return _failure(registry, explicit, settings, tuple(tried))
-
-
-def _failure(
-    registry: BackendEnumMeta,
-    explicit: str | None,
-    settings: Settings,
-    tried: tuple[Candidate, ...],
-) -> SelectionError:
-    variable, noun, host = _words(registry)
+    variable, noun, command = _words(registry)
     where = f"{registry.__name__} for {_shown(settings)}"
     if explicit is not None:
         head = f"The {noun} {explicit!r} chosen explicitly is not valid in {where}:"
         fix = (
             f"Choose another (or unset {variable}); "
-            f"'{host} select {registry.__name__}' lists the candidates."
+            f"'{command} select {registry.__name__}' lists the candidates."
         )
     elif tried:
         head = f"No {noun} of {where} is valid; tried in order:"
         fix = "Install a kernel package named above, or change the settings."
     else:
         head, fix = f"No {noun} of {where} is a candidate.", "Install a plugin that provides one."
-    lines = [head, *(f"  {row}" for row in tried), fix]
-    return SelectionError("\n".join(lines), registry.__name__, tried, explicit is not None)
+    message = "\n".join([head, *(f"  {row}" for row in tried), fix])
+    return SelectionError(message, registry.__name__, tuple(tried), explicit is not None)
 
 
-#: How many results (choices and rejections) the cache keeps per registry; beyond it, the
-#: least recently used is dropped (and chosen again when asked for again).
+#: How many results (choices and rejections) the cache keeps per registry, dropping the
+#: least recently used.
 CACHE_SIZE = 128
 
 _Key = tuple[object, Settings]
 #: Per registry: the table token its results were made with, and the results by key, the
-#: least recently used first. The registries' lock (`attn._fork.LOCK`, which a fork
-#: waits for) guards every read and write; choosing runs outside it, so threads that race
-#: on a new key at worst choose twice, with equal results.
+#: least recently used first, guarded by `attn._fork.LOCK` (which a fork waits for).
+#: Choosing runs outside the lock: threads racing on a new key may choose twice, equally.
 _CACHE: dict[BackendEnumMeta, tuple[object, OrderedDict[_Key, Selection | SelectionError]]] = {}
 
 
-def _cached(
-    registry: BackendEnumMeta, token: object, key: _Key
-) -> Selection | SelectionError | None:
-    with _fork.LOCK:
-        held = _CACHE.get(registry)
-        if held is None or held[0] is not token or key not in held[1]:
-            return None
-        held[1].move_to_end(key)
-        return held[1][key]
-
-
-def _keep(
-    registry: BackendEnumMeta, token: object, key: _Key, result: Selection | SelectionError
-) -> None:
-    with _fork.LOCK:
-        if token is not registry._attn_state._layers:
-            return  # the table changed while choosing: the result is already stale
-        held = _CACHE.get(registry)
-        if held is None or held[0] is not token:
-            held = _CACHE[registry] = (token, OrderedDict())
-        held[1][key] = result
-        held[1].move_to_end(key)
-        while len(held[1]) > CACHE_SIZE:
-            held[1].popitem(last=False)
+def _results(registry: BackendEnumMeta, token: object) -> OrderedDict[_Key, Any]:
+    """The cache's results for *registry*'s table *token* (under `attn._fork.LOCK`)."""
+    held = _CACHE.get(registry)
+    return held[1] if held is not None and held[0] is token else OrderedDict()
 
 
 def select(registry: BackendEnumMeta, /, backend: object = None, **settings: object) -> Selection:
@@ -354,51 +257,50 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
         SelectionError: the explicit choice, or every candidate, is rejected.
         UnknownBackendError: the explicit choice names no backend.
     """
-    variable, _, _ = _words(registry)
     explicit = getattr(backend, "name", backend) if backend is not None else None
-    explicit = explicit if explicit is not None else os.environ.get(variable) or None
-    key = (explicit, _settings(settings))
-    token = _token(registry)
-    found = _cached(registry, token, key)
+    explicit = explicit if explicit is not None else os.environ.get(_words(registry)[0]) or None
+    frozen = tuple(
+        sorted(
+            (key, dtype_name(value) if key == "dtype" and value is not None else _frozen(value))
+            for key, value in settings.items()
+        )
+    )
+    key, token = (explicit, frozen), _token(registry)
+    with _fork.LOCK:
+        found = _results(registry, token).get(key)
+        if found is not None:
+            _CACHE[registry][1].move_to_end(key)
     if found is None:
-        found = _choose(registry, None if explicit is None else str(explicit), key[1])
-        _keep(registry, token, key, found)
+        found = _choose(registry, None if explicit is None else str(explicit), frozen)
+        with _fork.LOCK:
+            if token is registry._attn_state._layers:  # else the table changed: already stale
+                results = _results(registry, token)
+                _CACHE[registry] = (token, results)
+                results[key] = found
+                results.move_to_end(key)
+                while len(results) > CACHE_SIZE:
+                    results.popitem(last=False)
     if isinstance(found, SelectionError):
         raise SelectionError(*found.args)
     return found
 
 
-def made(registry: BackendEnumMeta) -> tuple[Selection, ...]:
-    """The selections in *registry*'s cache for its current table, least recently used first.
-
-    Runs discovery unless it has run; rejections are left out.
-    """
-    token = _token(registry)
-    with _fork.LOCK:
-        held = _CACHE.get(registry)
-        results = () if held is None or held[0] is not token else tuple(held[1].values())
-    return tuple(r for r in results if isinstance(r, Selection))
-
-
 # -- workers: the driver's selections as data, chosen again -------------------------------
-
-_PLAIN = (str, int, float, bool, type(None))
 
 
 def _plain(value: object) -> bool:
     """Whether *value* is data a state may hold: text, numbers, ``None``, tuples of them."""
     if type(value) is tuple:
         return all(_plain(v) for v in value)
-    return type(value) in _PLAIN
+    return type(value) in {str, int, float, bool, type(None)}
 
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A selection the driver made, as plain data: what a worker state holds of it.
+    """A selection the driver made, as the plain data a worker state holds.
 
-    ``explicit`` is the name chosen explicitly, ``None`` when the priorities
-    decided; ``path`` the chosen class's dotted path; ``tried`` the rows as
-    `Selection` shows them.
+    ``explicit``: the name chosen explicitly, if one was; ``path``: the chosen
+    class's dotted path; ``tried``: the rows as `Selection` shows them.
     """
 
     settings: tuple[tuple[str, object], ...]
@@ -409,7 +311,13 @@ class Recorded:
 
 
 def recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
-    """`made()` as data; a selection whose settings hold other objects is left out."""
+    """The selections cached for *registry*'s current table as data, least recently used first.
+
+    Rejections, and selections whose settings hold other objects, are left out.
+    """
+    token = _token(registry)
+    with _fork.LOCK:
+        results = tuple(_results(registry, token).values())
     return tuple(
         Recorded(
             s.settings,
@@ -418,23 +326,13 @@ def recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
             s.name if s.explicit else None,
             tuple(map(str, s.tried)),
         )
-        for s in made(registry)
-        if _plain(s.settings)
-    )
-
-
-def _call(registry: BackendEnumMeta, settings: Settings, explicit: str | None) -> str:
-    parts = [f"{k}={v!r}" for k, v in settings]
-    return (
-        f"{registry.__name__}.select({', '.join([repr(explicit), *parts] if explicit else parts)})"
+        for s in results
+        if isinstance(s, Selection) and _plain(s.settings)
     )
 
 
 def reselect(registry: BackendEnumMeta, driver: Recorded) -> list[str]:
-    """Select again as the driver did; the lines of the difference, if the choice differs.
-
-    Each side shows its choice (class path), then the rows it tried with their reasons.
-    """
+    """Select again as the driver did; if the choice differs, lines showing both sides."""
     try:
         mine = select(registry, driver.explicit, **dict(driver.settings))
     except Exception as exc:  # noqa: BLE001 - no choice here is a difference, shown
@@ -444,8 +342,10 @@ def reselect(registry: BackendEnumMeta, driver: Recorded) -> list[str]:
         if (mine.name, mine.tried[-1].path) == (driver.name, driver.path):
             return []
         worker, rows = f"{mine.name} ({mine.tried[-1].path})", tuple(map(str, mine.tried))
+    arguments = [repr(driver.explicit)] if driver.explicit else []
+    arguments += [f"{k}={v!r}" for k, v in driver.settings]
     return [
-        f"  {_call(registry, driver.settings, driver.explicit)}",
+        f"  {registry.__name__}.select({', '.join(arguments)})",
         f"    driver chose {driver.name} ({driver.path}):",
         *(f"      {row}" for row in driver.tried),
         f"    worker chose {worker}:" if rows else f"    worker chose {worker}",
