@@ -1,45 +1,20 @@
-"""The exception and warning types of attn.
+"""attn's errors and warnings, the codes of its findings, and how plugin code's exceptions show.
 
-Every error attn raises derives from [`AttnError`][AttnError] and also from the
-builtin exception that callers already catch (``ValueError`` for bad names and
-values, ``ImportError`` for backends that cannot be loaded), so code written
-against the seeds' ``ValueError`` keeps working. Also how an exception that
-plugin code raised is shown (`describe()`), and which ones pass through.
+Every error derives from `AttnError` and from the builtin callers already catch
+(``ValueError`` for bad names and values, ``ImportError`` for backends that cannot load).
 """
 
 from __future__ import annotations
 
+import copyreg
 import enum
 from typing import final
-
-__all__ = [
-    "ENVIRONMENT_CODES",
-    "FINDING_CODES",
-    "NOTE_CODES",
-    "AttnConfigError",
-    "AttnError",
-    "AttnWarning",
-    "BackendInterfaceError",
-    "BackendLoadError",
-    "BackendNotRegisteredError",
-    "Code",
-    "ConflictWarning",
-    "InvalidPathError",
-    "PluginProblemError",
-    "PluginWarning",
-    "RejectedPluginWarning",
-    "SelectionError",
-    "StateMismatchError",
-    "UnknownBackendError",
-]
 
 
 def passes_through(exc: BaseException) -> bool:
     """Whether *exc* must propagate out of plugin code rather than be reported: the user's Ctrl-C.
 
-    Not ``GeneratorExit``: the interpreter throws it into a generator at its
-    ``yield``, never into a call attn makes, so one that reaches attn was
-    raised by plugin code.
+    Not ``GeneratorExit``: one that reaches attn was raised by plugin code.
     """
     return isinstance(exc, KeyboardInterrupt)
 
@@ -76,9 +51,7 @@ def shown(value: object, width: int = 60) -> str:
 class Code(str, enum.Enum):
     """What a finding, a plugin's status reason or a metadata problem is: one code each.
 
-    Defined once; records carry a code and structured fields, and messages and
-    fixes are rendered from them where they are shown. A code compares equal
-    to its value (``Code.INVALID == "invalid"``), as written in JSON.
+    A code compares equal to its value (``Code.INVALID == "invalid"``), as written in JSON.
     """
 
     __module__ = "attn.registry"
@@ -98,7 +71,6 @@ class Code(str, enum.Enum):
     NON_PLUGIN_COPY = "non-plugin-copy"
     LOAD_FAILURE = "load-failure"
     REGISTERED_BY_PLUGIN = "registered-by-plugin"
-
     # -- why a plugin row is not used (discovery) ---------------------------------
     NOT_SELECTED = "not-selected"
     BLOCKED = "blocked"
@@ -107,13 +79,11 @@ class Code(str, enum.Enum):
     INVALID_REQUIREMENT = "invalid-requirement"
     REQUIREMENT_UNMET = "requirement-unmet"
     HOST_NOT_INSTALLED = "host-not-installed"
-
     # -- why selection rejects a candidate ---------------------------------------
     MISSING_REQUIREMENT = "missing-requirement"
     INVALID_CONFIGURATION = "invalid-configuration"
     VALIDATION_FAILED = "validation-failed"
     UNREGISTERED = "unregistered"
-
     # -- why a metadata file or sys.path entry cannot be read (the reader) -------
     PERMISSION_DENIED = "permission-denied"
     NOT_UTF8 = "not-utf8"
@@ -134,11 +104,10 @@ class Code(str, enum.Enum):
 _CODES = tuple(Code)
 #: The codes a finding (``attn doctor``) can have: the first section above.
 FINDING_CODES = _CODES[: _CODES.index(Code.REGISTERED_BY_PLUGIN) + 1]
-#: The findings that are notes: worth knowing, never a problem. Every other
-#: finding is one: ``attn doctor`` exits 1 for it and strict mode raises.
+#: The findings that are notes, never a problem (``attn doctor`` exits 1 and strict mode raises
+#: for every other one).
 NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})
-#: The findings about the environment as a whole; every other one is about
-#: one registry's group.
+#: The findings about the environment as a whole, not about one registry's group.
 ENVIRONMENT_CODES = frozenset(
     {
         Code.EMPTY_METADATA,
@@ -151,11 +120,7 @@ ENVIRONMENT_CODES = frozenset(
 
 
 class AttnError(Exception):
-    """Base class of every error raised by attn.
-
-    Every attn error pickles with its message and attributes (a worker's error
-    reaches ``multiprocessing``, ``concurrent.futures`` and Ray callers whole).
-    """
+    """Base class of every error raised by attn; each pickles with its message and attributes."""
 
     __module__ = "attn"
 
@@ -164,12 +129,7 @@ class AttnError(Exception):
         state = dict(vars(self))
         if isinstance(self, ImportError):  # slots of ImportError, not in vars()
             state.update(msg=self.msg, name=self.name, path=self.path)
-        return (_new, (type(self), *self.args), state)
-
-
-def _new(cls: type[AttnError], *args: object) -> AttnError:
-    """An error of *cls* holding *args*, without calling ``__init__`` (for pickle)."""
-    return cls.__new__(cls, *args)
+        return (copyreg.__newobj__, (type(self), *self.args), state)  # type: ignore[attr-defined]
 
 
 class AttnWarning(UserWarning):
@@ -194,10 +154,7 @@ class PluginWarning(AttnWarning):
 
 @final
 class RejectedPluginWarning(AttnWarning):
-    """A plugin entry point was rejected (incompatible, invalid, unreadable metadata).
-
-    The backend it claims keeps its built-in default, or stays unknown.
-    """
+    """A plugin entry point was rejected; the name it claims keeps its default or stays unknown."""
 
     __module__ = "attn"
 
@@ -302,8 +259,7 @@ class AttnConfigError(AttnError, ValueError):
 class StateMismatchError(AttnError):
     """A worker resolves backends differently from the driver whose state it applied.
 
-    The message lists every differing backend, and every selection that
-    chooses differently, with both sides and what to do.
+    The message lists every differing backend and selection, both sides, and what to do.
     """
 
     __module__ = "attn"
