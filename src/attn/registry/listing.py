@@ -11,7 +11,7 @@ from .backend import same_modules
 from .enum import valid_names
 from .errors import AttnError, Code, describe, passes_through
 from .loading import resolve, try_load
-from .report import Finding, PluginRecord, replace_fields
+from .report import Finding, PluginRecord
 from .table import Entry
 
 if TYPE_CHECKING:
@@ -44,8 +44,6 @@ class BackendRow:
     missing: tuple[str, ...] = ()
     """The entries of `requires` that are not installed."""
 
-    replace = replace_fields
-
     def to_json(self) -> dict[str, object]:
         """The row of ``backends`` in ``attn list --json``: every field up to `requires`."""
         row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)[:-2]}
@@ -72,8 +70,6 @@ class RegistryReport:
     """``(name, distribution label, group)`` declared in a group that looks like a typo."""
     unreadable: tuple[Finding, ...] = ()
     """Metadata that could not be read at all (also among `findings`)."""
-
-    replace = replace_fields
 
     def to_json(self) -> dict[str, object]:
         """The registry object of ``attn list --json``."""

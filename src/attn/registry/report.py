@@ -1,36 +1,23 @@
-"""The records that discovery produces and listing, JSON and doctor render.
+"""The records discovery produces and listing, JSON and doctor render, and their cached form.
 
-They are frozen dataclasses holding plain values only, so one discovery can be
-rendered as a table, as JSON or as doctor findings without anything being
-recomputed, and stored in the discovery cache as the plain tuples `plain`
-makes (`result_from` rebuilds them). The listing's own records
-(`attn.registry.listing.RegistryReport`, `BackendRow`) live with it: a cold
-lookup does not create them.
+Plain values only: one discovery renders as a table, as JSON or as findings without being
+recomputed, and is cached as the tuples `plain` makes (`result_from` rebuilds it).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .errors import NOTE_CODES, Code
 from .paths import ClassPath
 
 if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
     from .controls import Controls
 
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]
-
-_R = TypeVar("_R", bound="DataclassInstance")
-
-
-def replace_fields(self: _R, **changes: object) -> _R:
-    """A copy with *changes* applied to the named fields."""
-    return dataclasses.replace(self, **changes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +45,9 @@ class PluginRecord:
     code: Code | None = None
     """What `reason` says, as a code (``None`` on a used row; not in the JSON)."""
 
-    replace = replace_fields
+    def replace(self, **changes: Any) -> PluginRecord:  # noqa: ANN401 - any field's type
+        """A copy with *changes* applied to the named fields."""
+        return dataclasses.replace(self, **changes)
 
     @property
     def origin_label(self) -> str:
@@ -69,23 +58,13 @@ class PluginRecord:
 
     def to_json(self) -> dict[str, object]:
         """The row of ``plugins`` in ``attn list --json``."""
-        return {
-            "name": self.name,
-            "value": self.value,
-            "distribution": self.distribution,
-            "distribution_version": self.distribution_version,
-            "status": self.status,
-            "reason": self.reason,
-        }
+        keys = ("name", "value", "distribution", "distribution_version", "status", "reason")
+        return {key: getattr(self, key) for key in keys}
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """Something about the environment that a user should know, with its fix.
-
-    *kind* may be given as its plain string (read from the cache); the record
-    holds its `Code`.
-    """
+    """Something about the environment that a user should know, with its fix."""
 
     kind: Code
     subject: str
@@ -103,7 +82,7 @@ class Finding:
     """Whether plugin code did it (raised at import, registered a backend)."""
 
     def __post_init__(self) -> None:
-        """Hold the kind as its `Code` (``ValueError`` for one that is not a code)."""
+        """Hold *kind* as its `Code`, also when given as text (``ValueError`` if it is none)."""
         object.__setattr__(self, "kind", Code(self.kind))
 
     @property
@@ -118,8 +97,6 @@ class Conflict:
 
     name: str
     claimants: tuple[PluginRecord, ...]
-
-    replace = replace_fields
 
     @property
     def within_one_distribution(self) -> bool:
@@ -157,11 +134,7 @@ class DiscoveryResult:
 
 
 def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the records
-    """*value* as the cache file stores it: a record as the tuple of its fields, a code as text.
-
-    `result_from` (and ``_metadata.records_from``) rebuild records from these
-    tuples by position.
-    """
+    """*value* as the cache stores it: a record as the tuple of its fields, a code as text."""
     if isinstance(value, Code):
         return value.value  # marshal stores plain strings, not the str subclass
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
