@@ -1,8 +1,4 @@
-"""attn's errors and warnings, the codes of its findings, and how plugin code's exceptions show.
-
-Every error derives from `AttnError` and from the builtin callers already catch
-(``ValueError`` for bad names and values, ``ImportError`` for backends that cannot load).
-"""
+"""attn's errors and warnings, the codes of its findings, and how plugin code's exceptions show."""
 
 from __future__ import annotations
 
@@ -12,11 +8,8 @@ from typing import final
 
 
 def passes_through(exc: BaseException) -> bool:
-    """Whether *exc* must propagate out of plugin code rather than be reported: the user's Ctrl-C.
-
-    Not ``GeneratorExit``: one that reaches attn was raised by plugin code.
-    """
-    return isinstance(exc, KeyboardInterrupt)
+    """Whether *exc* must propagate out of plugin code, not be reported: the user's Ctrl-C."""
+    return isinstance(exc, KeyboardInterrupt)  # a GeneratorExit reaching attn is plugin code's
 
 
 def describe(exc: BaseException) -> str:
@@ -49,10 +42,7 @@ def shown(value: object, width: int = 60) -> str:
 
 
 class Code(str, enum.Enum):
-    """What a finding, a plugin's status reason or a metadata problem is: one code each.
-
-    A code compares equal to its value (``Code.INVALID == "invalid"``), as written in JSON.
-    """
+    """What a finding, status reason or metadata problem is; equal to its JSON text."""
 
     __module__ = "attn.registry"
 
@@ -104,8 +94,7 @@ class Code(str, enum.Enum):
 _CODES = tuple(Code)
 #: The codes a finding (``attn doctor``) can have: the first section above.
 FINDING_CODES = _CODES[: _CODES.index(Code.REGISTERED_BY_PLUGIN) + 1]
-#: The findings that are notes, never a problem (``attn doctor`` exits 1 and strict mode raises
-#: for every other one).
+#: The findings that are notes: every other one makes ``attn doctor`` fail and strict mode raise.
 NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})
 #: The findings about the environment as a whole, not about one registry's group.
 ENVIRONMENT_CODES = frozenset(
@@ -120,7 +109,7 @@ ENVIRONMENT_CODES = frozenset(
 
 
 class AttnError(Exception):
-    """Base class of every error raised by attn; each pickles with its message and attributes."""
+    """Base class of every attn error; each is also the builtin callers catch, and pickles whole."""
 
     __module__ = "attn"
 
@@ -166,8 +155,7 @@ class InvalidPathError(AttnError, ValueError):
 
     def __init__(self, path: object, reason: str) -> None:
         """Record the offending *path* and why it was refused."""
-        self.path = path
-        self.reason = reason
+        self.path, self.reason = path, reason
         super().__init__(f"Invalid class path: {path!r}: {reason}")
 
 
@@ -179,8 +167,7 @@ class UnknownBackendError(AttnError, ValueError):
 
     def __init__(self, message: str, *, name: str, registry: str) -> None:
         """Record the unknown *name* and the *registry* it was looked up in."""
-        self.name = name
-        self.registry = registry
+        self.name, self.registry = name, registry
         super().__init__(message)
 
 
@@ -192,8 +179,7 @@ class BackendNotRegisteredError(AttnError, ValueError):
 
     def __init__(self, message: str, *, name: str, registry: str) -> None:
         """Record the unregistered *name* and its *registry*."""
-        self.name = name
-        self.registry = registry
+        self.name, self.registry = name, registry
         super().__init__(message)
 
 
@@ -215,12 +201,8 @@ class BackendLoadError(AttnError, ImportError):
     ) -> None:
         """Record what was being loaded, from where, and what went wrong (*detail*)."""
         super().__init__(message)
-        self.detail = detail
-        self.backend = backend
-        self.registry = registry
-        self.path = path
-        self.distribution = distribution
-        self.version = version
+        self.detail, self.backend, self.registry, self.path = detail, backend, registry, path
+        self.distribution, self.version = distribution, version
 
 
 @final
@@ -250,17 +232,13 @@ class AttnConfigError(AttnError, ValueError):
 
     def __init__(self, variable: str, value: str, expected: str) -> None:
         """Record the *variable*, its *value*, and what was *expected*."""
-        self.variable = variable
-        self.value = value
+        self.variable, self.value = variable, value
         super().__init__(f"Invalid value for {variable}: {value!r}; expected {expected}")
 
 
 @final
 class StateMismatchError(AttnError):
-    """A worker resolves backends differently from the driver whose state it applied.
-
-    The message lists every differing backend and selection, both sides, and what to do.
-    """
+    """A worker resolves backends differently from the driver whose state it applied."""
 
     __module__ = "attn"
 
@@ -274,8 +252,7 @@ class StateMismatchError(AttnError):
     ) -> None:
         """Record the differing pairs, the missing registries, those whose selections differ."""
         super().__init__(message)
-        self.differences = differences
-        self.missing_registries = missing_registries
+        self.differences, self.missing_registries = differences, missing_registries
         self.selections = selections
 
 
@@ -293,9 +270,7 @@ class SelectionError(AttnError, ValueError):
     ) -> None:
         """Record the *registry*'s name, the rows *tried* and whether the choice was *explicit*."""
         super().__init__(message, registry, tried, explicit)
-        self.registry = registry
-        self.tried = tried  # the rows of attn.registry.selection.Candidate
-        self.explicit = explicit
+        self.registry, self.tried, self.explicit = registry, tried, explicit  # tried: Candidates
 
     def __str__(self) -> str:
         """The message alone."""

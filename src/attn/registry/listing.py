@@ -39,10 +39,8 @@ class BackendRow:
     reason: str | None
     available: bool | None
     requires: tuple[str, ...]
-    registered_by: str | None = None
-    """For a runtime registration, the module that made it."""
-    missing: tuple[str, ...] = ()
-    """The entries of `requires` that are not installed."""
+    registered_by: str | None = None  # for a runtime registration, the module that made it
+    missing: tuple[str, ...] = ()  # the entries of requires that are not installed
 
     def to_json(self) -> dict[str, object]:
         """The row of ``backends`` in ``attn list --json``: every field up to `requires`."""
@@ -59,17 +57,12 @@ class RegistryReport:
     backends: tuple[BackendRow, ...]
     plugins: tuple[PluginRecord, ...]
     findings: tuple[Finding, ...]
-    plugins_disabled: bool
-    """Discovery was turned off (``<PREFIX>_DISABLE_PLUGINS``)."""
+    plugins_disabled: bool  # discovery was turned off (<PREFIX>_DISABLE_PLUGINS)
     disable_variable: str
-    host: str | None = None
-    """The host distribution's name (``attn``), which provides the built-ins."""
-    host_version: str | None = None
-    """The installed host distribution's version, if its metadata was found."""
-    misgrouped: tuple[tuple[str, str, str], ...] = ()
-    """``(name, distribution label, group)`` declared in a group that looks like a typo."""
-    unreadable: tuple[Finding, ...] = ()
-    """Metadata that could not be read at all (also among `findings`)."""
+    host: str | None = None  # the host distribution's name (attn), which provides the built-ins
+    host_version: str | None = None  # its installed version, if its metadata was found
+    misgrouped: tuple[tuple[str, str, str], ...] = ()  # as DiscoveryResult.misgrouped
+    unreadable: tuple[Finding, ...] = ()  # metadata that could not be read at all; in findings
 
     def to_json(self) -> dict[str, object]:
         """The registry object of ``attn list --json``."""
@@ -192,9 +185,8 @@ def build_report(
 ) -> RegistryReport:
     """Everything listing shows about *registry*.
 
-    With *load* true, every backend is imported and checked; with a collection
-    of names, only those. What plugin code prints meanwhile goes to *output*
-    when given.
+    With *load* true, every backend is imported and checked; with a collection of names, only
+    those. What plugin code prints meanwhile goes to *output* when given.
     """
     state = registry._attn_state
     result = state.ensure()
@@ -239,14 +231,12 @@ def diagnose(
 ) -> DiscoveryResult:
     """What ``doctor`` finds about *registry*: its plugins, and every finding with its fix.
 
-    Discovery runs as the environment sets it (``<PREFIX>_PLUGINS``, ...), without merging,
-    warning or raising (``<PREFIX>_STRICT`` does not stop it). Only metadata is read, unless
-    *load* is true: then every built-in default and every plugin in effect is imported, and
-    each import failure (and each registration plugin code made at import for a name it does
-    not declare) is a finding too. What plugin code prints meanwhile goes to *output* when given.
-
-    The result's ``findings`` are `Finding` records (``is_problem`` tells problems from notes),
-    its ``plugins`` every entry point of the registry's group with its status.
+    Discovery runs as the environment sets it, without merging, warning or raising
+    (``<PREFIX>_STRICT`` does not stop it). Only metadata is read, unless *load* is true: then
+    every built-in default and plugin in effect is imported, and each import failure (and each
+    registration plugin code made at import for a name it does not declare) is a finding too.
+    What plugin code prints meanwhile goes to *output* when given. ``findings`` are `Finding`
+    records (``is_problem`` tells problems from notes), ``plugins`` every entry point's row.
     """
     result = registry._attn_state.diagnose()
     if not load:

@@ -26,24 +26,17 @@ class PluginRecord:
 
     name: str
     value: str
-    distribution: str
-    """The distribution's ``Name`` field, as written there."""
-    distribution_key: str
-    """The canonical (PEP 503) distribution name."""
+    distribution: str  # its Name field, as written there
+    distribution_key: str  # the canonical (PEP 503) name
     distribution_version: str | None
-    location: str
-    """The metadata folder the entry point was read from."""
+    location: str  # the metadata folder the entry point was read from
     path_index: int
-    requirements: tuple[str, ...]
-    """The distribution's ``Requires-Dist`` entries that name the host."""
+    requirements: tuple[str, ...]  # the Requires-Dist entries that name the host
     status: PluginStatus
     reason: str | None
-    path: ClassPath | None
-    """The parsed value, when it is valid."""
-    won_because: str | None = None
-    """For the winner of a conflict: why it won (not in the JSON)."""
-    code: Code | None = None
-    """What `reason` says, as a code (``None`` on a used row; not in the JSON)."""
+    path: ClassPath | None  # the parsed value, when it is valid
+    won_because: str | None = None  # for the winner of a conflict, why it won
+    code: Code | None = None  # what reason says, as a code (None on a used row)
 
     def replace(self, **changes: Any) -> PluginRecord:  # noqa: ANN401 - any field's type
         """A copy with *changes* applied to the named fields."""
@@ -67,19 +60,14 @@ class Finding:
     """Something about the environment that a user should know, with its fix."""
 
     kind: Code
-    subject: str
-    """The backend or distribution the finding is about."""
+    subject: str  # the backend or distribution the finding is about
     message: str
     fix: str
     distribution: str | None = None
-    version: str | None = None
-    """The version of `distribution`."""
-    group: str | None = None
-    """The entry-point group concerned."""
-    value: str | None = None
-    """The entry point's value or the class path concerned."""
-    plugin_code: bool = False
-    """Whether plugin code did it (raised at import, registered a backend)."""
+    version: str | None = None  # of distribution
+    group: str | None = None  # the entry-point group concerned
+    value: str | None = None  # the entry point's value or the class path concerned
+    plugin_code: bool = False  # whether plugin code did it (raised at import, registered)
 
     def __post_init__(self) -> None:
         """Hold *kind* as its `Code`, also when given as text (``ValueError`` if it is none)."""
@@ -105,10 +93,8 @@ class Conflict:
 
     def preferred(self, controls: Controls) -> bool:
         """Whether ``<PREFIX>_PREFER`` decided this conflict."""
-        winner, runner_up = self.claimants[0], self.claimants[1]
-        return controls.preference(winner.distribution) < controls.preference(
-            runner_up.distribution
-        )
+        first, second = (controls.preference(c.distribution) for c in self.claimants[:2])
+        return first < second
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +107,10 @@ class DiscoveryResult:
     conflicts: tuple[Conflict, ...]
     findings: tuple[Finding, ...]
     plugins_disabled: bool
+    # (name, distribution label, group) declared in a group that looks like a typo of this one
+    # (not read; messages about an unknown name cite them)
     misgrouped: tuple[tuple[str, str, str], ...] = ()
-    """``(name, distribution label, group)`` of entry points declared in a group that
-    looks like a typo of this one (not read; messages about an unknown name cite them)."""
-    unreadable: tuple[Finding, ...] = ()
-    """What could not be read at all (the listing's note); also in `findings`."""
+    unreadable: tuple[Finding, ...] = ()  # what could not be read at all; also in findings
 
     @property
     def used(self) -> tuple[PluginRecord, ...]:
