@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .report import DiscoveryResult, Origin
 
 BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
+_Outcome: TypeAlias = "tuple[type | None, BackendLoadError | None]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +125,7 @@ def _known_availability(registry: BackendEnumMeta, name: str) -> _Availability:
 
 
 def _row(
-    registry: BackendEnumMeta,
-    name: str,
-    known: _Availability,
-    outcome: tuple[type | None, BackendLoadError | None] | None,
+    registry: BackendEnumMeta, name: str, known: _Availability, outcome: _Outcome | None
 ) -> tuple[BackendRow, Finding | None]:
     """*name*'s row, and with *outcome* (``--load``: what importing it gave), its finding."""
     state = registry._attn_state
@@ -195,7 +193,7 @@ def build_report(
     with same_modules():
         known = {name: _known_availability(registry, name) for name in valid_names(registry)}
 
-    def attempt(name: str) -> tuple[type | None, BackendLoadError | None] | None:
+    def attempt(name: str) -> _Outcome | None:
         if not (load if isinstance(load, bool) else name in load):
             return None
         try:
