@@ -15,17 +15,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class BackendResolution:
-    """What one name of a registry resolves to in one process.
-
-    ``origin`` is ``builtin``, ``plugin`` or ``runtime``; ``path`` the effective
-    ``module:QualName``, ``None`` for an unregistered member.
-    """
+    """What one name of a registry resolves to in one process (``path``: ``module:QualName``)."""
 
     __module__ = "attn.registry.workers"  # where states have always pickled it from
 
     name: str
-    origin: str
-    path: str | None
+    origin: str  # builtin, plugin or runtime
+    path: str | None  # None for an unregistered member
     distribution: str | None = None
     version: str | None = None
 

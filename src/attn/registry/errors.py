@@ -91,9 +91,8 @@ class Code(str, enum.Enum):
         return str(self.value)
 
 
-_CODES = tuple(Code)
 #: The codes a finding (``attn doctor``) can have: the first section above.
-FINDING_CODES = _CODES[: _CODES.index(Code.REGISTERED_BY_PLUGIN) + 1]
+FINDING_CODES = tuple(Code)[: tuple(Code).index(Code.REGISTERED_BY_PLUGIN) + 1]
 #: The findings that are notes: every other one makes ``attn doctor`` fail and strict mode raise.
 NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})
 #: The findings about the environment as a whole, not about one registry's group.
