@@ -1,9 +1,4 @@
-"""The message of a worker's `StateMismatchError`: what differs from the driver, what to do.
-
-`attn.registry.workers` compares; this module words the result, and holds the row
-both sides are compared by (`BackendResolution`, which ``attn.registry.workers``
-exports).
-"""
+"""The message of a worker's `StateMismatchError`: what differs from the driver, what to do."""
 
 from __future__ import annotations
 
@@ -17,42 +12,22 @@ from .paths import parse_path
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__: list[str] = []
-
 
 @dataclass(frozen=True, slots=True)
 class BackendResolution:
-    """What one name of a registry resolves to in one process.
-
-    ``origin`` is ``builtin``, ``plugin`` or ``runtime``; ``path`` the
-    effective ``module:QualName``, ``None`` for an unregistered member.
-    """
+    """What one name of a registry resolves to in one process (``path``: ``module:QualName``)."""
 
     __module__ = "attn.registry.workers"  # where states have always pickled it from
 
     name: str
-    origin: str
-    path: str | None
+    origin: str  # builtin, plugin or runtime
+    path: str | None  # None for an unregistered member
     distribution: str | None = None
     version: str | None = None
 
-    def describe(self) -> str:
-        """How a mismatch message shows this side: the path, then where it comes from."""
-        if self.path is None:
-            return "unregistered (no default, nothing registered)"
-        dotted = parse_path(self.path).dotted
-        if self.origin == "plugin":
-            label = self.distribution or "an unknown distribution"
-            if self.version is not None:
-                label = f"{label} {self.version}"
-            return f"{dotted} (plugin {label})"
-        if self.origin == "runtime":
-            return f"{dotted} (runtime registration)"
-        return f"{dotted} (built-in)"
-
 
 class CapturedRegistry(Protocol):
-    """What the message reads of a `attn.registry.workers.CapturedRegistry`."""
+    """What the message reads of a `attn.registry.workers.CapturedRegistry` (no import cycle)."""
 
     @property
     def registry(self) -> str: ...
@@ -70,13 +45,10 @@ class CapturedRegistry(Protocol):
     def controls(self) -> tuple[tuple[str, str | None], ...]: ...
 
 
-#: The controls that change what a registry resolves to, after the prefix.
-_CONTROLS = ("DISABLE_PLUGINS", "PLUGINS", "BLOCK_PLUGINS", "PREFER")
-
-
 def control_values(prefix: str) -> tuple[tuple[str, str | None], ...]:
-    """The ``<PREFIX>_*`` controls and their values here (``None``: unset)."""
-    return tuple((f"{prefix}_{c}", os.environ.get(f"{prefix}_{c}")) for c in _CONTROLS)
+    """The ``<PREFIX>_*`` controls that change what a registry resolves to, and their values."""
+    names = (f"{prefix}_{c}" for c in ("DISABLE_PLUGINS", "PLUGINS", "BLOCK_PLUGINS", "PREFER"))
+    return tuple((name, os.environ.get(name)) for name in names)
 
 
 def mismatch(
@@ -97,22 +69,16 @@ def mismatch(
     for driver, rows, problem in pairs:
         if rows is None:
             missing.append(driver)
-            lines += [
-                f"  {driver.registry} ({driver.location}, group {driver.group!r})",
-                "    driver: declared",
-                f"    worker: absent: {problem}",
-            ]
+            head = f"{driver.registry} ({driver.location}, group {driver.group!r})"
+            lines += [f"  {head}", "    driver: declared", f"    worker: absent: {problem}"]
             continue
         theirs, mine = {b.name: b for b in driver.backends}, {b.name: b for b in rows}
         found = [n for n in dict.fromkeys([*theirs, *mine]) if theirs.get(n) != mine.get(n)]
         for name in found:
             sides = theirs.get(name), mine.get(name)
             differing.append((driver.registry, name))
-            lines += [
-                f"  {driver.registry}.{name}",
-                f"    driver: {_described(sides[0])}",
-                f"    worker: {_described(sides[1])}",
-            ]
+            lines.append(f"  {driver.registry}.{name}")
+            lines += [f"    driver: {_described(sides[0])}", f"    worker: {_described(sides[1])}"]
             commands += _commands(*sides)
             unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
         if found:
@@ -166,19 +132,24 @@ def _plugin_fix(commands: list[str], controls: list[str], unpreferable: bool) ->
 
 
 def _described(row: BackendResolution | None) -> str:
-    return "absent" if row is None else row.describe()
+    """How a mismatch message shows one side: the path, then where it comes from."""
+    if row is None:
+        return "absent"
+    if row.path is None:
+        return "unregistered (no default, nothing registered)"
+    label = row.distribution or "an unknown distribution"
+    if row.version is not None:
+        label += f" {row.version}"
+    where = {"plugin": f"plugin {label}", "runtime": "runtime registration"}
+    return f"{parse_path(row.path).dotted} ({where.get(row.origin, 'built-in')})"
 
 
 def _commands(theirs: BackendResolution | None, mine: BackendResolution | None) -> list[str]:
     """The pip commands that would make this side match the driver's."""
     commands = []
     if theirs is not None and theirs.origin == "plugin" and theirs.distribution:
-        pin = (
-            theirs.distribution
-            if theirs.version is None
-            else f"{theirs.distribution}=={theirs.version}"
-        )
-        commands.append(f"pip install '{pin}'")
+        pin = "" if theirs.version is None else f"=={theirs.version}"
+        commands.append(f"pip install '{theirs.distribution}{pin}'")
     theirs_dist = None if theirs is None else theirs.distribution
     if (
         mine is not None

@@ -1,47 +1,15 @@
-"""The exception and warning types of attn.
-
-Every error attn raises derives from [`AttnError`][AttnError] and also from the
-builtin exception that callers already catch (``ValueError`` for bad names and
-values, ``ImportError`` for backends that cannot be loaded), so code written
-against the seeds' ``ValueError`` keeps working. Also how an exception that
-plugin code raised is shown (`describe()`), and which ones pass through.
-"""
+"""attn's errors and warnings, the codes of its findings, and how plugin code's exceptions show."""
 
 from __future__ import annotations
 
+import copyreg
 import enum
 from typing import final
 
-__all__ = [
-    "ENVIRONMENT_CODES",
-    "FINDING_CODES",
-    "NOTE_CODES",
-    "AttnConfigError",
-    "AttnError",
-    "AttnWarning",
-    "BackendInterfaceError",
-    "BackendLoadError",
-    "BackendNotRegisteredError",
-    "Code",
-    "ConflictWarning",
-    "InvalidPathError",
-    "PluginProblemError",
-    "PluginWarning",
-    "RejectedPluginWarning",
-    "SelectionError",
-    "StateMismatchError",
-    "UnknownBackendError",
-]
-
 
 def passes_through(exc: BaseException) -> bool:
-    """Whether *exc* must propagate out of plugin code rather than be reported: the user's Ctrl-C.
-
-    Not ``GeneratorExit``: the interpreter throws it into a generator at its
-    ``yield``, never into a call attn makes, so one that reaches attn was
-    raised by plugin code.
-    """
-    return isinstance(exc, KeyboardInterrupt)
+    """Whether *exc* must propagate out of plugin code, not be reported: the user's Ctrl-C."""
+    return isinstance(exc, KeyboardInterrupt)  # a GeneratorExit reaching attn is plugin code's
 
 
 def describe(exc: BaseException) -> str:
@@ -74,12 +42,7 @@ def shown(value: object, width: int = 60) -> str:
 
 
 class Code(str, enum.Enum):
-    """What a finding, a plugin's status reason or a metadata problem is: one code each.
-
-    Defined once; records carry a code and structured fields, and messages and
-    fixes are rendered from them where they are shown. A code compares equal
-    to its value (``Code.INVALID == "invalid"``), as written in JSON.
-    """
+    """What a finding, status reason or metadata problem is; equal to its JSON text."""
 
     __module__ = "attn.registry"
 
@@ -98,7 +61,6 @@ class Code(str, enum.Enum):
     NON_PLUGIN_COPY = "non-plugin-copy"
     LOAD_FAILURE = "load-failure"
     REGISTERED_BY_PLUGIN = "registered-by-plugin"
-
     # -- why a plugin row is not used (discovery) ---------------------------------
     NOT_SELECTED = "not-selected"
     BLOCKED = "blocked"
@@ -107,13 +69,11 @@ class Code(str, enum.Enum):
     INVALID_REQUIREMENT = "invalid-requirement"
     REQUIREMENT_UNMET = "requirement-unmet"
     HOST_NOT_INSTALLED = "host-not-installed"
-
     # -- why selection rejects a candidate ---------------------------------------
     MISSING_REQUIREMENT = "missing-requirement"
     INVALID_CONFIGURATION = "invalid-configuration"
     VALIDATION_FAILED = "validation-failed"
     UNREGISTERED = "unregistered"
-
     # -- why a metadata file or sys.path entry cannot be read (the reader) -------
     PERMISSION_DENIED = "permission-denied"
     NOT_UTF8 = "not-utf8"
@@ -131,14 +91,11 @@ class Code(str, enum.Enum):
         return str(self.value)
 
 
-_CODES = tuple(Code)
 #: The codes a finding (``attn doctor``) can have: the first section above.
-FINDING_CODES = _CODES[: _CODES.index(Code.REGISTERED_BY_PLUGIN) + 1]
-#: The findings that are notes: worth knowing, never a problem. Every other
-#: finding is one: ``attn doctor`` exits 1 for it and strict mode raises.
+FINDING_CODES = tuple(Code)[: tuple(Code).index(Code.REGISTERED_BY_PLUGIN) + 1]
+#: The findings that are notes: every other one makes ``attn doctor`` fail and strict mode raise.
 NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})
-#: The findings about the environment as a whole; every other one is about
-#: one registry's group.
+#: The findings about the environment as a whole, not about one registry's group.
 ENVIRONMENT_CODES = frozenset(
     {
         Code.EMPTY_METADATA,
@@ -151,11 +108,7 @@ ENVIRONMENT_CODES = frozenset(
 
 
 class AttnError(Exception):
-    """Base class of every error raised by attn.
-
-    Every attn error pickles with its message and attributes (a worker's error
-    reaches ``multiprocessing``, ``concurrent.futures`` and Ray callers whole).
-    """
+    """Base class of every attn error; each is also the builtin callers catch, and pickles whole."""
 
     __module__ = "attn"
 
@@ -164,12 +117,7 @@ class AttnError(Exception):
         state = dict(vars(self))
         if isinstance(self, ImportError):  # slots of ImportError, not in vars()
             state.update(msg=self.msg, name=self.name, path=self.path)
-        return (_new, (type(self), *self.args), state)
-
-
-def _new(cls: type[AttnError], *args: object) -> AttnError:
-    """An error of *cls* holding *args*, without calling ``__init__`` (for pickle)."""
-    return cls.__new__(cls, *args)
+        return (copyreg.__newobj__, (type(self), *self.args), state)  # type: ignore[attr-defined]
 
 
 class AttnWarning(UserWarning):
@@ -194,10 +142,7 @@ class PluginWarning(AttnWarning):
 
 @final
 class RejectedPluginWarning(AttnWarning):
-    """A plugin entry point was rejected (incompatible, invalid, unreadable metadata).
-
-    The backend it claims keeps its built-in default, or stays unknown.
-    """
+    """A plugin entry point was rejected; the name it claims keeps its default or stays unknown."""
 
     __module__ = "attn"
 
@@ -209,8 +154,7 @@ class InvalidPathError(AttnError, ValueError):
 
     def __init__(self, path: object, reason: str) -> None:
         """Record the offending *path* and why it was refused."""
-        self.path = path
-        self.reason = reason
+        self.path, self.reason = path, reason
         super().__init__(f"Invalid class path: {path!r}: {reason}")
 
 
@@ -222,8 +166,7 @@ class UnknownBackendError(AttnError, ValueError):
 
     def __init__(self, message: str, *, name: str, registry: str) -> None:
         """Record the unknown *name* and the *registry* it was looked up in."""
-        self.name = name
-        self.registry = registry
+        self.name, self.registry = name, registry
         super().__init__(message)
 
 
@@ -235,8 +178,7 @@ class BackendNotRegisteredError(AttnError, ValueError):
 
     def __init__(self, message: str, *, name: str, registry: str) -> None:
         """Record the unregistered *name* and its *registry*."""
-        self.name = name
-        self.registry = registry
+        self.name, self.registry = name, registry
         super().__init__(message)
 
 
@@ -258,12 +200,8 @@ class BackendLoadError(AttnError, ImportError):
     ) -> None:
         """Record what was being loaded, from where, and what went wrong (*detail*)."""
         super().__init__(message)
-        self.detail = detail
-        self.backend = backend
-        self.registry = registry
-        self.path = path
-        self.distribution = distribution
-        self.version = version
+        self.detail, self.backend, self.registry, self.path = detail, backend, registry, path
+        self.distribution, self.version = distribution, version
 
 
 @final
@@ -293,18 +231,13 @@ class AttnConfigError(AttnError, ValueError):
 
     def __init__(self, variable: str, value: str, expected: str) -> None:
         """Record the *variable*, its *value*, and what was *expected*."""
-        self.variable = variable
-        self.value = value
+        self.variable, self.value = variable, value
         super().__init__(f"Invalid value for {variable}: {value!r}; expected {expected}")
 
 
 @final
 class StateMismatchError(AttnError):
-    """A worker resolves backends differently from the driver whose state it applied.
-
-    The message lists every differing backend, and every selection that
-    chooses differently, with both sides and what to do.
-    """
+    """A worker resolves backends differently from the driver whose state it applied."""
 
     __module__ = "attn"
 
@@ -318,8 +251,7 @@ class StateMismatchError(AttnError):
     ) -> None:
         """Record the differing pairs, the missing registries, those whose selections differ."""
         super().__init__(message)
-        self.differences = differences
-        self.missing_registries = missing_registries
+        self.differences, self.missing_registries = differences, missing_registries
         self.selections = selections
 
 
@@ -337,9 +269,7 @@ class SelectionError(AttnError, ValueError):
     ) -> None:
         """Record the *registry*'s name, the rows *tried* and whether the choice was *explicit*."""
         super().__init__(message, registry, tried, explicit)
-        self.registry = registry
-        self.tried = tried  # the rows of attn.registry.selection.Candidate
-        self.explicit = explicit
+        self.registry, self.tried, self.explicit = registry, tried, explicit  # tried: Candidates
 
     def __str__(self) -> str:
         """The message alone."""

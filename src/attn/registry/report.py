@@ -1,36 +1,23 @@
-"""The records that discovery produces and listing, JSON and doctor render.
+"""The records discovery produces and listing, JSON and doctor render, and their cached form.
 
-They are frozen dataclasses holding plain values only, so one discovery can be
-rendered as a table, as JSON or as doctor findings without anything being
-recomputed, and stored in the discovery cache as the plain tuples `plain`
-makes (`result_from` rebuilds them). The listing's own records
-(`attn.registry.listing.RegistryReport`, `BackendRow`) live with it: a cold
-lookup does not create them.
+Plain values only: one discovery renders as a table, as JSON or as findings without being
+recomputed, and is cached as the tuples `plain` makes (`result_from` rebuilds it).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .errors import NOTE_CODES, Code
 from .paths import ClassPath
 
 if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
     from .controls import Controls
 
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]
-
-_R = TypeVar("_R", bound="DataclassInstance")
-
-
-def replace_fields(self: _R, **changes: object) -> _R:
-    """A copy with *changes* applied to the named fields."""
-    return dataclasses.replace(self, **changes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,26 +26,21 @@ class PluginRecord:
 
     name: str
     value: str
-    distribution: str
-    """The distribution's ``Name`` field, as written there."""
-    distribution_key: str
-    """The canonical (PEP 503) distribution name."""
+    distribution: str  # its Name field, as written there
+    distribution_key: str  # the canonical (PEP 503) name
     distribution_version: str | None
-    location: str
-    """The metadata folder the entry point was read from."""
+    location: str  # the metadata folder the entry point was read from
     path_index: int
-    requirements: tuple[str, ...]
-    """The distribution's ``Requires-Dist`` entries that name the host."""
+    requirements: tuple[str, ...]  # the Requires-Dist entries that name the host
     status: PluginStatus
     reason: str | None
-    path: ClassPath | None
-    """The parsed value, when it is valid."""
-    won_because: str | None = None
-    """For the winner of a conflict: why it won (not in the JSON)."""
-    code: Code | None = None
-    """What `reason` says, as a code (``None`` on a used row; not in the JSON)."""
+    path: ClassPath | None  # the parsed value, when it is valid
+    won_because: str | None = None  # for the winner of a conflict, why it won
+    code: Code | None = None  # what reason says, as a code (None on a used row)
 
-    replace = replace_fields
+    def replace(self, **changes: Any) -> PluginRecord:  # noqa: ANN401 - any field's type
+        """A copy with *changes* applied to the named fields."""
+        return dataclasses.replace(self, **changes)
 
     @property
     def origin_label(self) -> str:
@@ -69,41 +51,26 @@ class PluginRecord:
 
     def to_json(self) -> dict[str, object]:
         """The row of ``plugins`` in ``attn list --json``."""
-        return {
-            "name": self.name,
-            "value": self.value,
-            "distribution": self.distribution,
-            "distribution_version": self.distribution_version,
-            "status": self.status,
-            "reason": self.reason,
-        }
+        keys = ("name", "value", "distribution", "distribution_version", "status", "reason")
+        return {key: getattr(self, key) for key in keys}
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """Something about the environment that a user should know, with its fix.
-
-    *kind* may be given as its plain string (read from the cache); the record
-    holds its `Code`.
-    """
+    """Something about the environment that a user should know, with its fix."""
 
     kind: Code
-    subject: str
-    """The backend or distribution the finding is about."""
+    subject: str  # the backend or distribution the finding is about
     message: str
     fix: str
     distribution: str | None = None
-    version: str | None = None
-    """The version of `distribution`."""
-    group: str | None = None
-    """The entry-point group concerned."""
-    value: str | None = None
-    """The entry point's value or the class path concerned."""
-    plugin_code: bool = False
-    """Whether plugin code did it (raised at import, registered a backend)."""
+    version: str | None = None  # of distribution
+    group: str | None = None  # the entry-point group concerned
+    value: str | None = None  # the entry point's value or the class path concerned
+    plugin_code: bool = False  # whether plugin code did it (raised at import, registered)
 
     def __post_init__(self) -> None:
-        """Hold the kind as its `Code` (``ValueError`` for one that is not a code)."""
+        """Hold *kind* as its `Code`, also when given as text (``ValueError`` if it is none)."""
         object.__setattr__(self, "kind", Code(self.kind))
 
     @property
@@ -119,8 +86,6 @@ class Conflict:
     name: str
     claimants: tuple[PluginRecord, ...]
 
-    replace = replace_fields
-
     @property
     def within_one_distribution(self) -> bool:
         """Whether one distribution declares the name several times (no one to choose)."""
@@ -128,10 +93,8 @@ class Conflict:
 
     def preferred(self, controls: Controls) -> bool:
         """Whether ``<PREFIX>_PREFER`` decided this conflict."""
-        winner, runner_up = self.claimants[0], self.claimants[1]
-        return controls.preference(winner.distribution) < controls.preference(
-            runner_up.distribution
-        )
+        first, second = (controls.preference(c.distribution) for c in self.claimants[:2])
+        return first < second
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,11 +107,10 @@ class DiscoveryResult:
     conflicts: tuple[Conflict, ...]
     findings: tuple[Finding, ...]
     plugins_disabled: bool
+    # (name, distribution label, group) declared in a group that looks like a typo of this one
+    # (not read; messages about an unknown name cite them)
     misgrouped: tuple[tuple[str, str, str], ...] = ()
-    """``(name, distribution label, group)`` of entry points declared in a group that
-    looks like a typo of this one (not read; messages about an unknown name cite them)."""
-    unreadable: tuple[Finding, ...] = ()
-    """What could not be read at all (the listing's note); also in `findings`."""
+    unreadable: tuple[Finding, ...] = ()  # what could not be read at all; also in findings
 
     @property
     def used(self) -> tuple[PluginRecord, ...]:
@@ -157,11 +119,7 @@ class DiscoveryResult:
 
 
 def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the records
-    """*value* as the cache file stores it: a record as the tuple of its fields, a code as text.
-
-    `result_from` (and ``_metadata.records_from``) rebuild records from these
-    tuples by position.
-    """
+    """*value* as the cache stores it: a record as the tuple of its fields, a code as text."""
     if isinstance(value, Code):
         return value.value  # marshal stores plain strings, not the str subclass
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
