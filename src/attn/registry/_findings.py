@@ -92,7 +92,6 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
 def plugin_findings(
     plugins: Sequence[PluginRecord],
     dists: Sequence[DistributionRecord],
-    *,
     group: str,
     host: str,
     host_version: str | None,
@@ -223,11 +222,7 @@ def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str
 
 
 def merge_warnings(
-    result: DiscoveryResult,
-    controls: Controls,
-    noun: str,
-    host: str,
-    builtin_names: Sequence[str],
+    result: DiscoveryResult, controls: Controls, noun: str, host: str, builtin_names: Sequence[str]
 ) -> list[tuple[str, str]]:
     """The ``(code, message)`` of each warning merging *result* issues: never silent."""
     warned = [

@@ -1,7 +1,7 @@
 """Reading a registry's plugins from installed metadata, as a pipeline of small functions.
 
-scan, deduplicate, validate, check the host requirement, apply the controls, resolve
-conflicts, findings: every verdict comes from metadata, no plugin is imported.
+Scan, deduplicate, validate, check the host requirement, apply the controls, resolve the
+conflicts, then the findings: every verdict comes from metadata; no plugin is imported.
 """
 
 from __future__ import annotations
@@ -14,24 +14,8 @@ from dataclasses import replace
 from os.path import realpath
 from typing import TYPE_CHECKING
 
-from ._findings import (
-    conflict_finding,
-    name_findings,
-    plugin_findings,
-    typo_findings,
-    unmatched_findings,
-    unreadable_findings,
-    unusable_fix,
-)
-from ._metadata import (
-    UNREADABLE_KEY,
-    DistributionRecord,
-    EntryPointRecord,
-    editable_source,
-    entry_point_pattern,
-    installed_with,
-    scan,
-)
+from . import _findings
+from ._metadata import UNREADABLE_KEY, editable_source, entry_point_pattern, installed_with, scan
 from .compat import check_host_requirement
 from .controls import canonical_name, reader
 from .errors import Code, InvalidPathError
@@ -41,20 +25,10 @@ from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
+    from ._metadata import DistributionRecord, EntryPointRecord
     from .compat import HostRequirement
     from .controls import Controls
     from .report import PluginStatus
-
-__all__ = [
-    "Conflict",
-    "DiscoveryResult",
-    "deduplicate",
-    "discover",
-    "looks_like_typo",
-    "parse_entry_point_value",
-    "resolve_conflicts",
-    "scan_host",
-]
 
 #: Private, per host: set by `attn.testing` while its fixture is active, to folders
 #: (``os.pathsep``-separated) outside which no distribution is a plugin; through the
@@ -87,17 +61,12 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
 
 
 def _declares(records: Iterable[DistributionRecord], group: str) -> bool:
-    return any(
-        ep.group == group or looks_like_typo(ep.group, group)
-        for r in records
-        for ep in r.entry_points
-    )
+    eps = (ep for r in records for ep in r.entry_points)
+    return any(ep.group == group or looks_like_typo(ep.group, group) for ep in eps)
 
 
 def deduplicate(
-    records: Sequence[DistributionRecord],
-    relevant: Iterable[str],
-    groups: Sequence[str] = (),
+    records: Sequence[DistributionRecord], relevant: Iterable[str], groups: Sequence[str] = ()
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution: the first usable one on ``sys.path``.
 
@@ -159,7 +128,9 @@ def _losing_copies(
                 Code.EMPTY_METADATA,
                 name,
                 f"{name}: the metadata copy at {other.location} cannot be used ({problem}); {used}",
-                unusable_fix(other.location, other.name, problem, reinstall=winner is None),
+                _findings.unusable_fix(
+                    other.location, other.name, problem, reinstall=winner is None
+                ),
             )
             continue
         assert winner is not None  # noqa: S101 - a usable copy wins before any other
@@ -183,20 +154,6 @@ def _losing_copies(
 _SEPARATORS = re.compile(r"[-_.\s]+")
 
 
-def _project(group: str) -> str:
-    """A group's part before the first dot (else before the first separator)."""
-    return (group.split(".", 1)[0] if "." in group else _SEPARATORS.split(group, 1)[0]).lower()
-
-
-def _one_edit_apart(a: str, b: str) -> bool:
-    """Whether *a* and *b* are equal or one insertion, deletion, substitution or swap apart."""
-    i = 0
-    while i < min(len(a), len(b)) and a[i] == b[i]:
-        i += 1
-    swapped = a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :]
-    return swapped or a[i + 1 :] in {b[i + 1 :], b[i:]} or a[i:] == b[i + 1 :]
-
-
 @functools.lru_cache(maxsize=1024)
 def looks_like_typo(candidate: str, group: str) -> bool:
     """Whether the entry-point group *candidate* looks like a misspelling of *group*.
@@ -209,7 +166,16 @@ def looks_like_typo(candidate: str, group: str) -> bool:
         return False
     if _SEPARATORS.sub("", candidate.lower()) == _SEPARATORS.sub("", group.lower()):
         return True
-    if not _one_edit_apart(_project(candidate), _project(group)):
+    # The projects (parts before the first dot, else separator) must be one edit apart at most.
+    a, b = (
+        (g.split(".", 1) if "." in g else _SEPARATORS.split(g, 1))[0].lower()
+        for g in (candidate, group)
+    )
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    swapped = a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :]
+    if not (swapped or a[i + 1 :] in {b[i + 1 :], b[i:]} or a[i:] == b[i + 1 :]):
         return False
     import difflib  # noqa: PLC0415 - only for the few groups one edit apart
 
@@ -217,10 +183,7 @@ def looks_like_typo(candidate: str, group: str) -> bool:
 
 
 def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[DistributionRecord, ...]:
-    """Scan ``sys.path`` once for the host and the distributions with entry points in *groups*.
-
-    A typo of a group counts; *prefix* picks the reader.
-    """
+    """Scan ``sys.path`` for the host and the distributions with entry points in *groups*."""
     groups = frozenset(groups)
 
     def wanted(ep: EntryPointRecord) -> bool:
@@ -343,10 +306,7 @@ def discover(
     records: Sequence[DistributionRecord] | None = None,
     host_root: str | None = None,
 ) -> DiscoveryResult:
-    """Run the whole pipeline for *group*.
-
-    *host_root* is where the host's code was imported from (`._metadata.code_root`).
-    """
+    """Run the whole pipeline for *group* (*host_root*: where the host's code was imported from)."""
     host_key = canonical_name(host)
     groups = {group, *sibling_groups}
     if controls.disable_plugins:  # no entry-point discovery at all: no metadata is read
@@ -399,18 +359,18 @@ def discover(
         for ep in d.entry_points
         if ep.group not in groups and looks_like_typo(ep.group, group)
     ]
-    unreadable = unreadable_findings(records)
+    unreadable = _findings.unreadable_findings(records)
     host_plugins = [
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
     ]
     found = (
         *found,
         *unreadable,
-        *typo_findings(((d.name, ep.group) for ep, d in typos), group),
-        *plugin_findings(resolved, dists, group=group, host=host_key, host_version=host_version),
-        *(conflict_finding(conflict, group, controls) for conflict in conflicts),
-        *name_findings(resolved, undeclared.values(), host_key, builtin_names),
-        *unmatched_findings(controls, host, host_plugins),
+        *_findings.typo_findings(((d.name, ep.group) for ep, d in typos), group),
+        *_findings.plugin_findings(resolved, dists, group, host_key, host_version),
+        *(_findings.conflict_finding(conflict, group, controls) for conflict in conflicts),
+        *_findings.name_findings(resolved, undeclared.values(), host_key, builtin_names),
+        *_findings.unmatched_findings(controls, host, host_plugins),
     )
     return DiscoveryResult(
         group,
