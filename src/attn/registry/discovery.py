@@ -30,9 +30,8 @@ if TYPE_CHECKING:
     from .controls import Controls
     from .report import PluginStatus
 
-#: Private, per host: set by `attn.testing` while its fixture is active, to folders
-#: (``os.pathsep``-separated) outside which no distribution is a plugin; through the
-#: environment, a test's subprocesses see the same plugins.
+#: Private, per host: set by `attn.testing` (and so seen by a test's subprocesses) to the
+#: folders (``os.pathsep``-separated) outside which no distribution is a plugin.
 TESTING_SITES_VARIABLE = "_{prefix}_TESTING_SITES"
 
 
@@ -60,21 +59,15 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
     return source is not None and realpath(egg.location).startswith(realpath(source) + os.sep)
 
 
-def _declares(records: Iterable[DistributionRecord], group: str) -> bool:
-    eps = (ep for r in records for ep in r.entry_points)
-    return any(ep.group == group or looks_like_typo(ep.group, group) for ep in eps)
-
-
 def deduplicate(
     records: Sequence[DistributionRecord], relevant: Iterable[str], groups: Sequence[str] = ()
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution: the first usable one on ``sys.path``.
 
-    A *relevant* distribution with no usable copy keeps its first copy with entry
-    points (listed ``invalid``). Losing copies of the *relevant* distributions and of
-    any with entry points are reported; with *groups* (the registry's, then its
-    siblings'), as a note when the distribution declares nothing in the first (or a
-    typo of it), and not at all when it is a sibling registry's plugin.
+    A *relevant* distribution with no usable copy keeps its first with entry points
+    (listed ``invalid``). The losing copies of relevant distributions and of any with
+    entry points are reported: as a note when the distribution declares nothing in
+    ``groups[0]`` (or a typo of it), not at all when it declares in a sibling's group.
     """
     relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
@@ -92,12 +85,12 @@ def deduplicate(
             continue  # its entry points are listed as invalid, with the reason
         if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in found):
             continue
+        named = {ep.group for r in found for ep in r.entry_points}
+        declares = [any(n == g or looks_like_typo(n, g) for n in named) for g in groups]
         note = bool(groups) and not (
-            key in relevant
-            or any(r.entry_points_problem for r in found)
-            or _declares(found, groups[0])
+            key in relevant or any(r.entry_points_problem for r in found) or declares[0]
         )
-        if note and any(_declares(found, sibling) for sibling in groups[1:]):
+        if note and any(declares[1:]):
             continue  # a plugin of a sibling registry: that registry reports it
         for finding in _losing_copies(found, winner):
             if note:
@@ -156,12 +149,7 @@ _SEPARATORS = re.compile(r"[-_.\s]+")
 
 @functools.lru_cache(maxsize=1024)
 def looks_like_typo(candidate: str, group: str) -> bool:
-    """Whether the entry-point group *candidate* looks like a misspelling of *group*.
-
-    The same letters with other case or separators (``attn_backends``), or a close
-    spelling whose project part is the host's or one edit from it (``atn.backends``);
-    another project's group (``triton.backends``) never is.
-    """
+    """Whether group *candidate* looks like a misspelling of *group* (not ``triton.backends``)."""
     if candidate == group:
         return False
     if _SEPARATORS.sub("", candidate.lower()) == _SEPARATORS.sub("", group.lower()):
@@ -201,8 +189,8 @@ def resolve_conflicts(
 ) -> tuple[tuple[PluginRecord, ...], tuple[Conflict, ...]]:
     """Pick one winner per name among the ``used`` entry points; the others are ``shadowed``.
 
-    The winner is the first in ``<PREFIX>_PREFER``, then the earlier on ``sys.path``,
-    then the smaller canonical distribution name, then the first declared.
+    The first in ``<PREFIX>_PREFER`` wins, then the earlier on ``sys.path``, then the
+    smaller canonical distribution name, then the first declared.
     """
     by_name: dict[str, list[PluginRecord]] = defaultdict(list)
     for plugin in plugins:
@@ -281,10 +269,7 @@ def _parsed(ep: EntryPointRecord) -> tuple[ClassPath | None, tuple[PluginStatus,
 def imported_first(
     records: Sequence[DistributionRecord], host_key: str, root: str | None
 ) -> Sequence[DistributionRecord]:
-    """*records*, with the host's copy installed with its code (under *root*) first.
-
-    A stale copy of the host earlier on ``sys.path`` must not decide its version.
-    """
+    """*records*, the host's copy installed with its code (under *root*) first, not a stale one."""
     copies = [r for r in records if r.key == host_key and r.metadata_problem is None]
     if root is None or len(copies) < 2:  # noqa: PLR2004
         return records
@@ -331,23 +316,13 @@ def discover(
         requires = dist.metadata.requires if dist.metadata else ()
         requirement = check_host_requirement(requires, host_key, host_version)
         verdict = _status(dist, requirement, controls)
+        # PluginRecord's fields from distribution to requirements, in their order
+        same = (dist.name, dist.key, dist.version, dist.location, dist.path_index)
         for ep in eps:
             path, invalid = _parsed(ep)
             status, code, reason = verdict or invalid or ("used", None, None)
-            record = PluginRecord(
-                name=ep.name,
-                value=ep.value,
-                distribution=dist.name,
-                distribution_key=dist.key,
-                distribution_version=dist.version,
-                location=dist.location,
-                path_index=dist.path_index,
-                requirements=requirement.requirements,
-                status=status,
-                reason=reason,
-                path=path,
-                code=code,
-            )
+            fields = (*same, requirement.requirements, status, reason, path)
+            record = PluginRecord(ep.name, ep.value, *fields, code=code)
             plugins.append(record)
             if status == "used" and not requirement.declared:
                 undeclared.setdefault(dist.key, record)
