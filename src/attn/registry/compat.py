@@ -2,10 +2,8 @@
 
 Each ``Requires-Dist`` entry naming the host is parsed by packaging, its marker evaluated
 with no extra, and its specifier must contain the installed host version, pre-releases
-included; an entry packaging cannot parse or evaluate is the plugin's problem. An entry of
-name and version clauses only goes to `SpecifierSet` directly, sparing the 20-40 ms import
-of ``packaging.requirements`` (the tests compare both ways); packaging is imported only
-when some distribution names the host.
+included. An entry of name and version clauses only goes to `SpecifierSet` directly,
+sparing the 20-40 ms import of ``packaging.requirements`` (the tests compare both ways).
 """
 
 from __future__ import annotations
@@ -18,8 +16,6 @@ from .errors import Code
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-    from packaging.specifiers import SpecifierSet
 
 __all__ = ["Failure", "HostRequirement", "check_host_requirement"]
 
@@ -91,34 +87,29 @@ def check_host_requirement(
     return HostRequirement(host, installed, naming, tuple(unmet or failures))
 
 
-def _failure(line: str, installed: str | None) -> Failure | None:
-    """How the entry *line* fails against the *installed* host, or ``None`` if it holds."""
+def _failure(line: str, installed: str | None, *, short: bool = True) -> Failure | None:
+    """How the entry *line* fails against the *installed* host, or ``None`` if it holds.
+
+    Without *short*, even an entry of name and version clauses is parsed by ``Requirement``.
+    """
     from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - only with a plugin on the host
-
-    clauses = _CLAUSES_ONLY.fullmatch(line)
-    if clauses is None:
-        return _parsed_failure(line, installed)
-    try:
-        specifier = SpecifierSet(clauses[1] or "")
-    except ValueError:  # packaging's own words for what is wrong: Requirement's
-        return _parsed_failure(line, installed)
-    return _unmet(line, specifier, installed)
-
-
-def _parsed_failure(line: str, installed: str | None) -> Failure | None:
-    from packaging.requirements import Requirement  # noqa: PLC0415 - about 20 ms, see above
-
-    try:
-        requirement = Requirement(line)
-        applies = requirement.marker is None or requirement.marker.evaluate({"extra": ""})
-    except ValueError as exc:  # any parse or evaluation error; its other lines draw a caret
-        return Failure(Code.INVALID_REQUIREMENT, line, error=str(exc).partition("\n")[0])
-    return _unmet(line, requirement.specifier, installed) if applies else None
-
-
-def _unmet(line: str, specifier: SpecifierSet, installed: str | None) -> Failure | None:
     from packaging.version import Version  # noqa: PLC0415
 
+    clauses = _CLAUSES_ONLY.fullmatch(line) if short else None
+    try:
+        specifier = SpecifierSet(clauses[1] or "") if clauses else None
+    except ValueError:  # packaging's own words for what is wrong: Requirement's
+        specifier = None
+    if specifier is None:
+        from packaging.requirements import Requirement  # noqa: PLC0415 - about 20 ms, see above
+
+        try:
+            requirement = Requirement(line)
+            if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+                return None
+        except ValueError as exc:  # any parse or evaluation error; its other lines draw a caret
+            return Failure(Code.INVALID_REQUIREMENT, line, error=str(exc).partition("\n")[0])
+        specifier = requirement.specifier
     if not specifier:
         return None
     if installed is None:
