@@ -12,16 +12,6 @@ from .errors import AttnConfigError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = [
-    "Controls",
-    "canonical_name",
-    "covered",
-    "parse_bool",
-    "read_controls",
-    "reader",
-    "standard_finders",
-]
-
 #: Private switch for tests, per host: ``reference`` reads through `importlib.metadata`.
 READER_VARIABLE = "{prefix}_READER"
 #: The newest Python on which the tests compare the fast reader with `importlib.metadata`.
@@ -92,24 +82,17 @@ class _Variable:
 class _Settings(NamedTuple):  # a NamedTuple's body declares fields only
     prefix: str
     disable_plugins: bool = False
-    only: tuple[str, ...] | None = None
-    """``<PREFIX>_PLUGINS``; ``None`` when unset (or empty)."""
+    only: tuple[str, ...] | None = None  # None when <PREFIX>_PLUGINS is unset (or empty)
     only_as_written: tuple[str, ...] = ()
     strict: bool = False
-    prefer: tuple[str, ...] = ()
-    """``<PREFIX>_PREFER``, most preferred first."""
+    prefer: tuple[str, ...] = ()  # most preferred first
     prefer_as_written: tuple[str, ...] = ()
     block: tuple[str, ...] = ()
-    """``<PREFIX>_BLOCK_PLUGINS``: distributions whose entry points are never merged."""
     block_as_written: tuple[str, ...] = ()
 
 
 class Controls(_Settings):
-    """The discovery controls in effect, read from the environment.
-
-    Each list of distributions is kept as canonical (PEP 503) names, which decide, and
-    as written, which messages quote.
-    """
+    """The discovery controls in effect: each list as canonical names, and as written."""
 
     __slots__ = ()
 
@@ -144,12 +127,6 @@ class Controls(_Settings):
         }
 
 
-def _names(value: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A comma-separated list of distributions: (canonical names, once each; names as written)."""
-    written = tuple(part.strip() for part in (value or "").split(",") if part.strip())
-    return tuple(dict.fromkeys(canonical_name(name) for name in written)), written
-
-
 def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Controls:
     """Read the ``<PREFIX>_*`` controls (see `Controls` for their names).
 
@@ -161,7 +138,11 @@ def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Cont
     def flag(suffix: str) -> bool:
         return parse_bool(f"{prefix}_{suffix}", env.get(f"{prefix}_{suffix}"))
 
-    lists = (_names(env.get(f"{prefix}_{s}")) for s in ("PLUGINS", "PREFER", "BLOCK_PLUGINS"))
-    (only, only_as_written), prefer, block = lists
+    def names(suffix: str) -> tuple[tuple[str, ...], tuple[str, ...]]:  # canonical, once each
+        parts = env.get(f"{prefix}_{suffix}", "").split(",")
+        written = tuple(p.strip() for p in parts if p.strip())
+        return tuple(dict.fromkeys(map(canonical_name, written))), written
+
+    (only, only_as_written), prefer, block = map(names, ("PLUGINS", "PREFER", "BLOCK_PLUGINS"))
     disable, strict = flag("DISABLE_PLUGINS"), flag("STRICT")
     return Controls(prefix, disable, only or None, only_as_written, strict, *prefer, *block)
