@@ -102,8 +102,7 @@ def deduplicate(
                     fix=f"nothing to do for attn; to tidy up, {finding.fix}",
                 )
             findings.append(finding)
-    order = {id(r): i for i, r in enumerate(records)}
-    return tuple(sorted(chosen.values(), key=lambda r: order[id(r)])), tuple(findings)
+    return tuple(r for r in records if chosen.get(r.key) is r), tuple(findings)
 
 
 def _losing_copies(
@@ -185,7 +184,7 @@ def _rank(record: PluginRecord) -> tuple[int, str]:
 
 
 def resolve_conflicts(
-    plugins: Sequence[PluginRecord], controls: Controls | None = None
+    plugins: Sequence[PluginRecord], controls: Controls
 ) -> tuple[tuple[PluginRecord, ...], tuple[Conflict, ...]]:
     """Pick one winner per name among the ``used`` entry points; the others are ``shadowed``.
 
@@ -198,17 +197,14 @@ def resolve_conflicts(
             by_name[plugin.name].append(plugin)
     replaced: dict[int, PluginRecord] = {}
     names = []
-
-    def preference(record: PluginRecord) -> int:
-        return 0 if controls is None else controls.preference(record.distribution)
-
+    preference = {p.distribution: controls.preference(p.distribution) for p in plugins}
     for name, claimants in by_name.items():
         if len(claimants) < 2:  # noqa: PLR2004
             continue
-        winner, *losers = sorted(claimants, key=lambda p: (preference(p), *_rank(p)))
+        winner, *losers = sorted(claimants, key=lambda p: (preference[p.distribution], *_rank(p)))
         reasons = []
         for loser in losers:
-            if controls is not None and preference(winner) < preference(loser):
+            if preference[winner.distribution] < preference[loser.distribution]:
                 why = f"listed first in {controls.prefer_variable}"
             elif winner.distribution_key == loser.distribution_key:
                 why = "declared first"
