@@ -35,10 +35,8 @@ def covered(version: tuple[int, int]) -> bool:
 def reader(prefix: str = "ATTN") -> str:
     """The reader a host's scans use: ``fast``, unless ``<PREFIX>_READER=reference``.
 
-    Always ``reference`` on a Python newer than `NEWEST_COVERED`.
-
-    Raises:
-        AttnConfigError: ``<PREFIX>_READER`` is set to something else.
+    Always ``reference`` on a Python newer than `NEWEST_COVERED`; any other value raises
+    `AttnConfigError`.
     """
     variable = READER_VARIABLE.format(prefix=prefix)
     value = os.environ.get(variable, "").strip().lower() or "fast"
