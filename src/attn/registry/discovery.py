@@ -243,11 +243,8 @@ def _status(
         return "invalid", dist.metadata_problem.code, reason
     if requirement.code is None:
         return None
-    # An entry packaging cannot parse is the plugin's mistake; an unmet one, a mismatch.
-    status: PluginStatus = "invalid"
-    if requirement.code is not Code.INVALID_REQUIREMENT:
-        status = "incompatible"
-    return status, requirement.code, requirement.reason
+    unparseable = requirement.code is Code.INVALID_REQUIREMENT  # the plugin's mistake: invalid
+    return "invalid" if unparseable else "incompatible", requirement.code, requirement.reason
 
 
 def _parsed(ep: EntryPointRecord) -> tuple[ClassPath | None, tuple[PluginStatus, Code, str] | None]:
