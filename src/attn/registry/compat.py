@@ -88,10 +88,7 @@ def check_host_requirement(
 
 
 def _failure(line: str, installed: str | None, *, short: bool = True) -> Failure | None:
-    """How the entry *line* fails against the *installed* host, or ``None`` if it holds.
-
-    Without *short*, even an entry of name and version clauses is parsed by ``Requirement``.
-    """
+    """How *line* fails against the *installed* host, or ``None``; *short*: see the module."""
     from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - only with a plugin on the host
     from packaging.version import Version  # noqa: PLC0415
 

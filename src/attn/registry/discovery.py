@@ -1,8 +1,4 @@
-"""Reading a registry's plugins from installed metadata, as a pipeline of small functions.
-
-Scan, deduplicate, validate, check the host requirement, apply the controls, resolve the
-conflicts, then the findings: every verdict comes from metadata; no plugin is imported.
-"""
+"""A registry's plugins read from installed metadata only, by a pipeline of small functions."""
 
 from __future__ import annotations
 
