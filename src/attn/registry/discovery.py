@@ -175,10 +175,6 @@ def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[Distributi
     return scan(wanted, also=(canonical_name(host),), kept_only=True, using=reader(prefix))
 
 
-def _rank(record: PluginRecord) -> tuple[int, str]:
-    return (record.path_index, record.distribution_key)
-
-
 def resolve_conflicts(
     plugins: Sequence[PluginRecord], controls: Controls
 ) -> tuple[tuple[PluginRecord, ...], tuple[Conflict, ...]]:
@@ -197,7 +193,9 @@ def resolve_conflicts(
     for name, claimants in by_name.items():
         if len(claimants) < 2:  # noqa: PLR2004
             continue
-        winner, *losers = sorted(claimants, key=lambda p: (preference[p.distribution], *_rank(p)))
+        winner, *losers = sorted(
+            claimants, key=lambda p: (preference[p.distribution], p.path_index, p.distribution_key)
+        )
         reasons = []
         for loser in losers:
             if preference[winner.distribution] < preference[loser.distribution]:
@@ -339,7 +337,7 @@ def discover(
     return DiscoveryResult(
         group,
         host_version,
-        tuple(sorted(resolved, key=lambda p: (p.name, _rank(p)))),
+        tuple(sorted(resolved, key=lambda p: (p.name, p.path_index, p.distribution_key))),
         conflicts,
         found,
         plugins_disabled=False,
