@@ -76,17 +76,17 @@ def test_empty_selection_is_unset(value):
     """An empty ATTN_PLUGINS is the same as unset."""
     controls = read_controls("ATTN", {"ATTN_PLUGINS": value})
     assert controls.only is None
-    assert controls.allows("anything")
+    assert controls.selects("anything")
 
 
 @pytest.mark.parametrize(
     ("distribution", "allowed"),
     [("Attn-Plugin", True), ("attn.plugin", True), ("attn_plugin", True), ("other", False)],
 )
-def test_allows_matches_normalized_names(distribution, allowed):
-    """A selection allows a distribution whatever the spelling of its name."""
+def test_selects_matches_normalized_names(distribution, allowed):
+    """A selection selects a distribution whatever the spelling of its name."""
     controls = read_controls("ATTN", {"ATTN_PLUGINS": "ATTN_PLUGIN"})
-    assert controls.allows(distribution) is allowed
+    assert controls.selects(distribution) is allowed
 
 
 @pytest.mark.parametrize(
@@ -110,7 +110,8 @@ def test_block_list_is_normalized_as_pip_does(value, block, written):
 def test_a_blocked_distribution_is_never_allowed(distribution, allowed):
     """A distribution in ATTN_BLOCK_PLUGINS is not allowed, even when ATTN_PLUGINS names it."""
     environ = {"ATTN_PLUGINS": "attn-plugin,other", "ATTN_BLOCK_PLUGINS": "Attn_Plugin"}
-    assert read_controls("ATTN", environ).allows(distribution) is allowed
+    controls = read_controls("ATTN", environ)
+    assert (controls.selects(distribution) and not controls.blocks(distribution)) is allowed
 
 
 def test_booleans_are_read():

@@ -714,7 +714,8 @@ def test_resolve_conflicts_keeps_declaration_order_within_a_distribution():
             path=parse_entry_point_value(value),
         )
 
-    resolved, conflicts = resolve_conflicts([record("m:First"), record("m:Second")])
+    controls = read_controls("ATTN", {})
+    resolved, conflicts = resolve_conflicts([record("m:First"), record("m:Second")], controls)
     assert [(p.value, p.status) for p in resolved] == [
         ("m:First", "used"),
         ("m:Second", "shadowed"),

@@ -1,8 +1,4 @@
-"""What doctor says about discovery's records: each finding's message and fix.
-
-The pipeline (`.discovery`) decides; this module only words its verdicts,
-rendered from the records' structured fields.
-"""
+"""The words of discovery's verdicts: each finding's message and fix, and the merge's warnings."""
 
 from __future__ import annotations
 
@@ -24,7 +20,6 @@ if TYPE_CHECKING:
 
 
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
-    """What doctor (and strict mode) says about one conflict."""
     winner, runner_up = conflict.claimants[0], conflict.claimants[1]
     name, count, variable = conflict.name, len(conflict.claimants), controls.prefer_variable
     if conflict.within_one_distribution:
@@ -77,35 +72,26 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
     """Entry points that Python cannot read, and ``sys.path`` parts attn cannot see into."""
     findings = []
     for r in records:
-        problem = r.entry_points_problem
-        if problem is None:
+        if (problem := r.entry_points_problem) is None:
             continue
         if r.key != UNREADABLE_KEY:
             message = (
                 f"{r.name}: {problem} (at {r.location}); any backend it declares is not in effect"
             )
             fix = unusable_fix(r.location, r.name, problem)
-            findings.append(Finding(Code.UNREADABLE_METADATA, r.name, message, fix))
-            continue
-        fix = (
-            f"make {r.location} readable, or take it off sys.path"
-            if problem.code is Code.PATH_UNREADABLE
-            else "fix, update or uninstall the package that adds that finder to sys.meta_path"
-        )
-        findings.append(Finding(Code.UNREADABLE_METADATA, r.location, str(problem), fix))
+        elif problem.code is Code.PATH_UNREADABLE:
+            message, fix = str(problem), f"make {r.location} readable, or take it off sys.path"
+        else:
+            message = str(problem)
+            fix = "fix, update or uninstall the package that adds that finder to sys.meta_path"
+        subject = r.name if r.key != UNREADABLE_KEY else r.location
+        findings.append(Finding(Code.UNREADABLE_METADATA, subject, message, fix))
     return findings
-
-
-def _folded(name: str) -> str:
-    """*name* as one compares names that only look different: NFKC, then case-folded."""
-    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def plugin_findings(
     plugins: Sequence[PluginRecord],
     dists: Sequence[DistributionRecord],
-    bad_requirement: set[str],
-    *,
     group: str,
     host: str,
     host_version: str | None,
@@ -124,7 +110,7 @@ def plugin_findings(
             fix = (
                 f"fix the requirement on {host} in {p.distribution}'s dependencies "
                 "([project] dependencies in its pyproject.toml) to a valid PEP 508 one"
-                if p.distribution_key in bad_requirement
+                if p.code is Code.INVALID_REQUIREMENT
                 else f"fix the entry point in {p.distribution}'s pyproject.toml "
                 f'([project.entry-points.{group!r}]) to NAME = "module:Class"'
             )
@@ -162,9 +148,9 @@ def name_findings(
             "cannot be checked",
             f"add {host!r} with a version range to {p.distribution}'s dependencies",
         )
-    folded = {_folded(n): n for n in builtin_names}
+    folded = {unicodedata.normalize("NFKC", n).casefold(): n for n in builtin_names}
     for p in plugins:
-        other = folded.get(_folded(p.name))
+        other = folded.get(unicodedata.normalize("NFKC", p.name).casefold())
         if other is not None and other != p.name:
             how = (
                 "only by case (names are case sensitive)"
@@ -199,11 +185,7 @@ def typo_findings(typos: Iterable[tuple[str, str]], group: str) -> Iterator[Find
 def unmatched_findings(
     controls: Controls, host: str, plugins: Sequence[DistributionRecord]
 ) -> Iterator[Finding]:
-    """Names in ``<PREFIX>_PLUGINS`` or ``<PREFIX>_PREFER`` that match none of *plugins*.
-
-    A typo, or a list written another way (``a b``, ``a==1.0``): it would
-    silently select or prefer nothing.
-    """
+    """Names in ``<PREFIX>_PLUGINS`` or ``<PREFIX>_PREFER`` that match none of *plugins*."""
     keys = {d.key for d in plugins}
     valid = ", ".join(sorted(d.name for d in plugins)) or "(none installed)"
     named = [(controls.plugins_variable, w) for w in controls.only_as_written]
@@ -240,17 +222,9 @@ def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str
 
 
 def merge_warnings(
-    result: DiscoveryResult,
-    controls: Controls,
-    noun: str,
-    host: str,
-    builtin_names: Sequence[str],
+    result: DiscoveryResult, controls: Controls, noun: str, host: str, builtin_names: Sequence[str]
 ) -> list[tuple[str, str]]:
-    """The ``(code, message)`` of each warning merging *result* issues: never silent.
-
-    Conflicts the user did not settle, controls that match nothing, rejected
-    entry points and metadata nobody can read.
-    """
+    """The ``(code, message)`` of each warning merging *result* issues: never silent."""
     warned = [
         (Code.SHADOWED.value, _conflict_message(conflict, result.group, controls))
         for conflict in result.conflicts

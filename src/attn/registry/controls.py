@@ -12,32 +12,17 @@ from .errors import AttnConfigError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = [
-    "Controls",
-    "canonical_name",
-    "covered",
-    "parse_bool",
-    "read_controls",
-    "reader",
-    "standard_finders",
-]
-
+#: Private switch for tests, per host: ``reference`` reads through `importlib.metadata`.
 READER_VARIABLE = "{prefix}_READER"
-"""Private switch for tests, per host: ``reference`` reads through `importlib.metadata`."""
-
+#: The newest Python on which the tests compare the fast reader with `importlib.metadata`.
 NEWEST_COVERED = (3, 13)
-"""The newest Python on which the tests compare the fast reader with `importlib.metadata`."""
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
 
 def canonical_name(name: str) -> str:
-    """Normalize a distribution name as pip does (PEP 503).
-
-    Once per installed distribution in a scan: most names have no run of
-    separators, and for them no regular expression is needed.
-    """
+    """Normalize a distribution name as pip does (PEP 503); most need no regular expression."""
     key = name.replace("_", "-").replace(".", "-").lower()  # then lower(), as PEP 503
     return re.sub("-+", "-", key) if "--" in key else key
 
@@ -48,12 +33,10 @@ def covered(version: tuple[int, int]) -> bool:
 
 
 def reader(prefix: str = "ATTN") -> str:
-    """The reader a host's scans use: ``fast`` unless ``<PREFIX>_READER=reference``.
+    """The reader a host's scans use: ``fast``, unless ``<PREFIX>_READER=reference``.
 
-    On a Python newer than `NEWEST_COVERED`, always ``reference``.
-
-    Raises:
-        AttnConfigError: ``<PREFIX>_READER`` is set to something else.
+    Always ``reference`` on a Python newer than `NEWEST_COVERED`; any other value raises
+    `AttnConfigError`.
     """
     variable = READER_VARIABLE.format(prefix=prefix)
     value = os.environ.get(variable, "").strip().lower() or "fast"
@@ -72,64 +55,51 @@ def standard_finders() -> bool:
 
 
 def parse_bool(variable: str, value: str | None) -> bool:
-    """Read a boolean variable: ``1/true/yes/on`` or ``0/false/no/off`` or empty.
+    """Read a boolean variable: ``1/true/yes/on``, or ``0/false/no/off``, empty or unset.
 
     Raises:
         AttnConfigError: any other value, naming the variable.
     """
-    if value is None:
+    if value is None or value.strip().lower() in _FALSE:
         return False
-    folded = value.strip().lower()
-    if folded in _TRUE:
+    if value.strip().lower() in _TRUE:
         return True
-    if folded in _FALSE:
-        return False
     raise AttnConfigError(variable, value, "one of 1, true, yes, on, 0, false, no, off")
 
 
 class _Variable:
     """A read-only attribute of `Controls`: the name of one variable of its host."""
 
-    def __init__(self, suffix: str, does: str) -> None:
+    def __init__(self, suffix: str) -> None:
         self.suffix = suffix
-        self.__doc__ = f"Name of the variable that {does}: ``<PREFIX>_{suffix}``."
 
     def __get__(self, controls: Controls | None, owner: object = None) -> str:
         return f"{'<PREFIX>' if controls is None else controls.prefix}_{self.suffix}"
 
 
-class _Settings(NamedTuple):
-    """The fields of `Controls` (a NamedTuple declares fields only)."""
-
+class _Settings(NamedTuple):  # a NamedTuple's body declares fields only
     prefix: str
     disable_plugins: bool = False
-    only: tuple[str, ...] | None = None
-    """``<PREFIX>_PLUGINS``; ``None`` when unset (or empty)."""
+    only: tuple[str, ...] | None = None  # None when <PREFIX>_PLUGINS is unset (or empty)
     only_as_written: tuple[str, ...] = ()
     strict: bool = False
-    prefer: tuple[str, ...] = ()
-    """``<PREFIX>_PREFER``, most preferred first."""
+    prefer: tuple[str, ...] = ()  # most preferred first
     prefer_as_written: tuple[str, ...] = ()
     block: tuple[str, ...] = ()
-    """``<PREFIX>_BLOCK_PLUGINS``: distributions whose entry points are never merged."""
     block_as_written: tuple[str, ...] = ()
 
 
 class Controls(_Settings):
-    """The discovery controls in effect, read from the environment.
-
-    Each list of distributions is kept twice: canonical (PEP 503) names, which
-    decide, and the names as written, which messages quote.
-    """
+    """The discovery controls in effect: each list as canonical names, and as written."""
 
     __slots__ = ()
 
-    disable_variable = _Variable("DISABLE_PLUGINS", "turns discovery off")
-    plugins_variable = _Variable("PLUGINS", "selects distributions")
-    prefer_variable = _Variable("PREFER", "orders the claimants of conflicts")
-    block_variable = _Variable("BLOCK_PLUGINS", "lists distributions never to merge")
-    strict_variable = _Variable("STRICT", "turns plugin problems into errors")
-    no_cache_variable = _Variable("NO_CACHE", "turns the discovery cache off")
+    disable_variable = _Variable("DISABLE_PLUGINS")
+    plugins_variable = _Variable("PLUGINS")
+    prefer_variable = _Variable("PREFER")
+    block_variable = _Variable("BLOCK_PLUGINS")
+    strict_variable = _Variable("STRICT")
+    no_cache_variable = _Variable("NO_CACHE")
 
     def preference(self, distribution: str) -> int:
         """Where *distribution* stands in ``<PREFIX>_PREFER`` (unlisted: after every listed one)."""
@@ -144,10 +114,6 @@ class Controls(_Settings):
         """Whether ``<PREFIX>_PLUGINS`` is unset or names *distribution*."""
         return self.only is None or canonical_name(distribution) in self.only
 
-    def allows(self, distribution: str) -> bool:
-        """Whether *distribution*'s entry points may be merged: selected and not blocked."""
-        return self.selects(distribution) and not self.blocks(distribution)
-
     def to_json(self) -> dict[str, object]:
         """The controls in effect, as ``attn list --json`` reports them."""
         return {
@@ -159,12 +125,6 @@ class Controls(_Settings):
         }
 
 
-def _names(value: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A comma-separated list of distributions: (canonical names, once each; names as written)."""
-    written = tuple(part.strip() for part in (value or "").split(",") if part.strip())
-    return tuple(dict.fromkeys(canonical_name(name) for name in written)), written
-
-
 def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Controls:
     """Read the ``<PREFIX>_*`` controls (see `Controls` for their names).
 
@@ -172,18 +132,15 @@ def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Cont
         AttnConfigError: a boolean variable has a value that is not a boolean.
     """
     env = os.environ if environ is None else environ
-    controls = Controls(prefix)
-    only, only_as_written = _names(env.get(controls.plugins_variable))
-    prefer, prefer_as_written = _names(env.get(controls.prefer_variable))
-    block, block_as_written = _names(env.get(controls.block_variable))
-    return Controls(
-        prefix=prefix,
-        disable_plugins=parse_bool(controls.disable_variable, env.get(controls.disable_variable)),
-        only=only or None,
-        only_as_written=only_as_written,
-        strict=parse_bool(controls.strict_variable, env.get(controls.strict_variable)),
-        prefer=prefer,
-        prefer_as_written=prefer_as_written,
-        block=block,
-        block_as_written=block_as_written,
-    )
+
+    def flag(suffix: str) -> bool:
+        return parse_bool(f"{prefix}_{suffix}", env.get(f"{prefix}_{suffix}"))
+
+    def names(suffix: str) -> tuple[tuple[str, ...], tuple[str, ...]]:  # canonical, once each
+        parts = env.get(f"{prefix}_{suffix}", "").split(",")
+        written = tuple(p.strip() for p in parts if p.strip())
+        return tuple(dict.fromkeys(map(canonical_name, written))), written
+
+    (only, only_as_written), prefer, block = map(names, ("PLUGINS", "PREFER", "BLOCK_PLUGINS"))
+    disable, strict = flag("DISABLE_PLUGINS"), flag("STRICT")
+    return Controls(prefix, disable, only or None, only_as_written, strict, *prefer, *block)

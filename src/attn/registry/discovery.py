@@ -1,13 +1,4 @@
-"""Reading a registry's plugins from installed metadata, as a pipeline.
-
-```text
-scan -> deduplicate -> select -> validate -> check the host requirement
-     -> apply the controls -> resolve conflicts -> findings
-```
-
-`discover()` is the whole pipeline, each step a small function over plain
-records. Nothing here imports a plugin: every verdict comes from metadata.
-"""
+"""A registry's plugins read from installed metadata only, by a pipeline of small functions."""
 
 from __future__ import annotations
 
@@ -19,24 +10,8 @@ from dataclasses import replace
 from os.path import realpath
 from typing import TYPE_CHECKING
 
-from ._findings import (
-    conflict_finding,
-    name_findings,
-    plugin_findings,
-    typo_findings,
-    unmatched_findings,
-    unreadable_findings,
-    unusable_fix,
-)
-from ._metadata import (
-    UNREADABLE_KEY,
-    DistributionRecord,
-    EntryPointRecord,
-    editable_source,
-    entry_point_pattern,
-    installed_with,
-    scan,
-)
+from . import _findings
+from ._metadata import UNREADABLE_KEY, editable_source, entry_point_pattern, installed_with, scan
 from .compat import check_host_requirement
 from .controls import canonical_name, reader
 from .errors import Code, InvalidPathError
@@ -46,37 +21,14 @@ from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
+    from ._metadata import DistributionRecord, EntryPointRecord
     from .compat import HostRequirement
     from .controls import Controls
     from .report import PluginStatus
 
-__all__ = [
-    "Conflict",
-    "DiscoveryResult",
-    "deduplicate",
-    "discover",
-    "looks_like_typo",
-    "parse_entry_point_value",
-    "resolve_conflicts",
-    "scan_host",
-]
-
-#: Private, per host: set by `attn.testing` while its fixture is active. A list of
-#: folders (``os.pathsep``-separated); only distributions found in them count as
-#: plugins (the host's own metadata is read wherever it is). Through the
-#: environment, subprocesses of a test see the same plugins as the test.
+#: Private, per host: set by `attn.testing` (and so seen by a test's subprocesses) to the
+#: folders (``os.pathsep``-separated) outside which no distribution is a plugin.
 TESTING_SITES_VARIABLE = "_{prefix}_TESTING_SITES"
-
-
-def only_testing_sites(
-    records: Sequence[DistributionRecord], host_key: str, prefix: str
-) -> Sequence[DistributionRecord]:
-    """*records*, less the plugins outside `TESTING_SITES_VARIABLE`'s folders, if set."""
-    sites = os.environ.get(TESTING_SITES_VARIABLE.format(prefix=prefix))
-    if sites is None:
-        return records
-    allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
-    return [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]
 
 
 def parse_entry_point_value(value: str) -> ClassPath:
@@ -94,11 +46,7 @@ def parse_entry_point_value(value: str) -> ClassPath:
 
 
 def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
-    """Whether one copy is the ``*.egg-info`` setuptools leaves in the source of the other.
-
-    ``pip install -e .`` of a setuptools project writes ``*.dist-info`` and
-    leaves ``NAME.egg-info`` beside the package, on ``sys.path``: one install.
-    """
+    """Whether one copy is the ``NAME.egg-info`` an editable setuptools install leaves."""
     egg, dist = sorted((a, b), key=lambda r: r.location.endswith(".dist-info"))
     if not (egg.location.endswith(".egg-info") and dist.location.endswith(".dist-info")):
         return False
@@ -107,29 +55,15 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
     return source is not None and realpath(egg.location).startswith(realpath(source) + os.sep)
 
 
-def _declares(records: Iterable[DistributionRecord], group: str) -> bool:
-    """Whether some copy declares entry points in *group* or in a typo of it."""
-    return any(
-        ep.group == group or looks_like_typo(ep.group, group)
-        for r in records
-        for ep in r.entry_points
-    )
-
-
 def deduplicate(
-    records: Sequence[DistributionRecord],
-    relevant: Iterable[str],
-    groups: Sequence[str] = (),
+    records: Sequence[DistributionRecord], relevant: Iterable[str], groups: Sequence[str] = ()
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution: the first usable one on ``sys.path``.
 
-    As `importlib.metadata` would, except that an empty or unreadable copy
-    never wins over a good one. A distribution whose copies are all unusable
-    is kept (its first copy with entry points) when it is *relevant*, so they
-    are listed ``invalid``. Losing copies of the *relevant* distributions, and
-    of any with entry points, are reported. With *groups* (the registry's, then
-    its siblings'), those of a distribution declaring nothing in the first or a
-    typo of it are a note, or left to the sibling registry it is a plugin of.
+    A *relevant* distribution with no usable copy keeps its first with entry points
+    (listed ``invalid``). The losing copies of relevant distributions and of any with
+    entry points are reported: as a note when the distribution declares nothing in
+    ``groups[0]`` (or a typo of it), not at all when it declares in a sibling's group.
     """
     relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
@@ -147,12 +81,12 @@ def deduplicate(
             continue  # its entry points are listed as invalid, with the reason
         if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in found):
             continue
+        named = {ep.group for r in found for ep in r.entry_points}
+        declares = [any(n == g or looks_like_typo(n, g) for n in named) for g in groups]
         note = bool(groups) and not (
-            key in relevant
-            or any(r.entry_points_problem for r in found)
-            or _declares(found, groups[0])
+            key in relevant or any(r.entry_points_problem for r in found) or declares[0]
         )
-        if note and any(_declares(found, sibling) for sibling in groups[1:]):
+        if note and any(declares[1:]):
             continue  # a plugin of a sibling registry: that registry reports it
         for finding in _losing_copies(found, winner):
             if note:
@@ -164,14 +98,12 @@ def deduplicate(
                     fix=f"nothing to do for attn; to tidy up, {finding.fix}",
                 )
             findings.append(finding)
-    order = {id(r): i for i, r in enumerate(records)}
-    return tuple(sorted(chosen.values(), key=lambda r: order[id(r)])), tuple(findings)
+    return tuple(r for r in records if chosen.get(r.key) is r), tuple(findings)
 
 
 def _losing_copies(
     found: Sequence[DistributionRecord], winner: DistributionRecord | None
 ) -> Iterator[Finding]:
-    """What is wrong with each copy of one distribution that does not win."""
     seen_real: set[str] = set()
     for other in found:
         if other is winner:
@@ -179,20 +111,21 @@ def _losing_copies(
         problem = other.metadata_problem
         if problem is not None:
             used = "attn does not use it" if winner is None else f"attn uses {winner.location}"
+            name = (winner or other).name
             yield Finding(
                 Code.EMPTY_METADATA,
-                (winner or other).name,
-                f"{(winner or other).name}: the metadata copy at {other.location} cannot be "
-                f"used ({problem}); {used}",
-                unusable_fix(other.location, other.name, problem, reinstall=winner is None),
+                name,
+                f"{name}: the metadata copy at {other.location} cannot be used ({problem}); {used}",
+                _findings.unusable_fix(
+                    other.location, other.name, problem, reinstall=winner is None
+                ),
             )
             continue
         assert winner is not None  # noqa: S101 - a usable copy wins before any other
-        # realpath() only here, for a name found twice: a system call per folder.
+        # realpath() only for a name found twice: a system call per folder. The same
+        # folder reached twice (lib64 -> lib) or a build residue is one install, not two.
         seen_real = seen_real or {realpath(winner.location)}
         real = realpath(other.location)
-        # The same folder reached twice (a lib64 -> lib link), or an editable
-        # install's own egg-info in its source folder: one install, not two.
         if real in seen_real or _build_residue(winner, other):
             continue
         seen_real.add(real)
@@ -209,35 +142,23 @@ def _losing_copies(
 _SEPARATORS = re.compile(r"[-_.\s]+")
 
 
-def _project(group: str) -> str:
-    """The project a group belongs to: its part before the first dot (else the first separator)."""
-    return (group.split(".", 1)[0] if "." in group else _SEPARATORS.split(group, 1)[0]).lower()
-
-
-def _one_edit_apart(a: str, b: str) -> bool:
-    """Whether *a* and *b* are equal or one insertion, deletion, substitution or swap apart."""
-    i = 0
-    while i < min(len(a), len(b)) and a[i] == b[i]:
-        i += 1
-    swapped = a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :]
-    return swapped or a[i + 1 :] in {b[i + 1 :], b[i:]} or a[i:] == b[i + 1 :]
-
-
 @functools.lru_cache(maxsize=1024)
 def looks_like_typo(candidate: str, group: str) -> bool:
-    """Whether the entry-point group *candidate* looks like a misspelling of *group*.
-
-    Only a near miss of the host's own group is: the same letters with other
-    case or separators (``attn_backends``), or a close spelling whose project
-    part (before the first dot) is the host's or one edit from it
-    (``attn.backend``, ``atn.backends``). Another project's group
-    (``triton.backends``) never is. Cached: every entry point asks.
-    """
+    """Whether group *candidate* looks like a misspelling of *group* (not ``triton.backends``)."""
     if candidate == group:
         return False
     if _SEPARATORS.sub("", candidate.lower()) == _SEPARATORS.sub("", group.lower()):
         return True
-    if not _one_edit_apart(_project(candidate), _project(group)):
+    # The projects (parts before the first dot, else separator) must be one edit apart at most.
+    a, b = (
+        (g.split(".", 1) if "." in g else _SEPARATORS.split(g, 1))[0].lower()
+        for g in (candidate, group)
+    )
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    swapped = a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :]
+    if not (swapped or a[i + 1 :] in {b[i + 1 :], b[i:]} or a[i:] == b[i + 1 :]):
         return False
     import difflib  # noqa: PLC0415 - only for the few groups one edit apart
 
@@ -245,11 +166,7 @@ def looks_like_typo(candidate: str, group: str) -> bool:
 
 
 def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[DistributionRecord, ...]:
-    """Scan ``sys.path`` once for every registry of *host*, with the reader *prefix* picks.
-
-    Only the host and the distributions with entry points in its *groups* (or
-    in a typo of one) are read and returned, as the cache keeps them.
-    """
+    """Scan ``sys.path`` for the host and the distributions with entry points in *groups*."""
     groups = frozenset(groups)
 
     def wanted(ep: EntryPointRecord) -> bool:
@@ -258,30 +175,13 @@ def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[Distributi
     return scan(wanted, also=(canonical_name(host),), kept_only=True, using=reader(prefix))
 
 
-def _rank(record: PluginRecord) -> tuple[int, str]:
-    return (record.path_index, record.distribution_key)
-
-
-def _why(winner: PluginRecord, loser: PluginRecord, controls: Controls | None) -> str:
-    if controls is not None and controls.preference(winner.distribution) < controls.preference(
-        loser.distribution
-    ):
-        return f"listed first in {controls.prefer_variable}"
-    if winner.distribution_key == loser.distribution_key:
-        return "declared first"
-    if winner.path_index < loser.path_index:
-        return "earlier on sys.path"
-    return "same sys.path entry, name sorts first"
-
-
 def resolve_conflicts(
-    plugins: Sequence[PluginRecord], controls: Controls | None = None
+    plugins: Sequence[PluginRecord], controls: Controls
 ) -> tuple[tuple[PluginRecord, ...], tuple[Conflict, ...]]:
-    """Pick one winner per name among the still-eligible entry points.
+    """Pick one winner per name among the ``used`` entry points; the others are ``shadowed``.
 
-    The winner is the first in ``<PREFIX>_PREFER`` (of *controls*), then the
-    earlier on ``sys.path``, then the smaller canonical distribution name
-    (then declaration order); the others become ``shadowed``.
+    The first in ``<PREFIX>_PREFER`` wins, then the earlier on ``sys.path``, then the
+    smaller canonical distribution name, then the first declared.
     """
     by_name: dict[str, list[PluginRecord]] = defaultdict(list)
     for plugin in plugins:
@@ -289,16 +189,24 @@ def resolve_conflicts(
             by_name[plugin.name].append(plugin)
     replaced: dict[int, PluginRecord] = {}
     names = []
-
-    def rank(record: PluginRecord) -> tuple[int, int, str]:
-        return (0 if controls is None else controls.preference(record.distribution), *_rank(record))
-
+    preference = {p.distribution: controls.preference(p.distribution) for p in plugins}
     for name, claimants in by_name.items():
         if len(claimants) < 2:  # noqa: PLR2004
             continue
-        winner, *losers = sorted(claimants, key=rank)  # stable: declaration order last
-        reasons = [_why(winner, loser, controls) for loser in losers]
-        for loser, why in zip(losers, reasons, strict=True):
+        winner, *losers = sorted(
+            claimants, key=lambda p: (preference[p.distribution], p.path_index, p.distribution_key)
+        )
+        reasons = []
+        for loser in losers:
+            if preference[winner.distribution] < preference[loser.distribution]:
+                why = f"listed first in {controls.prefer_variable}"
+            elif winner.distribution_key == loser.distribution_key:
+                why = "declared first"
+            elif winner.path_index < loser.path_index:
+                why = "earlier on sys.path"
+            else:
+                why = "same sys.path entry, name sorts first"
+            reasons.append(why)
             replaced[id(loser)] = loser.replace(
                 status="shadowed",
                 reason=f"{name!r} is also provided by {winner.origin_label}, which wins ({why})",
@@ -310,66 +218,45 @@ def resolve_conflicts(
     return tuple(replaced.get(id(p), p) for p in plugins), conflicts
 
 
-def _disabled(distribution: str, controls: Controls) -> tuple[Code, str] | None:
-    """Why the controls leave *distribution* out, if they do (a block wins over a selection)."""
-    if controls.blocks(distribution):
-        return (
-            Code.BLOCKED,
-            f"blocked by {controls.block_variable}={','.join(controls.block_as_written)}",
-        )
-    if not controls.selects(distribution):
-        listed = ",".join(controls.only_as_written)
-        return Code.NOT_SELECTED, f"not selected by {controls.plugins_variable}={listed}"
-    return None
-
-
-def _invalid_reason(ep: EntryPointRecord) -> tuple[tuple[Code, str] | None, ClassPath | None]:
-    if not ep.name.isidentifier():
-        reason = (
-            f"entry point name {ep.name!r} is not a valid identifier; "
-            "backend names must be Python identifiers"
-        )
-        return (Code.INVALID_NAME, reason), None
-    try:
-        return None, parse_entry_point_value(ep.value)
-    except InvalidPathError as exc:
-        return (
-            Code.INVALID_VALUE,
-            f"entry point value {ep.value!r} is invalid: {exc.reason}",
-        ), None
-
-
 def _status(
-    dist: DistributionRecord,
-    requirement: HostRequirement,
-    invalid: tuple[Code, str] | None,
-    controls: Controls,
-) -> tuple[PluginStatus, Code | None, str | None]:
-    """An entry point's status, reason code and reason: the first that applies (DESIGN 6)."""
-    disabled = _disabled(dist.name, controls)
-    if disabled is not None:
-        return "disabled", *disabled
+    dist: DistributionRecord, requirement: HostRequirement, controls: Controls
+) -> tuple[PluginStatus, Code | None, str | None] | None:
+    """The status of a distribution's entry points, when it does not depend on each (DESIGN 6)."""
+    if controls.blocks(dist.name):
+        listed = ",".join(controls.block_as_written)
+        return "disabled", Code.BLOCKED, f"blocked by {controls.block_variable}={listed}"
+    if not controls.selects(dist.name):
+        listed = ",".join(controls.only_as_written)
+        return (
+            "disabled",
+            Code.NOT_SELECTED,
+            f"not selected by {controls.plugins_variable}={listed}",
+        )
     if dist.metadata_problem is not None:
         reason = f"the distribution's metadata cannot be read: {dist.metadata_problem}"
         return "invalid", dist.metadata_problem.code, reason
-    if requirement.code is not None:
-        # An entry packaging cannot parse is the plugin's mistake (invalid); one the
-        # installed host does not satisfy, a mismatch of releases (incompatible).
-        invalid_entry = requirement.code is Code.INVALID_REQUIREMENT
-        return "invalid" if invalid_entry else "incompatible", requirement.code, requirement.reason
-    if invalid is not None:
-        return "invalid", *invalid
-    return "used", None, None
+    if requirement.code is None:
+        return None
+    unparseable = requirement.code is Code.INVALID_REQUIREMENT  # the plugin's mistake: invalid
+    return "invalid" if unparseable else "incompatible", requirement.code, requirement.reason
+
+
+def _parsed(ep: EntryPointRecord) -> tuple[ClassPath | None, tuple[PluginStatus, Code, str] | None]:
+    """An entry point's parsed value, or why its name or value is invalid."""
+    if not ep.name.isidentifier():
+        reason = f"entry point name {ep.name!r} is not a valid identifier; backend names must be "
+        return None, ("invalid", Code.INVALID_NAME, f"{reason}Python identifiers")
+    try:
+        return parse_entry_point_value(ep.value), None
+    except InvalidPathError as exc:
+        reason = f"entry point value {ep.value!r} is invalid: {exc.reason}"
+        return None, ("invalid", Code.INVALID_VALUE, reason)
 
 
 def imported_first(
     records: Sequence[DistributionRecord], host_key: str, root: str | None
 ) -> Sequence[DistributionRecord]:
-    """*records*, the host's copy installed with its imported code (under *root*) first.
-
-    A stale copy of the host earlier on ``sys.path`` (``attn-0.0.5.dist-info``
-    left behind) must not decide its version, nor be the copy kept.
-    """
+    """*records*, the host's copy installed with its code (under *root*) first, not a stale one."""
     copies = [r for r in records if r.key == host_key and r.metadata_problem is None]
     if root is None or len(copies) < 2:  # noqa: PLR2004
         return records
@@ -391,51 +278,38 @@ def discover(
     records: Sequence[DistributionRecord] | None = None,
     host_root: str | None = None,
 ) -> DiscoveryResult:
-    """Run the whole pipeline for *group* and return what it found.
-
-    *host_root* is where the host's code was imported from (`._metadata.code_root`).
-    """
+    """Run the whole pipeline for *group* (*host_root*: where the host's code was imported from)."""
     host_key = canonical_name(host)
     groups = {group, *sibling_groups}
     if controls.disable_plugins:  # no entry-point discovery at all: no metadata is read
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:
         records = scan_host(host, groups, controls.prefix)
-    records = imported_first(
-        only_testing_sites(records, host_key, controls.prefix), host_key, host_root
-    )
+    sites = os.environ.get(TESTING_SITES_VARIABLE.format(prefix=controls.prefix))
+    if sites is not None:
+        allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
+        records = [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]
+    records = imported_first(records, host_key, host_root)
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
     dists, found = deduplicate(records, relevant | {host_key}, (group, *sibling_groups))
     host_version = next((d.version for d in dists if d.key == host_key), None)
 
     plugins: list[PluginRecord] = []
     undeclared: dict[str, PluginRecord] = {}  # the first used entry point of each, by key
-    bad_requirement: set[str] = set()  # distributions invalid for their requirement on the host
     for dist in dists:
         eps = [ep for ep in dist.entry_points if ep.group == group]
         if not eps or dist.key == host_key:
             continue
         requires = dist.metadata.requires if dist.metadata else ()
         requirement = check_host_requirement(requires, host_key, host_version)
-        if requirement.code is Code.INVALID_REQUIREMENT:
-            bad_requirement.add(dist.key)
+        verdict = _status(dist, requirement, controls)
+        # PluginRecord's fields from distribution to requirements, in their order
+        same = (dist.name, dist.key, dist.version, dist.location, dist.path_index)
         for ep in eps:
-            invalid, path = _invalid_reason(ep)
-            status, code, reason = _status(dist, requirement, invalid, controls)
-            record = PluginRecord(
-                name=ep.name,
-                value=ep.value,
-                distribution=dist.name,
-                distribution_key=dist.key,
-                distribution_version=dist.version,
-                location=dist.location,
-                path_index=dist.path_index,
-                requirements=requirement.requirements,
-                status=status,
-                reason=reason,
-                path=path,
-                code=code,
-            )
+            path, invalid = _parsed(ep)
+            status, code, reason = verdict or invalid or ("used", None, None)
+            fields = (*same, requirement.requirements, status, reason, path)
+            record = PluginRecord(ep.name, ep.value, *fields, code=code)
             plugins.append(record)
             if status == "used" and not requirement.declared:
                 undeclared.setdefault(dist.key, record)
@@ -447,26 +321,23 @@ def discover(
         for ep in d.entry_points
         if ep.group not in groups and looks_like_typo(ep.group, group)
     ]
-    unreadable = unreadable_findings(records)
-    # The host's plugin distributions: those with entry points in any of its groups.
+    unreadable = _findings.unreadable_findings(records)
     host_plugins = [
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
     ]
     found = (
         *found,
         *unreadable,
-        *typo_findings(((d.name, ep.group) for ep, d in typos), group),
-        *plugin_findings(
-            resolved, dists, bad_requirement, group=group, host=host_key, host_version=host_version
-        ),
-        *(conflict_finding(conflict, group, controls) for conflict in conflicts),
-        *name_findings(resolved, undeclared.values(), host_key, builtin_names),
-        *unmatched_findings(controls, host, host_plugins),
+        *_findings.typo_findings(((d.name, ep.group) for ep, d in typos), group),
+        *_findings.plugin_findings(resolved, dists, group, host_key, host_version),
+        *(_findings.conflict_finding(conflict, group, controls) for conflict in conflicts),
+        *_findings.name_findings(resolved, undeclared.values(), host_key, builtin_names),
+        *_findings.unmatched_findings(controls, host, host_plugins),
     )
     return DiscoveryResult(
         group,
         host_version,
-        tuple(sorted(resolved, key=lambda p: (p.name, _rank(p)))),
+        tuple(sorted(resolved, key=lambda p: (p.name, p.path_index, p.distribution_key))),
         conflicts,
         found,
         plugins_disabled=False,
