@@ -1,20 +1,15 @@
-"""The lock a fork waits for, so that a forked child never inherits half of attn's work.
+"""The lock a fork waits for, so that a child never inherits half of attn's work.
 
-A child has only the thread that forked: whatever another thread held stays
-held forever, attn's lock and the import lock of a module it was importing.
-`LOCK` is held by every discovery, refresh and registration, from start to
-end; an import attn starts outside it runs inside `importing()`. Before a fork,
-attn takes `LOCK` and waits until no other thread is inside `importing()`, as
-`logging` takes its own lock. It lives here, not with the registries, because
-``attn.AttentionBackendEnum`` is itself an import that ``import attn`` starts.
+`LOCK` is held by every discovery, refresh and registration; an import attn
+starts outside it runs in `importing()`. A fork takes `LOCK` and waits for those
+imports (what another thread holds stays held in the child), as `logging` does.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-# Imported before the hooks below are registered, so that logging's own hook
-# runs after attn's: a thread that holds attn's lock may log, taking logging's.
+# Before the hooks below, so that logging's runs after attn's: attn's lock may log.
 import logging  # noqa: F401
 import os
 import threading

@@ -44,20 +44,15 @@ def same_modules() -> Iterator[None]:
 class Backend:
     """A backend: a class a registry hands out by name.
 
-    [`requires`][requires] names the third-party packages its kernel needs, and
-    [`is_available()`][is_available] checks that they are installed without
-    importing them: a backend whose kernel library is missing still imports.
+    [`is_available()`][is_available] checks that the packages its kernel
+    [`requires`][requires] are installed, without importing them.
     """
 
     requires: ClassVar[tuple[str, ...]] = ()
     """Distribution names of the packages the kernel needs (``"flash-attn"``)."""
 
     requires_modules: ClassVar[tuple[str, ...] | None] = None
-    """Their top-level import names, in order, where they differ from the distributions'.
-
-    ``None`` derives them (``flash-attn`` -> ``flash_attn``); set it for
-    ``flashinfer-python`` -> ``flashinfer``.
-    """
+    """Their import names, in order, if not derived (``flash-attn`` -> ``flash_attn``)."""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         """Refuse a `requires` or `requires_modules` that cannot be right."""
@@ -83,26 +78,19 @@ class Backend:
 
 
 def import_names(cls: type[Backend]) -> tuple[str, ...]:
-    """The top-level import names of *cls*'s `requires`, in order.
-
-    Raises:
-        TypeError: ``requires`` or ``requires_modules`` is a string, or they
-            differ in length; the message names the class and what to write.
-    """
+    """The import names of *cls*'s `requires`, in order (`TypeError` if they cannot be right)."""
     requires, modules = cls.requires, cls.requires_modules
     for attribute in ("requires", "requires_modules"):
         if isinstance(value := getattr(cls, attribute), str):
-            msg = (
+            raise TypeError(
                 f"{cls.__qualname__}.{attribute} is the string {value!r}, not a tuple: "
                 f"write {attribute} = ({value!r},)"
             )
-            raise TypeError(msg)
     if modules is None:
         return tuple(name.replace("-", "_").replace(".", "_") for name in requires)
     if len(modules) != len(requires):
-        msg = (
+        raise TypeError(
             f"{cls.__qualname__}.requires_modules {tuple(modules)!r} does not match requires "
             f"{tuple(requires)!r}: give one import name per distribution, in the same order"
         )
-        raise TypeError(msg)
     return tuple(modules)

@@ -42,8 +42,7 @@ _NOT_LOADING = LoadContext("", "", "", "", "")
 
 def _keyword(name: str, doc: str) -> Any:
     def read_only(cls: BackendEnumMeta, _value: object) -> None:
-        msg = f"{cls.__name__}.{name} is read-only"
-        raise AttributeError(msg)
+        raise AttributeError(f"{cls.__name__}.{name} is read-only")
 
     return property(lambda cls: str(getattr(cls._attn_state.config, name)), read_only, doc=doc)
 
@@ -72,27 +71,24 @@ class BackendEnumMeta(enum.EnumMeta):
         # The API of the bases and of the class itself, read from the classes.
         api = {n for k in (*bases, metacls) for c in k.__mro__ for n in vars(c) if n[0] != "_"}
         if shadowing := [name for name in classdict._member_names if name in api]:
-            msg = (
+            raise TypeError(
                 f"{cls}: member {shadowing[0]!r} would shadow {cls}.{shadowing[0]} of the "
                 "registry's own API; give the backend another name"
             )
-            raise TypeError(msg)
         new = super().__new__(metacls, cls, bases, classdict, **kwds)
         members: list[tuple[str, Any]] = list(new.__members__.items())
         if group is None and members:
-            msg = f"{cls} declares members but no entry-point group (group=...)"
-            raise TypeError(msg)
+            raise TypeError(f"{cls} declares members but no entry-point group (group=...)")
         if group is None:
             return new
         if host is None:
             msg = f"{cls} must declare host=... (the host distribution's name) along with group=..."
             raise TypeError(msg)
         if aliases := [name for name, member in members if member.name != name]:
-            msg = (
+            raise TypeError(
                 f"{cls}: members must have distinct values, but {', '.join(aliases)} "
                 "repeat the value of another member"
             )
-            raise TypeError(msg)
         defaults = {n: None if m.value is None else parse_path(m.value) for n, m in members}
         prefix = env_prefix or host.upper().replace("-", "_").replace(".", "_")
         hint = register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')"
@@ -340,8 +336,7 @@ def state_of(registry: type) -> RegistryState:
     """The state object of a registry class; `TypeError` if it is not a declared registry."""
     state = registry.__dict__.get("_attn_state")
     if not isinstance(state, RegistryState):
-        msg = f"{registry!r} is not a registry declared with BackendEnum(group=...)"
-        raise TypeError(msg)
+        raise TypeError(f"{registry!r} is not a registry declared with BackendEnum(group=...)")
     return state
 
 
@@ -356,11 +351,10 @@ def registration(
         isinstance(backend, registry)
         or (isinstance(backend, PluginBackend) and backend.registry is registry)
     ):
-        msg = (
+        raise TypeError(
             f"expected a member of {registry.__name__} or a backend a plugin added to it, "
             f"got {backend!r}"
         )
-        raise TypeError(msg)
     state, name = state_of(registry), backend.name
 
     def put(path: ClassPath, by: str | None, stacklevel: int) -> None:

@@ -1,9 +1,4 @@
-"""Class paths in one canonical form, ``module:qualname``, as entry points write them.
-
-The dotted form (``module.QualName``, what ``get_path()`` returns) is accepted
-and produced only at the edges: split at its last dot, so a nested class is
-given in the colon form (or registered with the decorator, which records it).
-"""
+"""Class paths in one form, ``module:qualname``; the dotted one (split at its last dot) at edges."""
 
 from __future__ import annotations
 

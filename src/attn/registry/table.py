@@ -124,11 +124,9 @@ class RegistryState:
 
     __slots__ = ("_builtin_names", "_groups", "_layers", "config")
 
-    def __init__(
-        self, config: RegistryConfig, builtin_names: Sequence[str], groups: list[str]
-    ) -> None:
+    def __init__(self, config: RegistryConfig, builtins: Sequence[str], groups: list[str]) -> None:
         """The undiscovered state; *groups* are those of the host's registries, as declared."""
-        self.config, self._builtin_names, self._groups = config, tuple(builtin_names), groups
+        self.config, self._builtin_names, self._groups = config, tuple(builtins), groups
         self._layers = Snapshot()
 
     @property
@@ -138,18 +136,15 @@ class RegistryState:
 
     def ensure(self) -> DiscoveryResult:
         """Run discovery unless it has run; return its result."""
-        result = self._layers.result
-        if result is not None:
+        if (result := self._layers.result) is not None:
             return result
         with _fork.LOCK:
             self.ready()
-            layers = self._layers
-            if layers.result is not None:
-                return layers.result
-            from .report import result_from  # noqa: PLC0415 - listing's records, off the warm path
+            if (layers := self._layers).result is None:  # merged from the cache
+                from .report import result_from  # noqa: PLC0415 - listing's records, off the warm path
 
-            assert layers.warm is not None  # noqa: S101 - ready() merged, from the cache
-            self._layers = layers._replace(result=result_from(layers.warm.result))
+                assert layers.warm is not None  # noqa: S101 - ready() merged
+                self._layers = layers._replace(result=result_from(layers.warm.result))
             return self.ensure()
 
     def ready(self) -> object:
@@ -189,11 +184,8 @@ class RegistryState:
         _warn(warned)
 
     def _scan(self, *, fresh: bool = False) -> HostScan:
-        host, groups, prefix = (
-            self.config.host,
-            (self.config.group, *self._groups),
-            self.config.env_prefix,
-        )
+        host, prefix, group = self.config.host, self.config.env_prefix, self.config.group
+        groups = (group, *self._groups)
 
         def scan() -> tuple[RecordData, ...]:
             # The cold path only (and under _fork.LOCK, so a fork waits for it).
@@ -241,16 +233,14 @@ class RegistryState:
             from .report import plain  # noqa: PLC0415
 
             result = self._pipeline(controls, scan)
-            error = None
             problems = tuple(f.message for f in result.findings if f.is_problem)
-            if controls.strict and problems:
-                listed = "\n".join(f"  - {p}" for p in problems)
-                message = (
-                    f"{controls.strict_variable}=1 and the {config.noun} plugins in group "
-                    f"{config.group!r} have {len(problems)} problem(s):\n{listed}\n"
-                    f"Run '{config.host} doctor' for the fixes."
-                )
-                error = (message, problems)
+            message = (
+                f"{controls.strict_variable}=1 and the {config.noun} plugins in group "
+                f"{config.group!r} have {len(problems)} problem(s):\n"
+                + "".join(f"  - {p}\n" for p in problems)
+                + f"Run '{config.host} doctor' for the fixes."
+            )
+            error = (message, problems) if controls.strict and problems else None
             warned = merge_warnings(result, controls, config.noun, config.host, self._builtin_names)
             outcome = Outcome(tuple(warned), error, plain(result))
             if scan is not None and error is None:  # a failing merge is worked out each time
@@ -263,10 +253,9 @@ class RegistryState:
         }
         runtime = self._layers.runtime
         self._layers = Snapshot(result, discovered, runtime, {**discovered, **runtime}, warm=warm)
-        if scan is None:
-            return outcome.warnings
-        warned = [w for w in outcome.warnings if w not in scan.warned]
-        scan.warned.update(warned)
+        seen = set() if scan is None else scan.warned
+        warned = [w for w in outcome.warnings if w not in seen]
+        seen.update(warned)
         return warned
 
     def lookup(self, name: str) -> Entry | None:
