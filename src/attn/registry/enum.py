@@ -155,7 +155,6 @@ def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0
     """Names close to *name* (difflib's 0-1 *cutoff*), ignoring case: case variants all stay."""
     with _fork.importing():
         import difflib  # noqa: PLC0415 - only an unknown name needs it
-
     folded = name.casefold()
     ratios = {c: difflib.SequenceMatcher(None, folded, c.casefold()).ratio() for c in valid}
     scored = sorted((-r, c) for c, r in ratios.items() if r >= cutoff)  # best, then by name
@@ -260,7 +259,6 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         """
         with _fork.importing():
             from .selection import select  # noqa: PLC0415 - a lookup needs no selection
-
         return select(cls, backend, **settings)
 
     @classmethod
@@ -268,7 +266,6 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         """The candidates for *settings*, in order; by default built-ins, CUSTOM if registered."""
         with _fork.importing():
             from .selection import default_priorities  # noqa: PLC0415 - a lookup needs no selection
-
         return default_priorities(cls, **settings)
 
     @classmethod
@@ -374,8 +371,8 @@ def registration(
                 PluginWarning,
                 stacklevel=stacklevel,  # the registering code
             )
-        entry = Entry(name, path, "runtime", registered_by=by, plugin_distribution=dist)
-        state.register(entry._replace(plugin_version=during.version))
+        plugin = {"plugin_distribution": dist, "plugin_version": during.version}
+        state.register(Entry(name, path, "runtime", registered_by=by, **plugin))
 
     if class_path is not None:
         caller = sys._getframe(depth).f_globals.get("__name__")

@@ -121,7 +121,8 @@ def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
         return LoadContext(*here, f"{config.host} (built-in)", fix)
     if entry.origin == "runtime":
         fix = f"Register an importable class with {config.register_hint}"
-        return LoadContext(*here, f"a runtime registration by {entry.registrant}", fix)
+        by = entry.registrant or "unknown code"
+        return LoadContext(*here, f"a runtime registration by {by}", fix)
     dist, version = entry.distribution, entry.version
     fix = f"Fix or uninstall {dist}, or block it with {config.env_prefix}_BLOCK_PLUGINS={dist}"
     source = f"{dist if version is None else f'{dist} {version}'}, entry point {entry.value!r}"

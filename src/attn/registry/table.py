@@ -328,6 +328,5 @@ def fingerprint(group: str, rows: Iterable[Sequence[str | None]]) -> str:
     """The hex digest of a registry's ``(name, origin, path, distribution, version)`` rows."""
     with _fork.importing():
         import hashlib  # noqa: PLC0415 - only fingerprints need it (OpenSSL's, at every start)
-
     lines = [f"attn-fingerprint-1\0{group}", *("\0".join(f or "" for f in row) for row in rows)]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
