@@ -35,7 +35,7 @@ __all__ = ["BackendEnum", "PluginBackend", "register"]
 
 _I = TypeVar("_I")  # the registry's interface, which get_class() returns a subclass of
 
-_GROUPS: dict[str, list[str]] = {}  # the groups of every registry, by env prefix: one host's
+_GROUPS: dict[str, dict[str, None]] = {}  # by env prefix, the (ordered) groups of one host
 _DECLARED: dict[str, BackendEnumMeta] = {}  # every registry, by module:qualname
 _NOT_LOADING = LoadContext("", "", "", "", "")
 
@@ -95,9 +95,8 @@ class BackendEnumMeta(enum.EnumMeta):
         config = RegistryConfig(
             cls, group, host, noun or f"{host} backend", prefix, hint, code_root(new.__module__)
         )
-        groups = _GROUPS.setdefault(prefix, [])
-        if group not in groups:
-            groups.append(group)
+        groups = _GROUPS.setdefault(prefix, {})
+        groups[group] = None
         type.__setattr__(new, "_attn_defaults", defaults)
         type.__setattr__(new, "_attn_state", RegistryState(config, tuple(defaults), groups))
         # Without an interface, any subclass of the core's Backend is a backend.
@@ -204,8 +203,7 @@ def _get_path(cls: BackendEnumMeta, name: str, include_classname: bool) -> str:
 def _get_class(cls: BackendEnumMeta, name: str) -> type:
     before = cls._attn_state.lookup(name)
     loaded = load(cls, name)
-    # Plugin code may register this very name while attn imports it: the class in
-    # effect is then the registered one, as every later call returns it.
+    # Plugin code that registers this name while attn imports it wins, as later.
     return loaded if cls._attn_state.lookup(name) is before else load(cls, name)
 
 

@@ -55,12 +55,7 @@ class LoadContext(NamedTuple):
 
 
 def resolve(registry: Registry, name: str) -> tuple[Entry | None, ClassPath]:
-    """The table's entry for *name* and its path, or ``None`` and the built-in default.
-
-    Raises:
-        BackendNotRegisteredError: a member without a default that nothing registered.
-        UnknownBackendError: the table no longer has *name*.
-    """
+    """The entry for *name* and its path, or ``None`` and the default (raises as `load()`)."""
     entry = registry._attn_state.lookup(name)
     return (None, _default(registry, name)) if entry is None else (entry, entry.path)
 
@@ -94,8 +89,7 @@ def _default(registry: Registry, name: str) -> ClassPath:
 
 def attribute(path: ClassPath) -> object:
     """The object *path* names: its module imported (once), then each attribute of its qualname."""
-    # From sys.modules if imported: Python 3.10's import_module() takes the module's
-    # import lock each time, and a child forked while another thread held it hangs.
+    # Not import_module() each time: on 3.10 it takes the import lock, which a fork may orphan.
     obj: object | None = sys.modules.get(path.module)
     if obj is None or getattr(getattr(obj, "__spec__", None), "_initializing", False):
         with _fork.importing():
@@ -153,8 +147,7 @@ def loading_now() -> LoadContext | None:
 
 def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> str:
     if isinstance(exc, BackendLoadError):
-        # The module asked attn for another backend while it was imported and
-        # that failed: say so once instead of nesting the whole message.
+        # Importing it loaded another backend, which failed: say so once, not nested.
         return f"importing it loads {exc.backend!r}, which fails: {exc.detail}"
     missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
     dist = ctx.distribution

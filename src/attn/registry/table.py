@@ -84,10 +84,7 @@ class Entry(NamedTuple):
 
 
 class Snapshot(NamedTuple):
-    """A registry's whole state, replaced (never changed) at once.
-
-    After a merge from the cache, ``warm`` (the cached outcome) stands for ``result``.
-    """
+    """A registry's whole state, replaced (never changed) at once; ``warm``, a cached outcome."""
 
     result: DiscoveryResult | None = None
     discovered: Mapping[str, Entry] = _NOTHING
@@ -97,7 +94,7 @@ class Snapshot(NamedTuple):
     warm: Outcome | None = None
 
 
-#: The class of each warning a merge issues, by the code its (cached) outcome stores.
+#: The class of a merge's warnings, by code.
 _WARNINGS: dict[str, type[AttnWarning]] = {
     Code.SHADOWED: ConflictWarning,
     Code.INCOMPATIBLE: RejectedPluginWarning,
@@ -109,22 +106,14 @@ _WARNINGS: dict[str, type[AttnWarning]] = {
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # noqa: PTH100, PTH120
 
 
-def _warn(warned: Sequence[tuple[str, str]]) -> None:
-    # Discovery runs below many entry points, each at its own depth: the
-    # warnings point at the first caller outside attn.
-    frame, level = sys._getframe(), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    for code, message in warned:
-        warnings.warn(message, _WARNINGS.get(code, PluginWarning), stacklevel=level)
-
-
 class RegistryState:
     """The mutable state of one registry: discovery result, layers, table."""
 
     __slots__ = ("_builtin_names", "_groups", "_layers", "config")
 
-    def __init__(self, config: RegistryConfig, builtins: Sequence[str], groups: list[str]) -> None:
+    def __init__(
+        self, config: RegistryConfig, builtins: Sequence[str], groups: dict[str, None]
+    ) -> None:
         """The undiscovered state; *groups* are those of the host's registries, as declared."""
         self.config, self._builtin_names, self._groups = config, tuple(builtins), groups
         self._layers = Snapshot()
@@ -148,7 +137,7 @@ class RegistryState:
             return self.ensure()
 
     def ready(self) -> object:
-        """Run discovery unless it has run (building no result from the cache, unlike `ensure()`).
+        """Run discovery unless it has run, as `ensure()` but staying on the warm path.
 
         Returns a token that changes at each discovery.
         """
@@ -163,8 +152,7 @@ class RegistryState:
     def refresh(self) -> DiscoveryResult:
         """Run discovery again; runtime registrations are kept on top."""
         with _fork.LOCK:
-            # After a pip install, finders' listings are stale; under the lock, as
-            # Python 3.10 deletes from sys.path_importer_cache unlocked (KeyError).
+            # Stale after a pip install; locked: 3.10 races on sys.path_importer_cache.
             importlib.invalidate_caches()
             self._discover(fresh=True)
             return self.ensure()
@@ -180,10 +168,17 @@ class RegistryState:
             # Strict mode, a bad ATTN_* value: every access fails until it is fixed.
             self.invalidate()
             raise
-        # Once the table is in place: under -W error, only this access fails.
-        _warn(warned)
+        # Once the table is in place: under -W error, only this access fails. At the
+        # first caller outside attn, whichever entry point ran discovery.
+        frame, level = sys._getframe(), 1
+        while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+            frame, level = frame.f_back, level + 1
+        for code, message in warned:
+            warnings.warn(message, _WARNINGS.get(code, PluginWarning), stacklevel=level)
 
-    def _scan(self, *, fresh: bool = False) -> HostScan:
+    def _scan(self, controls: Controls, fresh: bool) -> HostScan | None:
+        if controls.disable_plugins:
+            return None
         host, prefix, group = self.config.host, self.config.env_prefix, self.config.group
         groups = (group, *self._groups)
 
@@ -211,19 +206,15 @@ class RegistryState:
         )
 
     def diagnose(self, controls: Controls | None = None, *, fresh: bool = False) -> DiscoveryResult:
-        """What discovery finds (for doctor), merging, warning and raising nothing.
-
-        On the scan the host's registries share, unless *fresh* asks for a new one.
-        """
+        """What discovery finds (on the host's shared scan unless *fresh*); nothing is merged."""
         controls = self.controls() if controls is None else controls
         with _fork.LOCK:
-            scan = None if controls.disable_plugins else self._scan(fresh=fresh)
-            return self._pipeline(controls, scan)
+            return self._pipeline(controls, self._scan(controls, fresh))
 
     def _merge(self, *, fresh: bool = False) -> Sequence[tuple[str, str]]:
         # The warnings to issue: not those another registry issued for the same scan.
         config, controls = self.config, self.controls()
-        scan = None if controls.disable_plugins else self._scan(fresh=fresh)
+        scan = self._scan(controls, fresh)
         context = (environment_key(config.env_prefix), self._builtin_names)
         outcome = warm = None if scan is None else scan.outcome(config.group, context)
         result = None
