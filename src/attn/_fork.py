@@ -56,11 +56,8 @@ def _after_fork_in_child() -> None:
     global LOCK, _DONE  # noqa: PLW0603 - the child's only thread starts with a free lock
     LOCK = threading.RLock()
     _DONE = threading.Condition(LOCK)
-    me = threading.get_ident()  # the forking thread's own imports, which it will end
-    mine = _IMPORTS.get(me)
-    _IMPORTS.clear()
-    if mine:
-        _IMPORTS[me] = mine
+    for thread in [t for t in _IMPORTS if t != threading.get_ident()]:  # not the forking one's
+        del _IMPORTS[thread]
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows

@@ -22,14 +22,10 @@ from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import TypeAlias
 
     from typing_extensions import Self
 
     from .selection import Selection
-
-    #: What a registry resolves one name to: name, origin, path, distribution, version.
-    Resolution: TypeAlias = tuple[str, str, str | None, str | None, str | None]
 
 __all__ = ["BackendEnum", "PluginBackend", "register"]
 
@@ -110,11 +106,7 @@ class BackendEnumMeta(enum.EnumMeta):
     env_prefix = _keyword("env_prefix", "The prefix of the registry's variables (``ATTN``).")
 
     def __getitem__(cls, name: str) -> Any:
-        """Return the member or plugin-added backend called *name*.
-
-        Raises:
-            UnknownBackendError: no member, plugin or registration has *name*.
-        """
+        """The member or plugin-added backend called *name*, else `UnknownBackendError`."""
         if "_attn_state" not in cls.__dict__:
             return super().__getitem__(name)
         generation = cls._attn_state.ready()
@@ -137,8 +129,8 @@ def valid_names(cls: BackendEnumMeta) -> list[str]:
     return [*cls._attn_defaults, *sorted(set(cls._attn_state.names()) - set(cls._attn_defaults))]
 
 
-def resolution(cls: BackendEnumMeta) -> list[Resolution]:
-    """What every name of *cls* resolves to now, in `valid_names()` order (runs discovery)."""
+def resolution(cls: BackendEnumMeta) -> list[tuple[str, str, str | None, str | None, str | None]]:
+    """(name, origin, path, distribution, version) of every name, in `valid_names()` order."""
     state, defaults = cls._attn_state, cls._attn_defaults
     with _fork.LOCK:  # one view of the table, even while another thread registers
         table = {name: state.lookup(name) for name in state.names()}
