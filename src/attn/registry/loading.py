@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from .paths import ClassPath
     from .table import Entry, RegistryState
 
+    Which = Entry | Literal["in effect"] | None  # the class in effect, an entry's, the built-in's
+
 
 class Registry(Protocol):
     """What loading reads of a registry class (a ``BackendEnum`` subclass)."""
@@ -229,11 +231,7 @@ def plugin_output_to(err: IO[str]) -> Iterator[None]:
 
 
 def load(
-    registry: Registry,
-    name: str,
-    entry: Entry | Literal["in effect"] | None = "in effect",
-    *,
-    output: IO[str] | None = None,
+    registry: Registry, name: str, entry: Which = "in effect", *, output: IO[str] | None = None
 ) -> type:
     """Import and check *name*'s class in effect, or *entry*'s (``None``: the built-in's).
 
@@ -253,11 +251,7 @@ def load(
 
 
 def try_load(
-    registry: Registry,
-    name: str,
-    entry: Entry | Literal["in effect"] | None = "in effect",
-    *,
-    output: IO[str] | None = None,
+    registry: Registry, name: str, entry: Which = "in effect", *, output: IO[str] | None = None
 ) -> tuple[type | None, BackendLoadError | None]:
     """`load()`, with a load failure returned beside ``None`` instead of raised."""
     try:
