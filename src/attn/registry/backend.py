@@ -33,8 +33,7 @@ def _installed(top: str) -> bool:
 def same_modules() -> Iterator[None]:
     """Within this block, this thread looks for each top-level module once (one listing's rows)."""
     outer = getattr(_MEMO, "installed", None)
-    if outer is None:
-        _MEMO.installed = {}
+    _MEMO.installed = {} if outer is None else outer
     try:
         yield
     finally:

@@ -148,8 +148,7 @@ def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0
         import difflib  # noqa: PLC0415 - only an unknown name needs it
     folded = name.casefold()
     ratios = {c: difflib.SequenceMatcher(None, folded, c.casefold()).ratio() for c in valid}
-    scored = sorted((-r, c) for c, r in ratios.items() if r >= cutoff)  # best, then by name
-    return [candidate for _, candidate in scored[:n]]
+    return [c for _, c in sorted((-r, c) for c, r in ratios.items() if r >= cutoff)[:n]]
 
 
 def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:

@@ -63,10 +63,8 @@ def resolve(registry: Registry, name: str) -> tuple[Entry | None, ClassPath]:
 
 
 def _default(registry: Registry, name: str) -> ClassPath:
-    state = registry._attn_state
-    config = state.config
-    default = registry._attn_defaults.get(name)
-    if default is not None:
+    state, config = registry._attn_state, registry._attn_state.config
+    if (default := registry._attn_defaults.get(name)) is not None:
         return default
     if name in registry._attn_defaults:
         msg = (
