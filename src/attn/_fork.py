@@ -1,29 +1,15 @@
-"""The lock a fork waits for, so that a forked child never inherits half of attn's work.
+"""The lock a fork waits for, so that a child never inherits half of attn's work.
 
-Engines fork workers while other threads discover, register, list or load
-backends. A child has only the thread that forked, so whatever another thread
-held at the fork stays held in the child forever: attn's own lock, and the
-import lock of a module that thread was importing (the child's import of
-that module then waits for a thread it does not have).
-
-`LOCK` is held by every discovery, refresh and registration of every
-registry, from start to end, the imports they start included; an import
-attn starts outside it (a backend's module, an attn module loaded on first
-use) runs inside `importing()`. Before a fork, attn takes `LOCK` and waits
-until no other thread is inside `importing()` (at most `FORK_WAIT`
-seconds), as `logging` takes its own lock: the child starts with every
-operation whole and every import attn started finished. It lives here, not
-with the registries, because ``attn.AttentionBackendEnum`` is itself an
-import that ``import attn`` starts on first use.
+`LOCK` is held by every discovery, refresh and registration; an import attn
+starts outside it runs in `importing()`. A fork takes `LOCK` and waits for those
+imports (what another thread holds stays held in the child), as `logging` does.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-# Imported before the fork hooks below are registered, so that logging's own
-# hook runs after attn's: a thread that holds attn's lock may log (or warn
-# through logging.captureWarnings), which takes logging's lock.
+# Before the hooks below, so that logging's runs after attn's: attn's lock may log.
 import logging  # noqa: F401
 import os
 import threading
@@ -34,9 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORK_WAIT", "LOCK", "importing"]
 
-FORK_WAIT = 60.0
-"""How long a fork waits for the imports other threads are in (seconds), then goes on."""
-
+FORK_WAIT = 60.0  # how long a fork waits for the imports of other threads (seconds)
 LOCK = threading.RLock()
 _IMPORTS: dict[int, int] = {}  # thread -> imports attn started that it is inside
 _DONE = threading.Condition(LOCK)
@@ -52,8 +36,7 @@ def importing() -> Iterator[None]:
         yield
     finally:
         with LOCK:
-            left = _IMPORTS.pop(me, 1) - 1
-            if left:
+            if left := _IMPORTS.pop(me, 1) - 1:
                 _IMPORTS[me] = left
             _DONE.notify_all()
 
@@ -73,10 +56,8 @@ def _after_fork_in_child() -> None:
     global LOCK, _DONE  # noqa: PLW0603 - the child's only thread starts with a free lock
     LOCK = threading.RLock()
     _DONE = threading.Condition(LOCK)
-    mine = _IMPORTS.get(threading.get_ident())  # the forking thread's own, which it will end
-    _IMPORTS.clear()
-    if mine:
-        _IMPORTS[threading.get_ident()] = mine
+    for thread in [t for t in _IMPORTS if t != threading.get_ident()]:  # not the forking one's
+        del _IMPORTS[thread]
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows

@@ -346,3 +346,21 @@ def test_a_child_forked_while_a_thread_holds_the_modules_import_lock_loads(plugi
     finally:
         release.set()
         thread.join(30)
+
+
+@pytest.mark.parametrize(
+    ("registered_by", "source"), [("host.setup", "host.setup"), (None, "unknown code")]
+)
+def test_a_runtime_registration_failure_names_who_registered_it(registered_by, source):
+    """A runtime entry's failure names the registering module, or unknown code."""
+    entry = Entry("CUSTOM", ClassPath("plug_missing", "B"), "runtime", registered_by=registered_by)
+    with pytest.raises(BackendLoadError) as info:
+        load(AttentionBackendEnum, "CUSTOM", entry)
+    assert str(info.value).startswith(
+        f"Cannot load attention backend 'CUSTOM' from a runtime registration by {source} "
+        "(path 'plug_missing:B'): ModuleNotFoundError: "
+    )
+    assert str(info.value).endswith(
+        "Register an importable class with "
+        "attn.register_backend(AttentionBackendEnum.NAME, 'module:Class')"
+    )

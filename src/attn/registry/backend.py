@@ -13,39 +13,27 @@ if TYPE_CHECKING:
 
 __all__ = ["Backend", "import_names"]
 
-#: Per thread: whether each top-level module is installed, while
-#: `same_modules` is in effect in that thread.
-_MEMO = _local()
+_MEMO = _local()  # per thread, while same_modules() is in effect: whether each module is found
 
 
 def _installed(top: str) -> bool:
-    """Whether the top-level module *top* can be found (nothing is imported)."""
     memo: dict[str, bool] | None = getattr(_MEMO, "installed", None)
-    if memo is not None and top in memo:
-        return memo[top]
-    with _fork.importing():
-        from importlib.util import find_spec  # noqa: PLC0415 - only listing needs it
-
-    try:
-        found = find_spec(top) is not None
-    except (ImportError, ValueError):
-        found = False
-    if memo is not None:
-        memo[top] = found
-    return found
+    memo = {} if memo is None else memo
+    if top not in memo:
+        with _fork.importing():
+            from importlib.util import find_spec  # noqa: PLC0415 - only listing needs it
+        try:
+            memo[top] = find_spec(top) is not None
+        except (ImportError, ValueError):
+            memo[top] = False
+    return memo[top]
 
 
 @contextlib.contextmanager
 def same_modules() -> Iterator[None]:
-    """Within this block, each top-level module is looked for once (one listing's rows).
-
-    Backends share kernel packages (``flash-attn``, ``triton``, ``torch``):
-    a listing asks about each package once instead of once per backend. The
-    answers are this thread's, and forgotten when the outermost block ends.
-    """
+    """Within this block, this thread looks for each top-level module once (one listing's rows)."""
     outer = getattr(_MEMO, "installed", None)
-    if outer is None:
-        _MEMO.installed = {}
+    _MEMO.installed = {} if outer is None else outer
     try:
         yield
     finally:
@@ -55,22 +43,15 @@ def same_modules() -> Iterator[None]:
 class Backend:
     """A backend: a class a registry hands out by name.
 
-    Subclasses say which third-party packages their kernel needs in
-    [`requires`][requires]; [`is_available()`][is_available] checks that those are installed
-    without importing them, so listing stays cheap and a backend whose kernel
-    library is missing still imports and explains itself.
+    [`is_available()`][is_available] checks that the packages its kernel
+    [`requires`][requires] are installed, without importing them.
     """
 
     requires: ClassVar[tuple[str, ...]] = ()
     """Distribution names of the packages the kernel needs (``"flash-attn"``)."""
 
     requires_modules: ClassVar[tuple[str, ...] | None] = None
-    """Top-level import names of [`requires`][requires], in the same order.
-
-    ``None`` derives them from the distribution names (``flash-attn`` ->
-    ``flash_attn``); set it where they differ (``flashinfer-python`` ->
-    ``flashinfer``).
-    """
+    """Their import names, in order, if not derived (``flash-attn`` -> ``flash_attn``)."""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         """Refuse a `requires` or `requires_modules` that cannot be right."""
@@ -86,11 +67,8 @@ class Backend:
     @classmethod
     def missing_requirements(cls) -> tuple[str, ...]:
         """The entries of [`requires`][requires] that are not installed."""
-        missing = []
-        for dist, module in zip(cls.requires, import_names(cls), strict=True):
-            if not _installed(module.split(".", 1)[0]):
-                missing.append(dist)
-        return tuple(missing)
+        modules = (m.split(".", 1)[0] for m in import_names(cls))
+        return tuple(d for d, m in zip(cls.requires, modules, strict=True) if not _installed(m))
 
     @classmethod
     def is_available(cls) -> bool:
@@ -99,26 +77,19 @@ class Backend:
 
 
 def import_names(cls: type[Backend]) -> tuple[str, ...]:
-    """The top-level import names of *cls*'s `requires`, in order.
-
-    Raises:
-        TypeError: ``requires`` or ``requires_modules`` is a string, or they
-            differ in length; the message names the class and what to write.
-    """
+    """The import names of *cls*'s `requires`, in order (`TypeError` if they cannot be right)."""
     requires, modules = cls.requires, cls.requires_modules
     for attribute in ("requires", "requires_modules"):
         if isinstance(value := getattr(cls, attribute), str):
-            msg = (
+            raise TypeError(
                 f"{cls.__qualname__}.{attribute} is the string {value!r}, not a tuple: "
                 f"write {attribute} = ({value!r},)"
             )
-            raise TypeError(msg)
     if modules is None:
         return tuple(name.replace("-", "_").replace(".", "_") for name in requires)
     if len(modules) != len(requires):
-        msg = (
+        raise TypeError(
             f"{cls.__qualname__}.requires_modules {tuple(modules)!r} does not match requires "
             f"{tuple(requires)!r}: give one import name per distribution, in the same order"
         )
-        raise TypeError(msg)
     return tuple(modules)

@@ -1,16 +1,8 @@
 """The Enum base of every registry, its metaclass, and plugin-added backends.
 
-A registry is declared with class keywords:
-
-```python
-class ToyBackendEnum(BackendEnum, group="toy.backends", host="toy",
-                     interface=ToyBackend, noun="toy backend"):
-    FAST = "toy.fast:FastBackend"
-    CUSTOM = None            # no default: must be registered
-```
-
-Values are lazy class paths (``module:QualName``, or dotted) or ``None`` (no
-default); nothing is imported until a backend's class is asked for.
+A registry is a `BackendEnum` subclass declared with class keywords (``group``,
+``host``, ``interface``, ...); its values are lazy class paths (``module:QualName``,
+or dotted), or ``None`` for no default.
 """
 
 from __future__ import annotations
@@ -30,41 +22,25 @@ from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import TypeAlias
 
     from typing_extensions import Self
 
     from .selection import Selection
 
-    #: What a registry resolves one name to: name, origin, path, distribution, version.
-    Resolution: TypeAlias = tuple[str, str, str | None, str | None, str | None]
-
 __all__ = ["BackendEnum", "PluginBackend", "register"]
 
-#: The interface a registry's classes implement (what ``get_class()`` returns a subclass of).
-_I = TypeVar("_I")
+_I = TypeVar("_I")  # the registry's interface, which get_class() returns a subclass of
 
-#: The groups of every declared registry, by env prefix: the plugins of one host.
-_GROUPS: dict[str, list[str]] = {}
-#: Every declared registry, by module:qualname (a re-declaration replaces it).
-_DECLARED: dict[str, BackendEnumMeta] = {}
+_GROUPS: dict[str, dict[str, None]] = {}  # by env prefix, the (ordered) groups of one host
+_DECLARED: dict[str, BackendEnumMeta] = {}  # every registry, by module:qualname
+_NOT_LOADING = LoadContext("", "", "", "", "")
 
 
-class _Keyword:
-    """A read-only attribute of every registry class: the value of one of its class keywords."""
+def _keyword(name: str, doc: str) -> Any:
+    def read_only(cls: BackendEnumMeta, _value: object) -> None:
+        raise AttributeError(f"{cls.__name__}.{name} is read-only")
 
-    def __init__(self, doc: str) -> None:
-        self.__doc__ = doc
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, cls: BackendEnumMeta, owner: object = None) -> str:
-        return str(getattr(cls._attn_state.config, self.name))
-
-    def __set__(self, cls: BackendEnumMeta, value: object) -> None:
-        msg = f"{cls.__name__}.{self.name} is read-only"
-        raise AttributeError(msg)
+    return property(lambda cls: str(getattr(cls._attn_state.config, name)), read_only, doc=doc)
 
 
 class BackendEnumMeta(enum.EnumMeta):
@@ -88,89 +64,64 @@ class BackendEnumMeta(enum.EnumMeta):
         register_hint: str | None = None,
         **kwds: Any,
     ) -> BackendEnumMeta:
-        # The API of the bases (refresh, get_path, name, ...) and of the class itself
-        # (group, host, ...), from the classes: an attribute added later is covered.
+        # The API of the bases and of the class itself, read from the classes.
         api = {n for k in (*bases, metacls) for c in k.__mro__ for n in vars(c) if n[0] != "_"}
-        shadowing = [name for name in classdict._member_names if name in api]
-        if shadowing:
-            msg = (
+        if shadowing := [name for name in classdict._member_names if name in api]:
+            raise TypeError(
                 f"{cls}: member {shadowing[0]!r} would shadow {cls}.{shadowing[0]} of the "
                 "registry's own API; give the backend another name"
             )
-            raise TypeError(msg)
         new = super().__new__(metacls, cls, bases, classdict, **kwds)
         members: list[tuple[str, Any]] = list(new.__members__.items())
+        if group is None and members:
+            raise TypeError(f"{cls} declares members but no entry-point group (group=...)")
         if group is None:
-            if members:
-                msg = f"{cls} declares members but no entry-point group (group=...)"
-                raise TypeError(msg)
             return new
         if host is None:
             msg = f"{cls} must declare host=... (the host distribution's name) along with group=..."
             raise TypeError(msg)
-        aliases = [name for name, member in members if member.name != name]
-        if aliases:
-            msg = (
+        if aliases := [name for name, member in members if member.name != name]:
+            raise TypeError(
                 f"{cls}: members must have distinct values, but {', '.join(aliases)} "
                 "repeat the value of another member"
             )
-            raise TypeError(msg)
         defaults = {n: None if m.value is None else parse_path(m.value) for n, m in members}
         prefix = env_prefix or host.upper().replace("-", "_").replace(".", "_")
+        hint = register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')"
         config = RegistryConfig(
-            registry=cls,
-            group=group,
-            host=host,
-            noun=noun or f"{host} backend",
-            env_prefix=prefix,
-            register_hint=register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')",
-            host_root=code_root(new.__module__),
+            cls, group, host, noun or f"{host} backend", prefix, hint, code_root(new.__module__)
         )
-        groups = _GROUPS.setdefault(prefix, [])
-        if group not in groups:
-            groups.append(group)
-        state = RegistryState(config, tuple(defaults), lambda: tuple(_GROUPS.get(prefix, ())))
+        groups = _GROUPS.setdefault(prefix, {})
+        groups[group] = None
         type.__setattr__(new, "_attn_defaults", defaults)
-        type.__setattr__(new, "_attn_state", state)
+        type.__setattr__(new, "_attn_state", RegistryState(config, tuple(defaults), groups))
         # Without an interface, any subclass of the core's Backend is a backend.
         type.__setattr__(new, "_attn_interface", Backend if interface is None else interface)
         _DECLARED[f"{new.__module__}:{new.__qualname__}"] = new
         return new
 
-    group = _Keyword("The entry-point group plugins declare (``attn.backends``).")
-    host = _Keyword("The host distribution, which plugins' ``Requires-Dist`` is checked against.")
-    noun = _Keyword("How messages name one backend (``attention backend``).")
-    env_prefix = _Keyword("The prefix of the registry's variables (``ATTN``: ``ATTN_PLUGINS``).")
+    group = _keyword("group", "The entry-point group plugins declare (``attn.backends``).")
+    host = _keyword("host", "The host distribution, which plugins' ``Requires-Dist`` must satisfy.")
+    noun = _keyword("noun", "How messages name one backend (``attention backend``).")
+    env_prefix = _keyword("env_prefix", "The prefix of the registry's variables (``ATTN``).")
 
     def __getitem__(cls, name: str) -> Any:
-        """Return the member or plugin-added backend called *name*.
-
-        Raises:
-            UnknownBackendError: no member, plugin or registration has *name*.
-        """
+        """The member or plugin-added backend called *name*, else `UnknownBackendError`."""
         if "_attn_state" not in cls.__dict__:
             return super().__getitem__(name)
-        state: RegistryState = cls._attn_state
-        state.ready()
+        generation = cls._attn_state.ready()
         if not isinstance(name, str):  # no member and no plugin has one (nor a TypeError)
             raise _unknown(cls, name)
         if (member := cls._member_map_.get(name)) is not None:
             return member
-        if state.lookup(name) is not None:
-            return _plugin_backend(cls, name)
-        raise _unknown(cls, name)
-
-
-def _plugin_backend(cls: BackendEnumMeta, name: str) -> PluginBackend[Any]:
-    generation = cls._attn_state.ready()
-    with _fork.LOCK:  # two threads looking a new name up get one object
-        cache: dict[str, PluginBackend[Any]] = cls.__dict__.get("_attn_added", {})
-        backend = cache.get(name)
-        if backend is None or backend._generation is not generation:
-            backend = PluginBackend(cls, name, generation)
-            cache[name] = backend
-            type.__setattr__(cls, "_attn_added", cache)
-        return backend
+        if cls._attn_state.lookup(name) is None:
+            raise _unknown(cls, name)
+        with _fork.LOCK:  # two threads looking a new name up get one object
+            cache: dict[str, PluginBackend[Any]] = cls.__dict__.get("_attn_added", {})
+            if (backend := cache.get(name)) is None or backend._generation is not generation:
+                backend = cache[name] = PluginBackend(cls, name, generation)
+                type.__setattr__(cls, "_attn_added", cache)
+            return backend
 
 
 def valid_names(cls: BackendEnumMeta) -> list[str]:
@@ -178,14 +129,13 @@ def valid_names(cls: BackendEnumMeta) -> list[str]:
     return [*cls._attn_defaults, *sorted(set(cls._attn_state.names()) - set(cls._attn_defaults))]
 
 
-def resolution(cls: BackendEnumMeta) -> list[Resolution]:
-    """What every name of *cls* resolves to now, in `valid_names()` order (runs discovery)."""
+def resolution(cls: BackendEnumMeta) -> list[tuple[str, str, str | None, str | None, str | None]]:
+    """(name, origin, path, distribution, version) of every name, in `valid_names()` order."""
     state, defaults = cls._attn_state, cls._attn_defaults
     with _fork.LOCK:  # one view of the table, even while another thread registers
         table = {name: state.lookup(name) for name in state.names()}
-    colon = {name: None if path is None else path.colon for name, path in defaults.items()}
     return [
-        (name, "builtin", colon[name], None, None)
+        (name, "builtin", None if (p := defaults[name]) is None else p.colon, None, None)
         if (entry := table.get(name)) is None
         else (name, entry.origin, entry.path.colon, entry.distribution, entry.version)
         for name in (*defaults, *sorted(n for n in table if n not in defaults))
@@ -196,11 +146,9 @@ def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0
     """Names close to *name* (difflib's 0-1 *cutoff*), ignoring case: case variants all stay."""
     with _fork.importing():
         import difflib  # noqa: PLC0415 - only an unknown name needs it
-
     folded = name.casefold()
     ratios = {c: difflib.SequenceMatcher(None, folded, c.casefold()).ratio() for c in valid}
-    scored = sorted((-r, c) for c, r in ratios.items() if r >= cutoff)  # best, then by name
-    return [candidate for _, candidate in scored[:n]]
+    return [c for _, c in sorted((-r, c) for c, r in ratios.items() if r >= cutoff)[:n]]
 
 
 def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
@@ -239,15 +187,14 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
 
 
 def _get_path(cls: BackendEnumMeta, name: str, include_classname: bool) -> str:
-    _, path = resolve(cls, name)
+    path = resolve(cls, name)[1]
     return path.dotted if include_classname else path.module
 
 
 def _get_class(cls: BackendEnumMeta, name: str) -> type:
     before = cls._attn_state.lookup(name)
     loaded = load(cls, name)
-    # Plugin code may register this very name while attn imports it: the class in
-    # effect is then the registered one, as every later call returns it.
+    # Plugin code that registers this name while attn imports it wins, as later.
     return loaded if cls._attn_state.lookup(name) is before else load(cls, name)
 
 
@@ -258,8 +205,7 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         """The effective class path, dotted (``module.QualName``), or its module only.
 
         Raises:
-            BackendNotRegisteredError: the member has no default and nothing
-                was registered for it.
+            BackendNotRegisteredError: no default, and nothing registered.
         """
         return _get_path(type(self), self.name, include_classname)
 
@@ -286,24 +232,15 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
 
     @classmethod
     def lookup(cls, name: str) -> Self | PluginBackend[Any]:
-        """The backend called *name*: the same object as ``cls[name]``, typed as it can be.
-
-        Type checkers type ``Registry["NAME"]`` as a member, but a plugin may
-        have added the name, a [`PluginBackend`][PluginBackend]: ``lookup`` says so.
-
-        Raises:
-            UnknownBackendError: no member, plugin or registration has *name*.
-        """
-        found: Self | PluginBackend[Any] = BackendEnumMeta.__getitem__(cls, name)
-        return found
+        """``cls[name]``, typed: a member, or a [`PluginBackend`][PluginBackend] a plugin added."""
+        return cast("Self | PluginBackend[Any]", cls[name])
 
     @classmethod
     def select(cls, backend: object = None, **settings: object) -> Selection:
         """Choose the backend for *settings*: the first valid candidate, or *backend* alone.
 
         Candidates are [`priorities()`][priorities], then plugin-added names, sorted;
-        ``<PREFIX>_<NOUN>`` (``ATTN_ATTENTION_BACKEND``) is an explicit choice without
-        *backend*. Cached per settings until the table changes.
+        ``<PREFIX>_<NOUN>`` (``ATTN_ATTENTION_BACKEND``) chooses without *backend*.
 
         Raises:
             SelectionError: the explicit choice, or every candidate, is rejected.
@@ -311,44 +248,33 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         """
         with _fork.importing():
             from .selection import select  # noqa: PLC0415 - a lookup needs no selection
-
         return select(cls, backend, **settings)
 
     @classmethod
     def priorities(cls, **settings: object) -> list[str]:
-        """The host's order of candidates for *settings*.
-
-        By default every built-in in enum order, ``CUSTOM`` only when
-        registered; a registry overrides it with its own list.
-        """
+        """The candidates for *settings*, in order; by default built-ins, CUSTOM if registered."""
         with _fork.importing():
             from .selection import default_priorities  # noqa: PLC0415 - a lookup needs no selection
-
         return default_priorities(cls, **settings)
 
     @classmethod
     def fingerprint(cls) -> str:
-        """A hex digest of what every name resolves to here (runs discovery).
-
-        Equal in two processes exactly when every name resolves to the same path,
-        origin, distribution and version (``attn.apply_state`` compares them).
-        """
+        """A hex digest, equal in two processes exactly when every name resolves the same."""
         return fingerprint(state_of(cls).config.group, resolution(cls))
 
 
 @final
 class PluginBackend(Generic[_I]):
-    """A backend that a plugin added under a new name.
+    """A backend that a plugin added under a new name, with a member's four methods and ``name``.
 
-    It has a member's four methods, and ``name``. Lookups return the same object
-    until the registry is refreshed; it compares and pickles as (registry, name),
-    looked up again in the receiving process.
+    Lookups return the same object until the registry is refreshed; it compares
+    and pickles as (registry, name), looked up again in the receiving process.
     """
 
     __slots__ = ("_generation", "name", "registry")
 
     def __init__(self, registry: BackendEnumMeta, name: str, generation: object) -> None:
-        """Bind *name* of *registry* (use the registry's lookup, not this)."""
+        """Bind *name* of *registry* (the registry's lookup makes them)."""
         self.registry, self.name, self._generation = registry, name, generation
 
     def __repr__(self) -> str:
@@ -370,7 +296,7 @@ class PluginBackend(Generic[_I]):
         return (operator.getitem, (self.registry, self.name))
 
     def get_path(self, include_classname: bool = True) -> str:
-        """The effective class path, dotted (``module.QualName``)."""
+        """The effective class path, dotted (``module.QualName``), or its module only."""
         return _get_path(self.registry, self.name, include_classname)
 
     def get_class(self) -> type[_I]:
@@ -393,39 +319,11 @@ def declared_registries() -> tuple[BackendEnumMeta, ...]:
 
 
 def state_of(registry: type) -> RegistryState:
-    """The state object of a registry class.
-
-    Raises:
-        TypeError: *registry* is not a declared registry.
-    """
+    """The state object of a registry class; `TypeError` if it is not a declared registry."""
     state = registry.__dict__.get("_attn_state")
     if not isinstance(state, RegistryState):
-        msg = f"{registry!r} is not a registry declared with BackendEnum(group=...)"
-        raise TypeError(msg)
+        raise TypeError(f"{registry!r} is not a registry declared with BackendEnum(group=...)")
     return state
-
-
-def _registered_by_plugin(
-    state: RegistryState, name: str, during: LoadContext, stacklevel: int
-) -> None:
-    """Warn when plugin code, while attn imports it, registers a name it does not declare."""
-    if any(
-        p.name == name and p.distribution == during.distribution for p in state.ensure().plugins
-    ):
-        return
-    import warnings  # noqa: PLC0415 - only when plugin code misbehaves
-
-    config, label = state.config, str(during.distribution)
-    if during.version is not None:
-        label += f" {during.version}"
-    warnings.warn(
-        f"plugin code of {label} registered {config.noun} {name!r} while attn imported it "
-        f"for {during.backend!r}, but {during.distribution} does not declare {name!r}: "
-        "this replaces it past conflict checks and controls. Report it to the plugin's "
-        f"authors; '{config.host} doctor --load' lists such registrations",
-        PluginWarning,
-        stacklevel=stacklevel,  # the registering code
-    )
 
 
 def registration(
@@ -434,38 +332,46 @@ def registration(
     class_path: str | None,
     depth: int,
 ) -> Callable[[type], type]:
-    """`register()` for *registry* only, naming the caller *depth* frames up as registrant.
-
-    Raises:
-        TypeError: *backend* is not a member or plugin backend of *registry*.
-    """
-    added_to_it = isinstance(backend, PluginBackend) and backend.registry is registry
-    if not (added_to_it or isinstance(backend, registry)):
-        msg = (
+    """`register()` for *registry* only, naming the caller *depth* frames up as registrant."""
+    if not (
+        isinstance(backend, registry)
+        or (isinstance(backend, PluginBackend) and backend.registry is registry)
+    ):
+        raise TypeError(
             f"expected a member of {registry.__name__} or a backend a plugin added to it, "
             f"got {backend!r}"
         )
-        raise TypeError(msg)
     state, name = state_of(registry), backend.name
 
     def put(path: ClassPath, by: str | None, stacklevel: int) -> None:
-        during = loading_now()  # only while attn imports a plugin can plugin code register
-        if during is None or during.distribution is None:
-            state.register(Entry(name, path, "runtime", registered_by=by))
-            return
-        _registered_by_plugin(state, name, during, stacklevel)
-        plugin = {"plugin_distribution": during.distribution, "plugin_version": during.version}
+        during = loading_now() or _NOT_LOADING  # plugin code registers while attn imports it
+        dist, config = during.distribution, state.config
+        if dist is not None and all(
+            p.name != name or p.distribution != dist for p in state.ensure().plugins
+        ):
+            import warnings  # noqa: PLC0415 - only when plugin code misbehaves
+
+            label = dist if during.version is None else f"{dist} {during.version}"
+            warnings.warn(
+                f"plugin code of {label} registered {config.noun} {name!r} while attn imported "
+                f"it for {during.backend!r}, but {dist} does not declare {name!r}: this "
+                "replaces it past conflict checks and controls. Report it to the plugin's "
+                f"authors; '{config.host} doctor --load' lists such registrations",
+                PluginWarning,
+                stacklevel=stacklevel,  # the registering code
+            )
+        plugin = {"plugin_distribution": dist, "plugin_version": during.version}
         state.register(Entry(name, path, "runtime", registered_by=by, **plugin))
 
     if class_path is not None:
         caller = sys._getframe(depth).f_globals.get("__name__")
-        put(parse_path(class_path), caller if isinstance(caller, str) else None, depth + 3)
+        put(parse_path(class_path), caller if isinstance(caller, str) else None, depth + 2)
         return lambda cls: cls  # an identity function, as the seeds return
 
     state.ready()
 
     def decorator(cls: type) -> type:
-        put(path_of_class(cls), cls.__module__, 4)
+        put(path_of_class(cls), cls.__module__, 3)
         return cls
 
     return decorator
@@ -474,16 +380,13 @@ def registration(
 def register(
     backend: BackendEnum | PluginBackend[Any], class_path: str | None = None
 ) -> Callable[[type], type]:
-    """Register *class_path* for *backend* (of its own registry) at runtime, or return a decorator.
+    """Register *class_path* for *backend* at runtime, or return a decorator that registers a class.
 
-    With *class_path*, it registers now and returns an identity function (as the
-    seeds do), naming the caller's module as registrant. Without it, the returned
-    decorator registers the decorated class's ``module:qualname``.
+    With *class_path*, it returns an identity function, as the seeds do.
 
     Raises:
         TypeError: *backend* is not a member or plugin backend of a registry.
-        InvalidPathError: *class_path* is malformed, or the class was defined
-            inside a function.
+        InvalidPathError: *class_path* is malformed, or the class is local to a function.
     """
     if not isinstance(backend, (BackendEnum, PluginBackend)):
         msg = f"expected a member of a registry or a backend a plugin added to one, got {backend!r}"  # type: ignore[unreachable]

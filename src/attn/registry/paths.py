@@ -1,11 +1,4 @@
-"""Class paths in one canonical form.
-
-attn stores every class path as a `ClassPath`, the ``module:qualname``
-pair that entry points use. The dotted form the seeds' ``get_path()`` returns
-(``module.QualName``) is accepted and produced only at the edges: a dotted
-string is split at its last dot, so a nested class must be given in the colon
-form (or registered with the decorator, which records the colon form).
-"""
+"""Class paths in one form, ``module:qualname``; the dotted one (split at its last dot) at edges."""
 
 from __future__ import annotations
 
@@ -18,15 +11,8 @@ from .errors import InvalidPathError
 __all__ = ["ClassPath", "code_root", "parse_path", "path_of_class"]
 
 
-def _dotted_identifiers(text: str) -> bool:
-    return bool(text) and all(part.isidentifier() for part in text.split("."))
-
-
 class ClassPath(NamedTuple):
-    """Where a backend class lives: a module path and a qualified name in it.
-
-    Build one with `parse_path()`, which checks both parts.
-    """
+    """Where a backend class lives: a module and a qualified name in it (see `parse_path()`)."""
 
     module: str
     qualname: str
@@ -64,24 +50,19 @@ def parse_path(path: object) -> ClassPath:
     else:
         module, _, qualname = text.rpartition(".")
         if not module:
-            raise InvalidPathError(
-                path, "no module part; expected 'module:QualName' or 'module.QualName'"
-            )
-    if not _dotted_identifiers(module):
-        raise InvalidPathError(path, f"{module!r} is not a dotted module name")
-    if "<locals>" in qualname:
-        raise InvalidPathError(path, "a class defined inside a function cannot be imported by path")
-    if not _dotted_identifiers(qualname):
-        raise InvalidPathError(path, f"{qualname!r} is not a dotted qualified name")
+            why = "no module part; expected 'module:QualName' or 'module.QualName'"
+            raise InvalidPathError(path, why)
+    for part, what in ((module, "module"), (qualname, "qualified")):
+        if what == "qualified" and "<locals>" in part:
+            why = "a class defined inside a function cannot be imported by path"
+            raise InvalidPathError(path, why)
+        if not (part and all(p.isidentifier() for p in part.split("."))):
+            raise InvalidPathError(path, f"{part!r} is not a dotted {what} name")
     return ClassPath(module, qualname)
 
 
 def path_of_class(cls: type) -> ClassPath:
-    """Return the importable path of *cls*.
-
-    Raises:
-        InvalidPathError: *cls* was defined inside a function (``<locals>``).
-    """
+    """The importable path of *cls*; `InvalidPathError` if it was defined inside a function."""
     return parse_path(f"{cls.__module__}:{cls.__qualname__}")
 
 
