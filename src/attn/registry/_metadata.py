@@ -1,12 +1,9 @@
 """The one place attn reads installed metadata: a scan, with the reader it picks per entry.
 
-The fast reader (`._scan`) reads ``sys.path`` folders; the reference,
-`importlib.metadata` (never imported at ``import attn``), reads the other
-entries (a zip, a wheel, an egg), every entry when a meta-path finder other
-than the standard one provides distributions, and everything on a Python newer
-than the tests compare the two on. A scan walks ``sys.path`` in order and keeps
-every copy of a distribution, each record knowing its entry: de-duplication
-and conflicts are the pipeline's.
+The fast reader (`._scan`) reads ``sys.path`` folders; `importlib.metadata` (never imported
+at ``import attn``) reads the other entries (a zip, a wheel, an egg), every entry when a
+non-standard meta-path finder provides distributions, and everything on a Python newer than
+the tests compare the two on. A scan keeps every copy: de-duplication is the pipeline's.
 """
 
 from __future__ import annotations
@@ -42,19 +39,7 @@ if TYPE_CHECKING:
 
     from ._scan import Copy, EntryPoints
 
-__all__ = [
-    "UNREADABLE_KEY",
-    "DistributionRecord",
-    "EntryPointRecord",
-    "MetadataRecord",
-    "Problem",
-    "editable_source",
-    "entry_point_pattern",
-    "installed_version",
-    "installed_with",
-    "records_from",
-    "scan",
-]
+__all__ = ["UNREADABLE_KEY", "DistributionRecord", "EntryPointRecord", "MetadataRecord", "Problem"]
 
 #: importlib.metadata.EntryPoint.pattern, as on every Python up to NEWEST_COVERED.
 _ENTRY_POINT_PATTERN = re.compile(
@@ -62,25 +47,20 @@ _ENTRY_POINT_PATTERN = re.compile(
 )
 
 
-def _problem_from(data: tuple[Any, ...] | None) -> Problem | None:
-    return None if data is None else Problem(Code(data[0]), *data[1:])
-
-
 def records_from(data: Iterable[tuple[Any, ...]]) -> tuple[DistributionRecord, ...]:
     """The records that ``report.plain`` made *data* of (the discovery cache stores them so)."""
-    records = []
-    for key, location, index, entry, eps, meta, problem in data:
-        metadata = None
-        if meta is not None:
-            name, version, requires, why = meta
-            metadata = MetadataRecord(name, version, requires, _problem_from(why))
-        entry_points = tuple(EntryPointRecord(*ep) for ep in eps)
-        records.append(
-            DistributionRecord(
-                key, location, index, entry, entry_points, metadata, _problem_from(problem)
-            )
+
+    def problem(fields: tuple[Any, ...] | None) -> Problem | None:
+        return None if fields is None else Problem(Code(fields[0]), *fields[1:])
+
+    return tuple(
+        DistributionRecord(
+            *(key, location, index, entry, tuple(EntryPointRecord(*ep) for ep in eps)),
+            None if meta is None else MetadataRecord(meta[0], meta[1], meta[2], problem(meta[3])),
+            problem(why),
         )
-    return tuple(records)
+        for key, location, index, entry, eps, meta, why in data
+    )
 
 
 def entry_point_pattern() -> re.Pattern[str]:
@@ -96,13 +76,9 @@ def _fast(using: str | None = None) -> bool:
     return (using or reader()) == "fast" and os.sep == "/" and standard_finders()
 
 
-# -- the reference reader -------------------------------------------------------------
-
-
 def _location(dist: Distribution) -> tuple[str, str | None]:
     """Where *dist*'s metadata is, and the same when it is on disk (not in a zip, say)."""
-    # PathDistribution keeps its folder in a private attribute; a custom finder
-    # may return another kind of Distribution, which then has no location.
+    # A PathDistribution's private _path; another finder's Distribution has no location.
     path = getattr(dist, "_path", None)
     if path is None:
         return f"<{type(dist).__name__}>", None
@@ -110,7 +86,6 @@ def _location(dist: Distribution) -> tuple[str, str | None]:
 
 
 def _reference_entry_points(dist: Distribution, local: str | None) -> EntryPoints:
-    """The entry points Python reads, and why it misses some or all of them, if it does."""
     # What Python cannot read whole (it stays silent on some of it): attn's reader says which.
     problem = None if local is None else local_entry_points(local)[1]
     if problem is not None and problem.code is Code.READ_ERROR:
@@ -133,13 +108,10 @@ def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord
     try:
         if local is None and not (dist.read_text("METADATA") or dist.read_text("PKG-INFO")):
             return MetadataRecord(None, None, (), Problem(Code.NO_METADATA))
-        meta = dist.metadata
-        # PackageMetadata is an email.message.Message; .get() avoids the
-        # KeyError / DeprecationWarning of [] on a missing field.
+        meta = dist.metadata  # an email Message: .get() has no KeyError or DeprecationWarning
         name = meta.get("Name")  # type: ignore[attr-defined]
         version = meta.get("Version")  # type: ignore[attr-defined]
-        # .requires reads Requires-Dist, or an egg-info's requires.txt.
-        requires = tuple(dist.requires or ())
+        requires = tuple(dist.requires or ())  # Requires-Dist, or an egg-info's requires.txt
     except BaseException as exc:
         if passes_through(exc):
             raise
@@ -150,11 +122,10 @@ def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord
 
 
 def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[DistributionRecord]]:
-    """Every copy that a meta-path finder provides for one ``sys.path`` entry.
+    """Every copy the meta-path finders provide for *entry*, and a record per finder that fails.
 
-    As `importlib.metadata.distributions()` asks them, one finder after the
-    other, except that a finder that raises is reported, as a record of
-    `UNREADABLE_KEY`, instead of ending the scan.
+    As `importlib.metadata.distributions()` asks them, except that a finder that
+    raises is reported (as a record of `UNREADABLE_KEY`) instead of ending the scan.
     """
     from importlib.metadata import DistributionFinder  # noqa: PLC0415 - kept off import attn
 
@@ -181,9 +152,6 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Distribut
     return copies, failures
 
 
-# -- the scan -------------------------------------------------------------------------
-
-
 def scan(
     wants_metadata: Callable[[EntryPointRecord], bool],
     also: Iterable[str] = (),
@@ -194,15 +162,12 @@ def scan(
 ) -> tuple[DistributionRecord, ...]:
     """Read every distribution on *path* (default ``sys.path``), in order, one record per copy.
 
-    Metadata (name, version, requirements) is read for copies that declare an
-    entry point for which *wants_metadata* is true, for the canonical names
-    in *also* (the host), for copies whose entry points cannot be read, and
-    for every copy of a name that occurs more than once, so that an empty
-    copy can be told from a good one. With *kept_only*, the other copies are
-    left out: the pipeline never looks at them.
-
-    *using* picks the reader (``fast`` or ``reference``; default `reader()`).
-    Entries that are not strings are skipped, as the import system skips them.
+    Metadata is read for copies with an entry point *wants_metadata* wants, for the
+    canonical names in *also* (the host), for copies whose entry points cannot be read, and
+    for every copy of a name found more than once (an empty copy is told from a good one);
+    *kept_only* leaves the other copies out. *using* picks the reader (``fast`` or
+    ``reference``; default `reader()`). Entries that are not strings are skipped, as the
+    import system skips them.
     """
     fast = _fast(using)
     copies: list[Copy] = []
@@ -236,7 +201,7 @@ def scan(
 
 def editable_source(location: str) -> str | None:
     """The project folder of the editable install whose metadata is *location* (PEP 610)."""
-    text, _ = read_text(os.path.join(location, "direct_url.json"), "direct_url.json")  # noqa: PTH118
+    text, _ = read_text(f"{location}/direct_url.json", "direct_url.json")
     if text is None:
         return None
     import json  # noqa: PLC0415 - only for a distribution found twice
@@ -258,8 +223,7 @@ def editable_source(location: str) -> str | None:
 def installed_with(path_entry: str, location: str, root: str) -> bool:
     """Whether the metadata copy at *location* was installed with the code under *root*.
 
-    *root* is the ``sys.path`` entry of the copy, or, for an editable install,
-    a folder inside its project.
+    *root* is the copy's ``sys.path`` entry, or a folder inside an editable install's project.
     """
     real = os.path.realpath(root)
     if real == os.path.realpath(path_entry):
@@ -301,11 +265,10 @@ def _copies_of(name: str) -> list[tuple[str, str, str | None]]:
 def installed_version(name: str, root: str | None = None) -> str | None:
     """The version of the first copy of *name* on ``sys.path`` that has one, else ``None``.
 
-    What `importlib.metadata.version` says, except that an empty copy
-    left before the installed one by an interrupted install does not hide it,
-    and that with *root* (where the code of *name* was imported from,
-    `code_root`), a stale copy before the one installed with that code
-    does not either.
+    What `importlib.metadata.version` says, except that an empty copy left by an
+    interrupted install does not hide the installed one, nor, with *root* (where the code
+    of *name* was imported from, `code_root`), does a stale copy before the one installed
+    with that code.
     """
     copies = [copy for copy in _copies_of(name) if copy[2]]
     if root is not None:
