@@ -1,13 +1,10 @@
 """The discovery cache: what a scan found, shared in this process and kept on disk.
 
-The registries of one host (its sibling groups) read the same distributions,
-so the first to discover scans ``sys.path`` for all of them; ``refresh()``
-scans again. On disk, ``$XDG_CACHE_HOME/attn/`` (else ``~/.cache/attn/``)
-holds one file per host, interpreter and ``sys.path``: the records the
-pipeline reads and each registry's merge outcome per setting of the host's
-variables, trusted while one ``stat`` per ``sys.path`` entry and per cached
-metadata file shows nothing changed. The file is data (`marshal` of plain
-tuples), validated on load; nothing in it is executed or unpickled.
+The first of a host's registries to discover scans ``sys.path`` for all of them. On disk,
+``$XDG_CACHE_HOME/attn/`` (else ``~/.cache/attn/``) holds one file per host, interpreter and
+``sys.path``: the records the pipeline reads and each registry's merge outcomes, trusted
+while a ``stat`` of each ``sys.path`` entry and cached metadata file shows nothing changed.
+The file is data (`marshal` of plain tuples), validated on load: nothing in it is executed.
 """
 
 from __future__ import annotations
@@ -26,41 +23,31 @@ from .errors import Code
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    #: An entry of the table: name, module, qualname, distribution, version, value.
+    #: name, module, qualname, distribution, version, value
     EntryData = tuple[str, str, str, str | None, str | None, str]
-    #: (the code that names the warning's class, message)
-    WarningData = tuple[str, str]
-    #: (message, problems) of the strict-mode error
-    ErrorData = tuple[str, tuple[str, ...]]
+    WarningData = tuple[str, str]  # the code that names the warning's class, message
+    ErrorData = tuple[str, tuple[str, ...]]  # the strict-mode error's message, problems
     Stamp = tuple[int, int, int, int] | None
-    #: What a merge depends on besides the scan: the host's variables as set
-    #: (``environment_key``) and the registry's built-in names.
+    #: The host's variables as set (environment_key), the registry's built-in names.
     MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
     Check = Callable[[object], bool]
-    #: A distribution record as plain tuples (``report.plain``), which the pipeline rebuilds.
-    RecordData = tuple[Any, ...]
+    RecordData = tuple[Any, ...]  # a DistributionRecord as report.plain makes it
 
 __all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
-FORMAT = 7
-"""Bumped whenever the layout of the file changes."""
-
-RACY_NS = 2_000_000_000
-"""A file modified this close to the scan is not trusted (coarse file-system clocks)."""
-
+FORMAT = 7  # bumped whenever the layout of the file changes
+RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
+#: attn's own modules whose code decides what is cached: editing one invalidates.
 _SOURCES = ("_cache", "_metadata", "_scan", "compat", "controls", "discovery", "report", "table")
-"""attn's own modules whose code decides what is cached: editing one invalidates."""
-
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
 
 
 class Outcome(NamedTuple):
-    """What merging one registry's plugins gave: its warnings, strict error and result.
+    """One registry's merge: its warnings, strict error, and result as ``report.plain`` made it.
 
-    Plain data, as the file stores it: the result is the discovery result as
-    plain tuples (``report.plain``; ``report.result_from`` rebuilds it). The
-    table's entries (`entries`) and the listing both come from that one
-    result, so no content of the file can make lookups and listing disagree.
+    The table's entries and the listing both come from that one result, so no content of
+    the file can make lookups and listing disagree.
     """
 
     warnings: tuple[WarningData, ...]
@@ -68,7 +55,6 @@ class Outcome(NamedTuple):
     result: tuple[Any, ...]
 
     def entries(self) -> tuple[EntryData, ...]:
-        """``(name, module, qualname, distribution, version, value)`` of each merged entry point."""
         return tuple(
             (name, *path, dist, version, value)
             for name, value, dist, _, version, *_, status, _, path, _, _ in self.result[2]
@@ -86,8 +72,7 @@ def _stamp(path: str) -> Stamp:
 
 
 def _cwd() -> str | None:
-    # None when the working folder was removed: relative sys.path entries
-    # ('' included) then find nothing, as importlib.metadata finds nothing there.
+    # None when the working folder was removed: relative entries then find nothing.
     try:
         return os.getcwd()
     except OSError:
@@ -95,23 +80,11 @@ def _cwd() -> str | None:
 
 
 def _resolved_path() -> tuple[str, ...]:
-    # Relative entries are read against the working folder; with none, they
-    # stay relative, which no absolute entry of another process equals.
+    # Without a working folder relative entries stay relative: no other process's path equals.
     cwd = _cwd()
     return tuple(
         (e if cwd is None else os.path.join(cwd, e)) if isinstance(e, str) else repr(e)
         for e in sys.path
-    )
-
-
-def _metadata_files(record: RecordData) -> tuple[str, ...]:
-    folder = record[1]  # the metadata folder (DistributionRecord.location)
-    return (
-        folder,
-        os.path.join(folder, "entry_points.txt"),
-        os.path.join(folder, "METADATA"),
-        os.path.join(folder, "PKG-INFO"),
-        os.path.join(folder, "requires.txt"),
     )
 
 
@@ -127,7 +100,6 @@ def _maybe(check: Check) -> Check:
 
 
 def _row(*fields: Check) -> Check:
-    """A tuple of exactly these fields."""
     return lambda value: (
         type(value) is tuple
         and len(value) == len(fields)
@@ -136,7 +108,6 @@ def _row(*fields: Check) -> Check:
 
 
 def _many(item: Check, least: int = 0) -> Check:
-    """A tuple of at least *least* items."""
     return lambda value: type(value) is tuple and len(value) >= least and all(map(item, value))
 
 
@@ -164,27 +135,27 @@ _RESULT = _row(
 )
 _OUTCOME = _row(_many(_row(_STR, _STR)), _maybe(_row(_STR, _many(_STR))), _RESULT)
 _OUTCOME_KEY = _row(_STR, _many(_row(_STR, _STR)), _many(_STR))
-_STAMPS = _many(_row(_STR, _maybe(_row(_INT, _INT, _INT, _INT))))
+_FILE = _row(
+    *(_INT, _is(tuple), _many(_row(_STR, _maybe(_row(_INT, _INT, _INT, _INT)))), _many(_RECORD)),
+    lambda v: type(v) is dict and all(_OUTCOME_KEY(k) and _OUTCOME(o) for k, o in v.items()),
+)
 
 
 class HostScan(NamedTuple):
     """One scan of a host's distributions, from ``sys.path`` or from the cache file.
 
-    ``records`` are those the pipeline reads, as plain tuples: the host scan
-    returns only them, and the file stores only them. ``outcomes`` and
-    ``warned`` fill in as the host's registries merge.
+    ``records`` are those the pipeline reads, as plain tuples (all the file stores of the
+    scan); ``outcomes`` and ``warned`` fill in as the host's registries merge.
     """
 
     key: tuple[object, ...]
     stamps: tuple[tuple[str, Stamp], ...]
     records: tuple[RecordData, ...]
     file: str | None
-    writable: bool
-    """Whether the file may be written: nothing it depends on changed near the scan."""
+    writable: bool  # nothing the file depends on changed near the scan
     from_file: bool
     outcomes: dict[object, Outcome]
-    warned: set[WarningData]
-    """The warnings the host's registries issued for this scan (each is issued once)."""
+    warned: set[WarningData]  # the warnings issued for this scan (each is issued once)
 
     def outcome(self, group: str, context: MergeContext) -> Outcome | None:
         """The cached outcome of merging *group* in *context* (variables, built-in names)."""
@@ -193,42 +164,30 @@ class HostScan(NamedTuple):
     def remember(self, group: str, context: MergeContext, outcome: Outcome) -> None:
         """Keep *outcome* for *group* and *context*; write the file if it may be trusted."""
         self.outcomes[(group, context[0], context[1])] = outcome
-        if self.file is None or not self.writable:
-            return
-        data = (
-            FORMAT,
-            self.key,
-            self.stamps,
-            self.records,
-            {k: tuple(v) for k, v in self.outcomes.items()},
-        )
-        _write(self.file, marshal.dumps(data))  # type: ignore[arg-type]
+        if self.file is not None and self.writable:
+            outcomes = {k: tuple(v) for k, v in self.outcomes.items()}
+            data = (FORMAT, self.key, self.stamps, self.records, outcomes)
+            _write(self.file, marshal.dumps(data))  # type: ignore[arg-type]
 
 
 # -- where the file lives, and how it is read and written ---------------------
 
 
-def cache_folder() -> str | None:
-    """``$XDG_CACHE_HOME/attn`` (an absolute ``XDG_CACHE_HOME``), else ``~/.cache/attn``.
+def _folder(prefix: str) -> str | None:
+    """The cache folder, or ``None`` when the cache is off.
 
-    ``None`` (no cache) where files have no POSIX owner (no `os.geteuid()`,
-    as on Windows): a file that is not provably the user's own is never read.
+    Off with ``<PREFIX>_NO_CACHE`` (`AttnConfigError` if it is no boolean), with another
+    meta-path finder (whose distributions cannot be checked with ``stat``), and where files
+    have no POSIX owner (no `os.geteuid()`): a file not provably the user's own is never read.
     """
-    if not hasattr(os, "geteuid"):
+    variable = Controls(prefix).no_cache_variable
+    off = parse_bool(variable, os.environ.get(variable)) or not standard_finders()
+    if off or not hasattr(os, "geteuid"):
         return None
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
-        home = os.path.expanduser("~")
-        if not os.path.isabs(home):
-            return None
-        base = os.path.join(home, ".cache")
-    return os.path.join(base, "attn")
-
-
-def enabled(prefix: str) -> bool:
-    """Whether ``<PREFIX>_NO_CACHE`` is unset or false (`AttnConfigError` if no boolean)."""
-    variable = Controls(prefix).no_cache_variable
-    return not parse_bool(variable, os.environ.get(variable))
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "attn") if os.path.isabs(base) else None
 
 
 def _ours(st: os.stat_result) -> bool:
@@ -244,26 +203,20 @@ def _private_folder(folder: str) -> bool:
     return stat.S_ISDIR(st.st_mode) and _ours(st)
 
 
+def _open(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
+
+
 def _read(file: str) -> bytes | None:
     """The file's bytes if it is ours: a regular file, owned by us, writable by us only."""
     if not _private_folder(os.path.dirname(file)):
         return None
     try:
-        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open(file, "rb", opener=_open) as stream:
+            st = os.fstat(stream.fileno())
+            return stream.read() if stat.S_ISREG(st.st_mode) and _ours(st) else None
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        if not (stat.S_ISREG(st.st_mode) and _ours(st)):
-            return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _write(file: str, data: bytes) -> None:
@@ -272,107 +225,33 @@ def _write(file: str, data: bytes) -> None:
     temporary = f"{file}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        if not _private_folder(folder):
-            return
-        fd = os.open(
-            temporary,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-            0o600,
-        )
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temporary, file)
-    except OSError:
-        # A cache that cannot be written is not an error: attn works uncached.
+        if _private_folder(folder):
+            with open(temporary, "xb", opener=_open) as stream:
+                stream.write(data)
+            os.replace(temporary, file)
+    except OSError:  # a cache that cannot be written is not an error: attn works uncached
         with contextlib.suppress(OSError):
             os.unlink(temporary)
 
 
-def _delete_files(folder: str, host: str) -> None:
-    """Delete every cache file of *host* in *folder* (a private one): the next processes scan."""
-    if not _private_folder(folder):
-        return
-    for name in os.listdir(folder):
-        # f"{host}-{16 hex digits}.marshal": not another host whose name starts the same.
-        if name.startswith(f"{host}-") and len(name) == len(host) + 25:
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(folder, name))
-
-
-def _key(host: str, groups: tuple[str, ...], using: str) -> tuple[object, ...]:
-    return (
-        FORMAT,
-        sys.executable,
-        sys.version,
-        sys.implementation.cache_tag,
-        _resolved_path(),
-        _HERE,
-        host,
-        groups,
-        using,
-    )
-
-
-def _file_name(folder: str, host: str, key: tuple[object, ...]) -> str:
-    # A name, not a check (the key is stored and compared): the hash of a tuple
-    # of ints, unlike a string's, is the same in every process.
-    text = repr(key).encode("utf-8", "surrogateescape")
-    digest = f"{hash(tuple(text)) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
-    return os.path.join(folder, f"{host}-{digest}.marshal")
-
-
 def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
-    """The scan stored in *file*, if it is valid for *key* and nothing changed since.
+    """The scan in *file*, if it is valid for *key* and nothing changed since.
 
-    ``None`` when it is missing, unreadable, foreign, corrupt or out of date:
-    every part of it is checked against the shape attn writes, or none is used.
+    Every part of it is checked against the shape attn writes, or none is used.
     """
-    data = _read(file)
-    if data is None:
-        return None
     try:
-        # Plain data only: a code object (or anything else) fails the checks below.
-        loaded = marshal.loads(data)  # noqa: S302 - our own file, owner-only, validated
+        # No file reads as b"", an EOFError. Plain data only: anything else fails the checks.
+        loaded = marshal.loads(_read(file) or b"")  # noqa: S302 - our own file, validated
     except (EOFError, ValueError, TypeError):
         return None
-    if not (type(loaded) is tuple and len(loaded) == 5 and loaded[:2] == (FORMAT, key)):
+    if not (_FILE(loaded) and loaded[:2] == (FORMAT, key)):
         return None
     _, _, stamps, records, outcomes = loaded
-    valid = (
-        _STAMPS(stamps)
-        and all(_stamp(path) == stamp for path, stamp in stamps)
-        and _many(_RECORD)(records)
-        and type(outcomes) is dict
-        and all(_OUTCOME_KEY(k) and _OUTCOME(v) for k, v in outcomes.items())
-    )
-    if not valid:
+    if any(_stamp(path) != stamp for path, stamp in stamps):
         return None
     outcomes = {k: Outcome(*v) for k, v in outcomes.items()}
-    return HostScan(
-        key, stamps, records, file, writable=True, from_file=True, outcomes=outcomes, warned=set()
-    )
+    return HostScan(key, stamps, records, file, True, True, outcomes, set())  # noqa: FBT003
 
-
-def _scan_stamps(
-    records: tuple[RecordData, ...], started: int
-) -> tuple[tuple[tuple[str, Stamp], ...], bool]:
-    """Stamps of everything the cache depends on, and whether all of them may be trusted."""
-    paths = list(dict.fromkeys(_resolved_path()))
-    paths += [os.path.join(_HERE, f"{name}.py") for name in _SOURCES]
-    for record in records:
-        paths.extend(_metadata_files(record))
-    stamps = tuple((path, _stamp(path)) for path in dict.fromkeys(paths))
-    # A file modified in the same clock tick as the scan may change again
-    # without its stamp changing: do not trust the scan (as git's racy index).
-    trusted = all(s is None or s[0] < started - RACY_NS for _, s in stamps)
-    return stamps, trusted
-
-
-# -- the process-wide scans -----------------------------------------------------
 
 _SHARED: dict[str, tuple[tuple[object, ...], HostScan]] = {}
 
@@ -387,14 +266,11 @@ def host_scan(
 ) -> HostScan:
     """The host's scan: this process's, else the cache file's, else a new one.
 
-    *scan* returns the records the pipeline reads (``discovery.scan_host``:
-    the copies whose metadata the scan read) as plain tuples, which is all
-    the file stores.
-    With *fresh* (``refresh()``) the cache is not read; a new scan is made
-    and written, and when it differs from the scan it replaces, the host's
-    files for every other ``sys.path`` are deleted too (they may be as stale).
-    The file is written only when every ``sys.path`` entry and metadata file
-    it depends on was last modified well before the scan began.
+    *scan* returns the records the pipeline reads as plain tuples. With *fresh*
+    (``refresh()``) the file is not read; when the new scan differs from the one it
+    replaces, the host's files for every other ``sys.path`` are deleted too (they may be
+    as stale). The file is written only when every ``sys.path`` entry and metadata file it
+    depends on was last modified well before the scan began (as git's racy index).
     """
     host_key = canonical_name(host)
     ordered = tuple(sorted(set(groups)))
@@ -403,23 +279,34 @@ def host_scan(
     held = _SHARED.get(host_key)
     if not fresh and held is not None and held[0] == process_key:
         return held[1]
-    # Distributions from another finder cannot be checked with stat().
-    use_cache = enabled(prefix) and standard_finders()
-    folder = cache_folder() if use_cache else None
-    key = _key(host_key, ordered, using)
-    file = None if folder is None else _file_name(folder, host_key, key)
+    folder = _folder(prefix)
+    interpreter = (sys.executable, sys.version, sys.implementation.cache_tag)
+    key = (FORMAT, *interpreter, _resolved_path(), _HERE, host_key, ordered, using)
+    file = None
+    if folder is not None:
+        # A name, not a check (the key is stored and compared): a tuple of ints, unlike a
+        # string, hashes the same in every process.
+        digest = hash(tuple(repr(key).encode("utf-8", "surrogateescape"))) & 0xFFFF_FFFF_FFFF_FFFF
+        file = os.path.join(folder, f"{host_key}-{digest:016x}.marshal")
     found = None if file is None or fresh else _load(file, key)
     if found is None:
         started = time.time_ns()
         records = scan()
-        stamps, trusted = _scan_stamps(records, started)
-        if fresh and file is not None:
+        paths = [*_resolved_path(), *(os.path.join(_HERE, f"{n}.py") for n in _SOURCES)]
+        for _, location, *_ in records:  # the metadata folder (or legacy file) and its files
+            paths += [location, *(os.path.join(location, f) for f in _METADATA_FILES)]
+        stamps = tuple((path, _stamp(path)) for path in dict.fromkeys(paths))
+        # A file modified in the clock tick of the scan may change again unseen: not trusted.
+        trusted = all(s is None or s[0] < started - RACY_NS for _, s in stamps)
+        if fresh and folder is not None and file is not None:
             before = held[1] if held is not None else _load(file, key)
-            if before is None or before.records != records:
-                _delete_files(os.path.dirname(file), host_key)
-        found = HostScan(
-            key, stamps, records, file, writable=trusted, from_file=False, outcomes={}, warned=set()
-        )
+            if (before is None or before.records != records) and _private_folder(folder):
+                # f"{host}-{16 hex digits}.marshal", not another host's whose name starts so.
+                for name in os.listdir(folder):
+                    if name.startswith(f"{host_key}-") and len(name) == len(host_key) + 25:
+                        with contextlib.suppress(OSError):
+                            os.unlink(os.path.join(folder, name))
+        found = HostScan(key, stamps, records, file, trusted, False, {}, set())  # noqa: FBT003
     _SHARED[host_key] = (process_key, found)
     return found
 
