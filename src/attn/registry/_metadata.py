@@ -1,9 +1,7 @@
 """The one place attn reads installed metadata: a scan, with the reader it picks per entry.
 
-The fast reader (`._scan`) reads ``sys.path`` folders; `importlib.metadata` (never imported
-at ``import attn``) reads the other entries (a zip, a wheel, an egg), every entry when a
-non-standard meta-path finder provides distributions, and everything on a Python newer than
-the tests compare the two on. A scan keeps every copy: de-duplication is the pipeline's.
+`importlib.metadata` reads what the fast reader (`._scan`) does not: a zip, a wheel, an egg,
+what another meta-path finder provides, and everything on a Python the tests have not seen.
 """
 
 from __future__ import annotations
@@ -15,21 +13,8 @@ from collections import Counter
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ._scan import (
-    UNREADABLE_KEY,
-    DistributionRecord,
-    EntryPointRecord,
-    MetadataRecord,
-    Problem,
-    fast_entry,
-    key_of,
-    local_entry_points,
-    local_metadata,
-    metadata_children,
-    path_problem,
-    read_text,
-    unreadable_record,
-)
+from . import _scan
+from ._scan import UNREADABLE_KEY, DistributionRecord, EntryPointRecord, MetadataRecord, Problem
 from .controls import canonical_name, covered, reader, standard_finders
 from .errors import AttnConfigError, Code, describe, passes_through
 
@@ -87,7 +72,7 @@ def _location(dist: Distribution) -> tuple[str, str | None]:
 
 def _reference_entry_points(dist: Distribution, local: str | None) -> EntryPoints:
     # What Python cannot read whole (it stays silent on some of it): attn's reader says which.
-    problem = None if local is None else local_entry_points(local)[1]
+    problem = None if local is None else _scan.local_entry_points(local)[1]
     if problem is not None and problem.code is Code.READ_ERROR:
         return (), problem  # Python reads nothing either (or waits forever, on a FIFO)
     try:
@@ -102,7 +87,7 @@ def _reference_entry_points(dist: Distribution, local: str | None) -> EntryPoint
 def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord:
     if local is not None:
         # A file Python cannot read, or reads nothing from: attn's reader says which.
-        record = local_metadata(local)
+        record = _scan.local_metadata(local)
         if record.problem is not None and record.problem.code is not Code.NO_NAME:
             return record
     try:
@@ -122,11 +107,7 @@ def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord
 
 
 def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[DistributionRecord]]:
-    """Every copy the meta-path finders provide for *entry*, and a record per finder that fails.
-
-    As `importlib.metadata.distributions()` asks them, except that a finder that
-    raises is reported (as a record of `UNREADABLE_KEY`) instead of ending the scan.
-    """
+    """Every copy the meta-path finders provide for *entry*, and a record per finder that fails."""
     from importlib.metadata import DistributionFinder  # noqa: PLC0415 - kept off import attn
 
     copies: list[Copy] = []
@@ -143,11 +124,13 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Distribut
                 raise
             label = f"{type(finder).__module__}.{type(finder).__qualname__}"
             failed = Problem(Code.FINDER_FAILED, detail=describe(exc), finder=label)
-            failures.append(unreadable_record(index, entry, failed))
+            failures.append(_scan.unreadable_record(index, entry, failed))
         for dist in dists:
             location, local = _location(dist)
             eps, problem = _reference_entry_points(dist, local)
-            copy = DistributionRecord(key_of(location), location, index, entry, eps, None, problem)
+            copy = DistributionRecord(
+                _scan.key_of(location), location, index, entry, eps, None, problem
+            )
             copies.append((copy, partial(_reference_metadata, dist, local)))
     return copies, failures
 
@@ -160,14 +143,11 @@ def scan(
     kept_only: bool = False,
     using: str | None = None,
 ) -> tuple[DistributionRecord, ...]:
-    """Read every distribution on *path* (default ``sys.path``), in order, one record per copy.
+    """One record per copy on *path* (default ``sys.path``), in order, not de-duplicated.
 
-    Metadata is read for copies with an entry point *wants_metadata* wants, for the
-    canonical names in *also* (the host), for copies whose entry points cannot be read, and
-    for every copy of a name found more than once (an empty copy is told from a good one);
-    *kept_only* leaves the other copies out. *using* picks the reader (``fast`` or
-    ``reference``; default `reader()`). Entries that are not strings are skipped, as the
-    import system skips them.
+    Metadata is read for copies with an entry point *wants_metadata* wants, the names in
+    *also*, copies whose entry points cannot be read, and every copy of a name found more
+    than once; *kept_only* leaves the others out. *using* is ``fast`` or ``reference``.
     """
     fast = _fast(using)
     copies: list[Copy] = []
@@ -175,15 +155,15 @@ def scan(
     for index, entry in enumerate(list(sys.path if path is None else path)):
         if not isinstance(entry, str):
             continue
-        found = fast_entry(index, entry) if fast else None
+        found = _scan.fast_entry(index, entry) if fast else None
         if found is None:
             found, failures = _reference_entry(index, entry)
             for record in failures:  # a finder that fails fails for every entry: once
                 unreadable.setdefault(record.entry_points_problem, record)
         copies += found
-        problem = path_problem(entry)
-        if problem is not None:
-            unreadable.setdefault(problem, unreadable_record(index, entry, problem))
+        if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):  # noqa: PTH112
+            problem = Problem(Code.PATH_UNREADABLE, entry)
+            unreadable.setdefault(problem, _scan.unreadable_record(index, entry, problem))
     counts = Counter(record.key for record, _ in copies)
     wanted = {*also, *(key for key, count in counts.items() if count > 1)}
     records = []
@@ -201,7 +181,7 @@ def scan(
 
 def editable_source(location: str) -> str | None:
     """The project folder of the editable install whose metadata is *location* (PEP 610)."""
-    text, _ = read_text(f"{location}/direct_url.json", "direct_url.json")
+    text, _ = _scan.read_text(f"{location}/direct_url.json", "direct_url.json")
     if text is None:
         return None
     import json  # noqa: PLC0415 - only for a distribution found twice
@@ -209,22 +189,17 @@ def editable_source(location: str) -> str | None:
 
     try:
         data = json.loads(text)
-    except ValueError:
+        editable, url = data["dir_info"]["editable"], data["url"]
+    except (ValueError, LookupError, TypeError):  # not JSON, or not of PEP 610's shape
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("dir_info"), dict):
-        return None
-    url = data.get("url")
-    if data["dir_info"].get("editable") is not True or not isinstance(url, str):
+    if editable is not True or not isinstance(url, str):
         return None
     parts = urlsplit(url)
     return unquote(parts.path) if parts.scheme == "file" else None
 
 
 def installed_with(path_entry: str, location: str, root: str) -> bool:
-    """Whether the metadata copy at *location* was installed with the code under *root*.
-
-    *root* is the copy's ``sys.path`` entry, or a folder inside an editable install's project.
-    """
+    """Whether the copy at *location* was installed with the code under *root* (or editable)."""
     real = os.path.realpath(root)
     if real == os.path.realpath(path_entry):
         return True
@@ -243,13 +218,13 @@ def _copies_of(name: str) -> list[tuple[str, str, str | None]]:
     if _fast(using):
         found = []
         for entry in entries:
-            children = metadata_children(entry)
+            children = _scan.metadata_children(entry)
             if children is None:
                 break  # an entry only the reference reads: it answers
             for child_key, child in children:
                 if child_key == key:
                     location = os.path.join(entry, child)  # noqa: PTH118
-                    found.append((entry, location, local_metadata(location).version))
+                    found.append((entry, location, _scan.local_metadata(location).version))
         else:
             return found
     from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
@@ -265,10 +240,8 @@ def _copies_of(name: str) -> list[tuple[str, str, str | None]]:
 def installed_version(name: str, root: str | None = None) -> str | None:
     """The version of the first copy of *name* on ``sys.path`` that has one, else ``None``.
 
-    What `importlib.metadata.version` says, except that an empty copy left by an
-    interrupted install does not hide the installed one, nor, with *root* (where the code
-    of *name* was imported from, `code_root`), does a stale copy before the one installed
-    with that code.
+    As `importlib.metadata.version`, but an empty copy (an interrupted install) or, with
+    *root* (where *name*'s code was imported from), a stale one does not hide the real one.
     """
     copies = [copy for copy in _copies_of(name) if copy[2]]
     if root is not None:

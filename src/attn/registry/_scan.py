@@ -1,8 +1,7 @@
 """Records of installed metadata, and the fast reader that makes them from ``sys.path`` folders.
 
-The fast reader reads what `importlib.metadata` reads, in its order (``*.dist-info``, then
-``*.egg-info`` folders or legacy files): the same header values, entry points and requirements.
-A zip, a wheel or an egg is left to the reference reader of `._metadata`.
+It reads the copies, fields, entry points and requirements `importlib.metadata` reads, in its
+order; a zip, a wheel or an egg is left to the reference reader of `._metadata`.
 """
 
 from __future__ import annotations
@@ -108,33 +107,26 @@ def unreadable_record(index: int, entry: str, problem: Problem) -> DistributionR
     return DistributionRecord(UNREADABLE_KEY, entry, index, entry, (), None, problem)
 
 
-def key_from_folder(folder: str) -> str:
-    # As importlib.metadata's Lookup: the part before the last dot, then before the first dash.
-    stem = folder.rpartition(".")[0] if "." in folder else folder
-    return canonical_name(stem.partition("-")[0])
-
-
 def key_of(location: str) -> str:
+    """The canonical name of the copy whose metadata folder is *location*."""
     # A folder in a zip file ends with a slash; an egg's EGG-INFO is named after the egg.
     folder = location.rstrip("/")
     base = os.path.basename(folder)
     if base.lower() == "egg-info":
         base = os.path.basename(os.path.dirname(folder))
-    return key_from_folder(base)
+    # As importlib.metadata's Lookup: the part before the last dot, then before the first dash.
+    stem = base.rpartition(".")[0] if "." in base else base
+    return canonical_name(stem.partition("-")[0])
 
 
 def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
-    """*path*'s text as ``Path.read_text``, ``None`` if absent, or why it cannot be read.
-
-    *file* names the file in the problem. Only a regular file is read: a FIFO
-    or a device (a link to ``/dev/zero``) would block or never end.
-    """
+    """*path*'s text as ``Path.read_text``, ``None`` if absent, or why *file* cannot be read."""
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
         try:
             mode = os.fstat(fd).st_mode
-            if not stat.S_ISREG(mode):
+            if not stat.S_ISREG(mode):  # a FIFO or a device would block or never end
                 why = Problem(Code.READ_ERROR, file, "not a regular file")
                 return None, Problem(Code.IS_A_FOLDER, file) if stat.S_ISDIR(mode) else why
             chunks = []
@@ -156,12 +148,6 @@ def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
     except UnicodeDecodeError as exc:
         return None, Problem(Code.NOT_UTF8, file, f"0x{data[exc.start]:02x}", exc.start)
     return text.replace("\r\n", "\n").replace("\r", "\n"), None
-
-
-def path_problem(entry: str) -> Problem | None:
-    if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):
-        return Problem(Code.PATH_UNREADABLE, entry)
-    return None
 
 
 #: email.feedparser's headerRE: a header, an envelope (``From ``) line or a continuation.
@@ -192,10 +178,7 @@ def parse_headers(text: str) -> list[tuple[str, str]]:
 
 
 def egg_requirements(text: str) -> tuple[str, ...]:
-    """An egg-info's ``requires.txt`` as ``Distribution.requires`` converts it.
-
-    A section ``[extra]``, ``[:marker]`` or ``[extra:marker]`` becomes the marker of its lines.
-    """
+    """An egg-info's ``requires.txt`` as ``Distribution.requires`` converts it (to markers)."""
     found = []
     marker = ""
     for raw in text.splitlines():
@@ -248,9 +231,14 @@ def local_metadata(location: str) -> MetadataRecord:
     return MetadataRecord(name, version, tuple(requires))
 
 
-def parse_entry_points(text: str) -> EntryPoints:
-    """The entry points Python reads from *text*, and the first thing it misses or fails on."""
+def local_entry_points(location: str) -> EntryPoints:
+    """The entry points Python reads at *location*, and the first thing it misses or fails on."""
     file = "entry_points.txt"
+    if not os.access(f"{location}/{file}", os.F_OK):  # most copies have none: ask, no raise
+        return (), None
+    text, problem = read_text(f"{location}/{file}", file)
+    if text is None:
+        return (), problem
     problem = Problem(Code.BYTE_ORDER_MARK, file) if text.startswith("\ufeff") else None
     found = []
     group = None
@@ -272,19 +260,10 @@ def parse_entry_points(text: str) -> EntryPoints:
     return tuple(found), problem
 
 
-def local_entry_points(location: str) -> EntryPoints:
-    path = f"{location}/entry_points.txt"
-    if not os.access(path, os.F_OK):  # most copies have none: ask without raising
-        return (), None
-    text, problem = read_text(path, "entry_points.txt")
-    return ((), problem) if text is None else parse_entry_points(text)
-
-
 def metadata_children(entry: str) -> list[tuple[str, str]] | None:
     """``(key, name)`` of the metadata in the folder *entry*, in `importlib.metadata`'s order.
 
-    ``None`` for what the fast reader does not read: a file (a zip, a wheel, an egg) or an
-    ``.egg`` folder.
+    ``None`` for what the fast reader does not read: a file (a zip, a wheel, an egg), an egg.
     """
     if os.path.basename(entry).lower().endswith(".egg"):
         return None
@@ -294,12 +273,10 @@ def metadata_children(entry: str) -> list[tuple[str, str]] | None:
         return None
     except OSError:
         return []  # missing, no permission (path_problem says so), a link loop: nothing there
+    found = [(key_of(c), c) for c in children if c.lower().endswith((".dist-info", ".egg-info"))]
     # importlib.metadata groups the copies of one name, in order of first sight.
-    by_key: dict[str, list[str]] = {}
-    for child in children:
-        if child.lower().endswith((".dist-info", ".egg-info")):
-            by_key.setdefault(key_from_folder(child), []).append(child)
-    return [(key, child) for key, group in by_key.items() for child in group]
+    order = {key: rank for rank, key in enumerate(dict.fromkeys(key for key, _ in found))}
+    return sorted(found, key=lambda copy: order[copy[0]])
 
 
 def fast_entry(index: int, entry: str) -> list[Copy] | None:
