@@ -75,6 +75,7 @@ class MetadataRecord(NamedTuple):
 
 #: The key of a record for something unreadable on sys.path itself (a folder, a finder).
 UNREADABLE_KEY = "<unreadable>"
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class DistributionRecord(NamedTuple):
@@ -90,7 +91,6 @@ class DistributionRecord(NamedTuple):
 
     @property
     def name(self) -> str:
-        """The ``Name`` field as written, else the canonical key."""
         return self.metadata.name if self.metadata and self.metadata.name else self.key
 
     @property
@@ -99,7 +99,6 @@ class DistributionRecord(NamedTuple):
 
     @property
     def metadata_problem(self) -> Problem | None:
-        """Why the core metadata (name, version, requirements) cannot be used."""
         return self.metadata and self.metadata.problem
 
 
@@ -121,33 +120,23 @@ def key_of(location: str) -> str:
 
 def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
     """*path*'s text as ``Path.read_text``, ``None`` if absent, or why *file* cannot be read."""
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, flags)
-        try:
-            mode = os.fstat(fd).st_mode
-            if not stat.S_ISREG(mode):  # a FIFO or a device would block or never end
-                why = Problem(Code.READ_ERROR, file, "not a regular file")
-                return None, Problem(Code.IS_A_FOLDER, file) if stat.S_ISDIR(mode) else why
-            chunks = []
-            while chunk := os.read(fd, 1 << 16):
-                chunks.append(chunk)
-                if len(chunk) < 1 << 16:
-                    break  # a regular file reads short only at its end: no second call
-        finally:
-            os.close(fd)
+        with open(path, "rb", buffering=0, opener=lambda p, f: os.open(p, f | _NONBLOCK)) as stream:
+            # Only a regular file is read: a FIFO or a device would block or never end.
+            data = stream.readall() if stat.S_ISREG(os.fstat(stream.fileno()).st_mode) else None
     except (FileNotFoundError, NotADirectoryError):
         return None, None
-    except PermissionError:
-        return None, Problem(Code.PERMISSION_DENIED, file)
+    except (IsADirectoryError, PermissionError) as exc:
+        folder = isinstance(exc, IsADirectoryError)
+        return None, Problem(Code.IS_A_FOLDER if folder else Code.PERMISSION_DENIED, file)
     except OSError as exc:
         return None, Problem(Code.READ_ERROR, file, exc.strerror or str(exc))
-    data = b"".join(chunks)
+    if data is None:
+        return None, Problem(Code.READ_ERROR, file, "not a regular file")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"), None
     except UnicodeDecodeError as exc:
         return None, Problem(Code.NOT_UTF8, file, f"0x{data[exc.start]:02x}", exc.start)
-    return text.replace("\r\n", "\n").replace("\r", "\n"), None
 
 
 #: email.feedparser's headerRE: a header, an envelope (``From ``) line or a continuation.
@@ -195,11 +184,6 @@ def egg_requirements(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _redent(value: str) -> str:
-    # importlib.metadata undoes RFC 822 folding in every header value.
-    return textwrap.dedent(" " * 8 + value) if "\n" in value else value
-
-
 def local_metadata(location: str) -> MetadataRecord:
     """Name, version and requirements of the copy at *location*, or why they cannot be used."""
     for file in ("METADATA", "PKG-INFO"):
@@ -213,11 +197,13 @@ def local_metadata(location: str) -> MetadataRecord:
             text = problem = None
     if problem is not None or not text:
         return MetadataRecord(None, None, (), problem or Problem(Code.NO_METADATA))
-    fields: dict[str, list[str]] = {}
+    fields: dict[str, list[str]] = {"name": [], "version": [], "requires-dist": []}
     for field, value in parse_headers(text):
-        fields.setdefault(field.lower(), []).append(value)
-    name, version = (_redent(fields[f][0]) if f in fields else None for f in ("name", "version"))
-    requires = [_redent(value) for value in fields.get("requires-dist", ())]
+        if (found := fields.get(field.lower())) is not None:
+            # importlib.metadata undoes RFC 822 folding in every header value.
+            found.append(textwrap.dedent(" " * 8 + value) if "\n" in value else value)
+    name, version = (fields[f][0] if fields[f] else None for f in ("name", "version"))
+    requires = fields["requires-dist"]
     if not requires:  # as Distribution.requires: Requires-Dist, else requires.txt
         egg, problem = read_text(f"{location}/requires.txt", "requires.txt")
         if problem is not None:
