@@ -1,10 +1,8 @@
-"""The discovery cache: what a scan found, shared in this process and kept on disk.
+"""The discovery cache: one scan for a host's registries, shared in this process and on disk.
 
-The first of a host's registries to discover scans ``sys.path`` for all of them. On disk,
-``$XDG_CACHE_HOME/attn/`` (else ``~/.cache/attn/``) holds one file per host, interpreter and
-``sys.path``: the records the pipeline reads and each registry's merge outcomes, trusted
-while a ``stat`` of each ``sys.path`` entry and cached metadata file shows nothing changed.
-The file is data (`marshal` of plain tuples), validated on load: nothing in it is executed.
+One file per host, interpreter and ``sys.path`` holds the records the pipeline reads and the
+merge outcomes, trusted while a ``stat`` of each ``sys.path`` entry and cached metadata file
+shows nothing changed. It is data (`marshal` of plain tuples) that is validated on load.
 """
 
 from __future__ import annotations
@@ -23,17 +21,12 @@ from .errors import Code
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    #: name, module, qualname, distribution, version, value
-    EntryData = tuple[str, str, str, str | None, str | None, str]
     WarningData = tuple[str, str]  # the code that names the warning's class, message
-    ErrorData = tuple[str, tuple[str, ...]]  # the strict-mode error's message, problems
     Stamp = tuple[int, int, int, int] | None
     #: The host's variables as set (environment_key), the registry's built-in names.
     MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
     Check = Callable[[object], bool]
     RecordData = tuple[Any, ...]  # a DistributionRecord as report.plain makes it
-
-__all__ = ["HostScan", "Outcome", "forget", "host_scan"]
 
 FORMAT = 7  # bumped whenever the layout of the file changes
 RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
@@ -46,15 +39,15 @@ _METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
 class Outcome(NamedTuple):
     """One registry's merge: its warnings, strict error, and result as ``report.plain`` made it.
 
-    The table's entries and the listing both come from that one result, so no content of
-    the file can make lookups and listing disagree.
+    Lookups (`entries`) and the listing come from that one result: no file makes them disagree.
     """
 
     warnings: tuple[WarningData, ...]
-    error: ErrorData | None
+    error: tuple[str, tuple[str, ...]] | None  # the strict-mode error's message, problems
     result: tuple[Any, ...]
 
-    def entries(self) -> tuple[EntryData, ...]:
+    def entries(self) -> tuple[tuple[str, str, str, str | None, str | None, str], ...]:
+        """``(name, module, qualname, distribution, version, value)`` of each merged plugin."""
         return tuple(
             (name, *path, dist, version, value)
             for name, value, dist, _, version, *_, status, _, path, _, _ in self.result[2]
@@ -71,26 +64,17 @@ def _stamp(path: str) -> Stamp:
     return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
-def _cwd() -> str | None:
-    # None when the working folder was removed: relative entries then find nothing.
-    try:
-        return os.getcwd()
-    except OSError:
-        return None
-
-
 def _resolved_path() -> tuple[str, ...]:
-    # Without a working folder relative entries stay relative: no other process's path equals.
-    cwd = _cwd()
-    return tuple(
-        (e if cwd is None else os.path.join(cwd, e)) if isinstance(e, str) else repr(e)
-        for e in sys.path
-    )
+    # Relative entries are read against the working folder. If it was removed they find
+    # nothing, and stay relative, which no absolute entry of another process equals.
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = ""
+    return tuple(os.path.join(cwd, e) if isinstance(e, str) else repr(e) for e in sys.path)
 
 
-# -- what the file may hold: each part checked against its shape on load ------
-
-
+# What the file may hold: each part is checked against its shape on load.
 def _is(*types: type) -> Check:
     return lambda value: type(value) in types
 
@@ -142,10 +126,9 @@ _FILE = _row(
 
 
 class HostScan(NamedTuple):
-    """One scan of a host's distributions, from ``sys.path`` or from the cache file.
+    """One scan of a host's distributions (the records the pipeline reads, as plain tuples).
 
-    ``records`` are those the pipeline reads, as plain tuples (all the file stores of the
-    scan); ``outcomes`` and ``warned`` fill in as the host's registries merge.
+    ``outcomes`` and ``warned`` fill in as the host's registries merge.
     """
 
     key: tuple[object, ...]
@@ -170,15 +153,11 @@ class HostScan(NamedTuple):
             _write(self.file, marshal.dumps(data))  # type: ignore[arg-type]
 
 
-# -- where the file lives, and how it is read and written ---------------------
-
-
 def _folder(prefix: str) -> str | None:
-    """The cache folder, or ``None`` when the cache is off.
+    """``$XDG_CACHE_HOME/attn`` (else ``~/.cache/attn``), or ``None`` when the cache is off.
 
-    Off with ``<PREFIX>_NO_CACHE`` (`AttnConfigError` if it is no boolean), with another
-    meta-path finder (whose distributions cannot be checked with ``stat``), and where files
-    have no POSIX owner (no `os.geteuid()`): a file not provably the user's own is never read.
+    Off with ``<PREFIX>_NO_CACHE``, with another meta-path finder (``stat`` cannot check what
+    it provides), and without `os.geteuid()` (files that are not provably the user's own).
     """
     variable = Controls(prefix).no_cache_variable
     off = parse_bool(variable, os.environ.get(variable)) or not standard_finders()
@@ -235,10 +214,7 @@ def _write(file: str, data: bytes) -> None:
 
 
 def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
-    """The scan in *file*, if it is valid for *key* and nothing changed since.
-
-    Every part of it is checked against the shape attn writes, or none is used.
-    """
+    """The scan in *file*, if it has the shape attn writes, is for *key* and is up to date."""
     try:
         # No file reads as b"", an EOFError. Plain data only: anything else fails the checks.
         loaded = marshal.loads(_read(file) or b"")  # noqa: S302 - our own file, validated
@@ -264,24 +240,22 @@ def host_scan(
     prefix: str,
     fresh: bool = False,
 ) -> HostScan:
-    """The host's scan: this process's, else the cache file's, else a new one.
+    """The host's scan: this process's, else the cache file's, else a new one from *scan*.
 
-    *scan* returns the records the pipeline reads as plain tuples. With *fresh*
-    (``refresh()``) the file is not read; when the new scan differs from the one it
-    replaces, the host's files for every other ``sys.path`` are deleted too (they may be
-    as stale). The file is written only when every ``sys.path`` entry and metadata file it
-    depends on was last modified well before the scan began (as git's racy index).
+    With *fresh* (``refresh()``) the file is not read, and a scan that differs from the one
+    it replaces deletes the host's files for every other ``sys.path`` too (as stale).
     """
     host_key = canonical_name(host)
     ordered = tuple(sorted(set(groups)))
     using = reader(prefix)
-    process_key = (ordered, tuple(sys.path), _cwd(), using)
+    resolved = _resolved_path()
+    process_key = (ordered, tuple(sys.path), resolved, using)
     held = _SHARED.get(host_key)
     if not fresh and held is not None and held[0] == process_key:
         return held[1]
     folder = _folder(prefix)
     interpreter = (sys.executable, sys.version, sys.implementation.cache_tag)
-    key = (FORMAT, *interpreter, _resolved_path(), _HERE, host_key, ordered, using)
+    key = (FORMAT, *interpreter, resolved, _HERE, host_key, ordered, using)
     file = None
     if folder is not None:
         # A name, not a check (the key is stored and compared): a tuple of ints, unlike a
@@ -292,11 +266,12 @@ def host_scan(
     if found is None:
         started = time.time_ns()
         records = scan()
-        paths = [*_resolved_path(), *(os.path.join(_HERE, f"{n}.py") for n in _SOURCES)]
+        paths = [*resolved, *(os.path.join(_HERE, f"{n}.py") for n in _SOURCES)]
         for _, location, *_ in records:  # the metadata folder (or legacy file) and its files
             paths += [location, *(os.path.join(location, f) for f in _METADATA_FILES)]
         stamps = tuple((path, _stamp(path)) for path in dict.fromkeys(paths))
-        # A file modified in the clock tick of the scan may change again unseen: not trusted.
+        # A file modified in the clock tick of the scan may change again unseen (as git's
+        # racy index): the file is written only when nothing it depends on was.
         trusted = all(s is None or s[0] < started - RACY_NS for _, s in stamps)
         if fresh and folder is not None and file is not None:
             before = held[1] if held is not None else _load(file, key)
