@@ -75,8 +75,9 @@ def _resolved_path() -> tuple[str, ...]:
 
 
 # What the file may hold: each part is checked against its shape on load.
-def _is(*types: type) -> Check:
-    return lambda value: type(value) in types
+def _is(*allowed: object) -> Check:
+    # A value of one of the *allowed* types, or one of the *allowed* strings.
+    return lambda value: type(value) in allowed or (type(value) is str and value in allowed)
 
 
 def _maybe(check: Check) -> Check:
@@ -95,14 +96,9 @@ def _many(item: Check, least: int = 0) -> Check:
     return lambda value: type(value) is tuple and len(value) >= least and all(map(item, value))
 
 
-def _among(values: Iterable[str]) -> Check:
-    allowed = frozenset(values)
-    return lambda value: type(value) is str and value in allowed
-
-
 _STR, _INT, _BOOL, _OPT = _is(str), _is(int), _is(bool), _is(str, type(None))
-_CODE = _among(c.value for c in Code)
-_STATUS = _among(("used", "incompatible", "shadowed", "invalid", "disabled"))
+_CODE = _is(*(c.value for c in Code))
+_STATUS = _is("used", "incompatible", "shadowed", "invalid", "disabled")
 _PROBLEM = _maybe(_row(_CODE, _STR, _STR, _INT, _STR))
 _RECORD = _row(
     *(_STR, _STR, _INT, _STR, _many(_row(_STR, _STR, _STR))),
@@ -169,17 +165,14 @@ def _folder(prefix: str) -> str | None:
     return os.path.join(base, "attn") if os.path.isabs(base) else None
 
 
-def _ours(st: os.stat_result) -> bool:
-    """Owned by the current user, and writable by no one else."""
-    return st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
-def _private_folder(folder: str) -> bool:
+def _ours(path: str | int, kind: Callable[[int], bool] = stat.S_ISDIR) -> bool:
+    """A folder (or *kind* of file) owned by the current user and writable by no one else."""
     try:
-        st = os.stat(folder)
+        st = os.stat(path)
     except OSError:
         return False
-    return stat.S_ISDIR(st.st_mode) and _ours(st)
+    mode = st.st_mode
+    return kind(mode) and st.st_uid == os.geteuid() and not mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _open(path: str, flags: int) -> int:
@@ -188,12 +181,11 @@ def _open(path: str, flags: int) -> int:
 
 def _read(file: str) -> bytes | None:
     """The file's bytes if it is ours: a regular file, owned by us, writable by us only."""
-    if not _private_folder(os.path.dirname(file)):
+    if not _ours(os.path.dirname(file)):
         return None
     try:
         with open(file, "rb", opener=_open) as stream:
-            st = os.fstat(stream.fileno())
-            return stream.read() if stat.S_ISREG(st.st_mode) and _ours(st) else None
+            return stream.read() if _ours(stream.fileno(), stat.S_ISREG) else None
     except OSError:
         return None
 
@@ -204,7 +196,7 @@ def _write(file: str, data: bytes) -> None:
     temporary = f"{file}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        if _private_folder(folder):
+        if _ours(folder):
             with open(temporary, "xb", opener=_open) as stream:
                 stream.write(data)
             os.replace(temporary, file)
@@ -275,7 +267,7 @@ def host_scan(
         trusted = all(s is None or s[0] < started - RACY_NS for _, s in stamps)
         if fresh and folder is not None and file is not None:
             before = held[1] if held is not None else _load(file, key)
-            if (before is None or before.records != records) and _private_folder(folder):
+            if (before is None or before.records != records) and _ours(folder):
                 # f"{host}-{16 hex digits}.marshal", not another host's whose name starts so.
                 for name in os.listdir(folder):
                     if name.startswith(f"{host_key}-") and len(name) == len(host_key) + 25:
@@ -288,10 +280,8 @@ def host_scan(
 
 def forget(host: str | None = None) -> None:
     """Drop *host*'s scan in this process, or every one (the next discovery scans again)."""
-    if host is None:
-        _SHARED.clear()
-    else:
-        _SHARED.pop(canonical_name(host), None)
+    for key in list(_SHARED) if host is None else [canonical_name(host)]:
+        _SHARED.pop(key, None)
 
 
 def environment_key(prefix: str) -> tuple[tuple[str, str], ...]:

@@ -62,8 +62,7 @@ def _fast(using: str | None = None) -> bool:
 
 
 def _location(dist: Distribution) -> tuple[str, str | None]:
-    """Where *dist*'s metadata is, and the same when it is on disk (not in a zip, say)."""
-    # A PathDistribution's private _path; another finder's Distribution has no location.
+    # Where *dist*'s metadata is (a PathDistribution's private _path), and if it is on disk.
     path = getattr(dist, "_path", None)
     if path is None:
         return f"<{type(dist).__name__}>", None
@@ -94,8 +93,7 @@ def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord
         if local is None and not (dist.read_text("METADATA") or dist.read_text("PKG-INFO")):
             return MetadataRecord(None, None, (), Problem(Code.NO_METADATA))
         meta = dist.metadata  # an email Message: .get() has no KeyError or DeprecationWarning
-        name = meta.get("Name")  # type: ignore[attr-defined]
-        version = meta.get("Version")  # type: ignore[attr-defined]
+        name, version = meta.get("Name"), meta.get("Version")  # type: ignore[attr-defined]
         requires = tuple(dist.requires or ())  # Requires-Dist, or an egg-info's requires.txt
     except BaseException as exc:
         if passes_through(exc):
@@ -106,8 +104,8 @@ def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord
     return MetadataRecord(str(name), None if version is None else str(version), requires)
 
 
-def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[DistributionRecord]]:
-    """Every copy the meta-path finders provide for *entry*, and a record per finder that fails."""
+def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]:
+    """Every copy the meta-path finders provide for *entry*, and each finder's failure."""
     from importlib.metadata import DistributionFinder  # noqa: PLC0415 - kept off import attn
 
     copies: list[Copy] = []
@@ -123,8 +121,7 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Distribut
             if passes_through(exc):
                 raise
             label = f"{type(finder).__module__}.{type(finder).__qualname__}"
-            failed = Problem(Code.FINDER_FAILED, detail=describe(exc), finder=label)
-            failures.append(_scan.unreadable_record(index, entry, failed))
+            failures.append(Problem(Code.FINDER_FAILED, detail=describe(exc), finder=label))
         for dist in dists:
             location, local = _location(dist)
             eps, problem = _reference_entry_points(dist, local)
@@ -151,19 +148,20 @@ def scan(
     """
     fast = _fast(using)
     copies: list[Copy] = []
-    unreadable: dict[Problem | None, DistributionRecord] = {}
+    unreadable: dict[Problem, DistributionRecord] = {}
     for index, entry in enumerate(list(sys.path if path is None else path)):
         if not isinstance(entry, str):
             continue
         found = _scan.fast_entry(index, entry) if fast else None
+        failed: list[Problem] = []
         if found is None:
-            found, failures = _reference_entry(index, entry)
-            for record in failures:  # a finder that fails fails for every entry: once
-                unreadable.setdefault(record.entry_points_problem, record)
+            found, failed = _reference_entry(index, entry)
         copies += found
         if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):  # noqa: PTH112
-            problem = Problem(Code.PATH_UNREADABLE, entry)
-            unreadable.setdefault(problem, _scan.unreadable_record(index, entry, problem))
+            failed.append(Problem(Code.PATH_UNREADABLE, entry))
+        for problem in failed:  # a finder that fails fails for every entry: kept once
+            record = DistributionRecord(UNREADABLE_KEY, entry, index, entry, (), None, problem)
+            unreadable.setdefault(problem, record)
     counts = Counter(record.key for record, _ in copies)
     wanted = {*also, *(key for key, count in counts.items() if count > 1)}
     records = []

@@ -102,10 +102,6 @@ class DistributionRecord(NamedTuple):
         return self.metadata and self.metadata.problem
 
 
-def unreadable_record(index: int, entry: str, problem: Problem) -> DistributionRecord:
-    return DistributionRecord(UNREADABLE_KEY, entry, index, entry, (), None, problem)
-
-
 def key_of(location: str) -> str:
     """The canonical name of the copy whose metadata folder is *location*."""
     # A folder in a zip file ends with a slash; an egg's EGG-INFO is named after the egg.
