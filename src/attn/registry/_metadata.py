@@ -114,9 +114,7 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]
     for finder in list(sys.meta_path):
         dists: list[Distribution] = []
         try:
-            find = getattr(finder, "find_distributions", None)
-            if find is not None:
-                dists.extend(find(context))
+            dists.extend(getattr(finder, "find_distributions", lambda _: ())(context))
         except BaseException as exc:  # plugin code: contained, reported, never an exit
             if passes_through(exc):
                 raise
@@ -166,11 +164,8 @@ def scan(
     wanted = {*also, *(key for key, count in counts.items() if count > 1)}
     records = []
     for record, read in copies:
-        if (
-            record.key in wanted
-            or record.entry_points_problem is not None
-            or any(wants_metadata(ep) for ep in record.entry_points)
-        ):
+        want = record.key in wanted or record.entry_points_problem is not None
+        if want or any(wants_metadata(ep) for ep in record.entry_points):
             records.append(record._replace(metadata=read()))
         elif not kept_only:
             records.append(record)

@@ -168,15 +168,12 @@ def egg_requirements(text: str) -> tuple[str, ...]:
     marker = ""
     for raw in text.splitlines():
         line = raw.strip()
-        if not line:
-            continue
         if line.startswith("[") and line.endswith("]"):
-            extra, _, markers = line.strip("[]").partition(":")
-            conditions = [f"({markers})" if extra and markers else markers]
-            conditions += [f'extra == "{extra}"'] if extra else []
-            marker = " and ".join(filter(None, conditions))
-            continue
-        found.append(line + " " * ("@" in line) + (f"; {marker}" if marker else ""))
+            extra, _, when = line.strip("[]").partition(":")
+            both = (f"({when})" if extra and when else when, extra and f'extra == "{extra}"')
+            marker = " and ".join(filter(None, both))
+        elif line:
+            found.append(line + " " * ("@" in line) + (f"; {marker}" if marker else ""))
     return tuple(found)
 
 
