@@ -200,43 +200,32 @@ def installed_with(path_entry: str, location: str, root: str) -> bool:
     return source is not None and (real + os.sep).startswith(os.path.realpath(source) + os.sep)
 
 
-def _copies_of(name: str) -> list[tuple[str, str, str | None]]:
-    """``(sys.path entry, location, version)`` of each copy of *name*, in ``sys.path`` order."""
-    key = canonical_name(name)
-    entries = [entry for entry in sys.path if isinstance(entry, str)]
-    try:
-        using = reader()
-    except AttnConfigError:  # a bad <PREFIX>_READER is discovery's error, not the version's
-        using = "reference"
-    if _fast(using):
-        found = []
-        for entry in entries:
-            children = _scan.metadata_children(entry)
-            if children is None:
-                break  # an entry only the reference reads: it answers
-            for child_key, child in children:
-                if child_key == key:
-                    location = os.path.join(entry, child)  # noqa: PTH118
-                    found.append((entry, location, _scan.local_metadata(location).version))
-        else:
-            return found
-    from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
-
-    copies = []
-    for dist in distributions(name=name, path=entries):
-        location, local = _location(dist)
-        version = _reference_metadata(dist, local).version
-        copies.append((os.path.dirname(location.rstrip("/")), location, version))  # noqa: PTH120
-    return copies
-
-
 def installed_version(name: str, root: str | None = None) -> str | None:
     """The version of the first copy of *name* on ``sys.path`` that has one, else ``None``.
 
     As `importlib.metadata.version`, but an empty copy (an interrupted install) or, with
     *root* (where *name*'s code was imported from), a stale one does not hide the real one.
     """
-    copies = [copy for copy in _copies_of(name) if copy[2]]
+    key = canonical_name(name)
+    entries = [entry for entry in sys.path if isinstance(entry, str)]
+    try:
+        fast = _fast()
+    except AttnConfigError:  # a bad <PREFIX>_READER is discovery's error, not the version's
+        fast = False
+    listed = [_scan.metadata_children(entry) for entry in entries] if fast else [None]
+    copies: list[tuple[str, str, str | None]] = []  # (sys.path entry, location, version)
+    if None in listed:  # an entry only the reference reads: it answers for every entry
+        from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
+
+        for dist in distributions(name=name, path=entries):
+            location, local = _location(dist)
+            version = _reference_metadata(dist, local).version
+            copies.append((os.path.dirname(location.rstrip("/")), location, version))  # noqa: PTH120
+    else:
+        for entry, children in zip(entries, listed, strict=True):
+            found = [os.path.join(entry, c) for k, c in children or () if k == key]  # noqa: PTH118
+            copies += [(entry, path, _scan.local_metadata(path).version) for path in found]
+    copies = [copy for copy in copies if copy[2]]
     if root is not None:
         copies.sort(key=lambda copy: not installed_with(copy[0], copy[1], root))  # stable
     return copies[0][2] if copies else None
