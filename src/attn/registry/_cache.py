@@ -64,16 +64,6 @@ def _stamp(path: str) -> Stamp:
     return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
-def _resolved_path() -> tuple[str, ...]:
-    # Relative entries are read against the working folder. If it was removed they find
-    # nothing, and stay relative, which no absolute entry of another process equals.
-    try:
-        cwd = os.getcwd()
-    except OSError:
-        cwd = ""
-    return tuple(os.path.join(cwd, e) if isinstance(e, str) else repr(e) for e in sys.path)
-
-
 # What the file may hold: each part is checked against its shape on load.
 def _is(*allowed: object) -> Check:
     # A value of one of the *allowed* types, or one of the *allowed* strings.
@@ -143,10 +133,22 @@ class HostScan(NamedTuple):
     def remember(self, group: str, context: MergeContext, outcome: Outcome) -> None:
         """Keep *outcome* for *group* and *context*; write the file if it may be trusted."""
         self.outcomes[(group, context[0], context[1])] = outcome
-        if self.file is not None and self.writable:
-            outcomes = {k: tuple(v) for k, v in self.outcomes.items()}
-            data = (FORMAT, self.key, self.stamps, self.records, outcomes)
-            _write(self.file, marshal.dumps(data))  # type: ignore[arg-type]
+        if self.file is None or not self.writable:
+            return
+        outcomes = {k: tuple(v) for k, v in self.outcomes.items()}
+        data = marshal.dumps((FORMAT, self.key, self.stamps, self.records, outcomes))  # type: ignore[arg-type]
+        # Atomic: a temporary file in the same folder, then a rename.
+        folder = os.path.dirname(self.file)
+        temporary = f"{self.file}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            if _ours(folder):
+                with open(temporary, "xb", opener=_open) as stream:
+                    stream.write(data)
+                os.replace(temporary, self.file)
+        except OSError:  # a cache that cannot be written is not an error: attn works uncached
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 def _folder(prefix: str) -> str | None:
@@ -179,38 +181,16 @@ def _open(path: str, flags: int) -> int:
     return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
 
 
-def _read(file: str) -> bytes | None:
-    """The file's bytes if it is ours: a regular file, owned by us, writable by us only."""
-    if not _ours(os.path.dirname(file)):
-        return None
-    try:
-        with open(file, "rb", opener=_open) as stream:
-            return stream.read() if _ours(stream.fileno(), stat.S_ISREG) else None
-    except OSError:
-        return None
-
-
-def _write(file: str, data: bytes) -> None:
-    """Write *file* atomically (a temporary file in the same folder, then rename); never fail."""
-    folder = os.path.dirname(file)
-    temporary = f"{file}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        if _ours(folder):
-            with open(temporary, "xb", opener=_open) as stream:
-                stream.write(data)
-            os.replace(temporary, file)
-    except OSError:  # a cache that cannot be written is not an error: attn works uncached
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-
-
 def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
     """The scan in *file*, if it has the shape attn writes, is for *key* and is up to date."""
-    try:
-        # No file reads as b"", an EOFError. Plain data only: anything else fails the checks.
-        loaded = marshal.loads(_read(file) or b"")  # noqa: S302 - our own file, validated
-    except (EOFError, ValueError, TypeError):
+    if not _ours(os.path.dirname(file)):
+        return None
+    try:  # only a regular file of ours: owned by us, writable by us only
+        with open(file, "rb", opener=_open) as stream:
+            data = stream.read() if _ours(stream.fileno(), stat.S_ISREG) else b""
+        # Plain data only: anything else (a code object) fails the checks below.
+        loaded = marshal.loads(data)  # noqa: S302 - our own file, validated
+    except (OSError, EOFError, ValueError, TypeError):
         return None
     if not (_FILE(loaded) and loaded[:2] == (FORMAT, key)):
         return None
@@ -240,7 +220,13 @@ def host_scan(
     host_key = canonical_name(host)
     ordered = tuple(sorted(set(groups)))
     using = reader(prefix)
-    resolved = _resolved_path()
+    # Relative entries are read against the working folder. If it was removed they find
+    # nothing, and stay relative, which no absolute entry of another process equals.
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = ""
+    resolved = tuple(os.path.join(cwd, e) if isinstance(e, str) else repr(e) for e in sys.path)
     process_key = (ordered, tuple(sys.path), resolved, using)
     held = _SHARED.get(host_key)
     if not fresh and held is not None and held[0] == process_key:
