@@ -151,22 +151,6 @@ class HostScan(NamedTuple):
                 os.unlink(temporary)
 
 
-def _folder(prefix: str) -> str | None:
-    """``$XDG_CACHE_HOME/attn`` (else ``~/.cache/attn``), or ``None`` when the cache is off.
-
-    Off with ``<PREFIX>_NO_CACHE``, with another meta-path finder (``stat`` cannot check what
-    it provides), and without `os.geteuid()` (files that are not provably the user's own).
-    """
-    variable = Controls(prefix).no_cache_variable
-    off = parse_bool(variable, os.environ.get(variable)) or not standard_finders()
-    if off or not hasattr(os, "geteuid"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "attn") if os.path.isabs(base) else None
-
-
 def _ours(path: str | int, kind: Callable[[int], bool] = stat.S_ISDIR) -> bool:
     """A folder (or *kind* of file) owned by the current user and writable by no one else."""
     try:
@@ -231,11 +215,17 @@ def host_scan(
     held = _SHARED.get(host_key)
     if not fresh and held is not None and held[0] == process_key:
         return held[1]
-    folder = _folder(prefix)
     interpreter = (sys.executable, sys.version, sys.implementation.cache_tag)
     key = (FORMAT, *interpreter, resolved, _HERE, host_key, ordered, using)
-    file = None
-    if folder is not None:
+    # Off with <PREFIX>_NO_CACHE, with another meta-path finder (stat cannot check what it
+    # provides), and without os.geteuid (no file is provably the user's own).
+    variable = Controls(prefix).no_cache_variable
+    off = parse_bool(variable, os.environ.get(variable)) or not standard_finders()
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    base = base if os.path.isabs(base) else os.path.join(os.path.expanduser("~"), ".cache")
+    folder = file = None
+    if not off and hasattr(os, "geteuid") and os.path.isabs(base):
+        folder = os.path.join(base, "attn")
         # A name, not a check (the key is stored and compared): a tuple of ints, unlike a
         # string, hashes the same in every process.
         digest = hash(tuple(repr(key).encode("utf-8", "surrogateescape"))) & 0xFFFF_FFFF_FFFF_FFFF

@@ -141,8 +141,7 @@ _HEADER = re.compile(r"^(From |[\041-\071\073-\176]*:|[\t ])")
 
 def parse_headers(text: str) -> list[tuple[str, str]]:
     """The header fields of a core-metadata text, as `email` (compat32) parses them."""
-    parts = text.split("\n")  # email's line breaks: the text has universal newlines
-    lines = [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    lines = re.findall(r"[^\n]*\n|[^\n]+\Z", text)  # email's lines (the newlines are universal)
     block = list(takewhile(_HEADER.match, lines))
     fields: list[list[str]] = [[]]  # the lines of each field; [] where email drops lines
     for number, line in enumerate(block):
@@ -240,10 +239,7 @@ def local_entry_points(location: str) -> EntryPoints:
 
 
 def metadata_children(entry: str) -> list[tuple[str, str]] | None:
-    """``(key, name)`` of the metadata in the folder *entry*, in `importlib.metadata`'s order.
-
-    ``None`` for what the fast reader does not read: a file (a zip, a wheel, an egg), an egg.
-    """
+    """``(key, name)`` of the metadata in *entry*, in order; ``None`` for a file or an egg."""
     if os.path.basename(entry).lower().endswith(".egg"):
         return None
     try:
@@ -251,7 +247,7 @@ def metadata_children(entry: str) -> list[tuple[str, str]] | None:
     except NotADirectoryError:
         return None
     except OSError:
-        return []  # missing, no permission (path_problem says so), a link loop: nothing there
+        return []  # missing, no permission (scan says so), a link loop: nothing
     found = [(key_of(c), c) for c in children if c.lower().endswith((".dist-info", ".egg-info"))]
     # importlib.metadata groups the copies of one name, in order of first sight.
     order = {key: rank for rank, key in enumerate(dict.fromkeys(key for key, _ in found))}
