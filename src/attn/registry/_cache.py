@@ -37,10 +37,9 @@ _METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
 
 
 class Outcome(NamedTuple):
-    """One registry's merge: its warnings, strict error, and result as ``report.plain`` made it.
+    """One registry's merge: its warnings, strict error and result (``report.plain``'s tuples)."""
 
-    Lookups (`entries`) and the listing come from that one result: no file makes them disagree.
-    """
+    # Lookups (entries) and the listing come from that one result: no file makes them disagree.
 
     warnings: tuple[WarningData, ...]
     error: tuple[str, tuple[str, ...]] | None  # the strict-mode error's message, problems
@@ -112,10 +111,7 @@ _FILE = _row(
 
 
 class HostScan(NamedTuple):
-    """One scan of a host's distributions (the records the pipeline reads, as plain tuples).
-
-    ``outcomes`` and ``warned`` fill in as the host's registries merge.
-    """
+    """One scan of a host's distributions; ``outcomes`` and ``warned`` fill in as they merge."""
 
     key: tuple[object, ...]
     stamps: tuple[tuple[str, Stamp], ...]
@@ -196,11 +192,7 @@ def host_scan(
     prefix: str,
     fresh: bool = False,
 ) -> HostScan:
-    """The host's scan: this process's, else the cache file's, else a new one from *scan*.
-
-    With *fresh* (``refresh()``) the file is not read, and a scan that differs from the one
-    it replaces deletes the host's files for every other ``sys.path`` too (as stale).
-    """
+    """The host's scan: this process's, else the cache file's, else a new one from *scan*."""
     host_key = canonical_name(host)
     ordered = tuple(sorted(set(groups)))
     using = reader(prefix)
@@ -241,6 +233,7 @@ def host_scan(
         # A file modified in the clock tick of the scan may change again unseen (as git's
         # racy index): the file is written only when nothing it depends on was.
         trusted = all(s is None or s[0] < started - RACY_NS for _, s in stamps)
+        # refresh() reads no file, and a new answer makes the host's other files stale too.
         if fresh and folder is not None and file is not None:
             before = held[1] if held is not None else _load(file, key)
             if (before is None or before.records != records) and _ours(folder):

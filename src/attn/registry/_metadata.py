@@ -201,10 +201,10 @@ def installed_with(path_entry: str, location: str, root: str) -> bool:
 
 
 def installed_version(name: str, root: str | None = None) -> str | None:
-    """The version of the first copy of *name* on ``sys.path`` that has one, else ``None``.
+    """*name*'s version, as `importlib.metadata.version` but past empty and stale copies.
 
-    As `importlib.metadata.version`, but an empty copy (an interrupted install) or, with
-    *root* (where *name*'s code was imported from), a stale one does not hide the real one.
+    A copy without a version (an interrupted install) is skipped; with *root* (where *name*'s
+    code was imported from), the copy installed with that code comes first.
     """
     key = canonical_name(name)
     entries = [entry for entry in sys.path if isinstance(entry, str)]
@@ -223,7 +223,7 @@ def installed_version(name: str, root: str | None = None) -> str | None:
             copies.append((os.path.dirname(location.rstrip("/")), location, version))  # noqa: PTH120
     else:
         for entry, children in zip(entries, listed, strict=True):
-            found = [os.path.join(entry, c) for k, c in children or () if k == key]  # noqa: PTH118
+            found = [location for k, location in children or () if k == key]
             copies += [(entry, path, _scan.local_metadata(path).version) for path in found]
     copies = [copy for copy in copies if copy[2]]
     if root is not None:

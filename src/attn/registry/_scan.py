@@ -20,7 +20,6 @@ from .errors import Code
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    #: One copy as found, and how to read its metadata when it is wanted.
     Copy = tuple["DistributionRecord", Callable[[], "MetadataRecord"]]
     EntryPoints = tuple[tuple["EntryPointRecord", ...], "Problem | None"]
 
@@ -239,19 +238,25 @@ def local_entry_points(location: str) -> EntryPoints:
 
 
 def metadata_children(entry: str) -> list[tuple[str, str]] | None:
-    """``(key, name)`` of the metadata in *entry*, in order; ``None`` for a file or an egg."""
+    """``(key, location)`` of the metadata in *entry*, in order; ``None`` for a file or an egg."""
     if os.path.basename(entry).lower().endswith(".egg"):
         return None
     try:
-        children = os.listdir(entry or ".")
+        names = os.listdir(entry or ".")
     except NotADirectoryError:
         return None
     except OSError:
         return []  # missing, no permission (scan says so), a link loop: nothing
-    found = [(key_of(c), c) for c in children if c.lower().endswith((".dist-info", ".egg-info"))]
+    # What str(pathlib.Path(entry, name)) puts before name: the parts of entry
+    # without empty and '.' parts, after pathlib's leading '/' or '//'.
+    root = ""
+    if entry.startswith("/"):
+        root = "//" if entry.startswith("//") and not entry.startswith("///") else "/"
+    root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
+    found = [(key_of(n), n) for n in names if n.lower().endswith((".dist-info", ".egg-info"))]
     # importlib.metadata groups the copies of one name, in order of first sight.
     order = {key: rank for rank, key in enumerate(dict.fromkeys(key for key, _ in found))}
-    return sorted(found, key=lambda copy: order[copy[0]])
+    return [(key, root + name) for key, name in sorted(found, key=lambda c: order[c[0]])]
 
 
 def fast_entry(index: int, entry: str) -> list[Copy] | None:
@@ -259,15 +264,8 @@ def fast_entry(index: int, entry: str) -> list[Copy] | None:
     children = metadata_children(entry)
     if children is None:
         return None
-    # What str(pathlib.Path(entry, child)) puts before child: the parts of entry
-    # without empty and '.' parts, after pathlib's leading '/' or '//'.
-    root = ""
-    if entry.startswith("/"):
-        root = "//" if entry.startswith("//") and not entry.startswith("///") else "/"
-    root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
     copies: list[Copy] = []
-    for key, child in children:
-        location = root + child
+    for key, location in children:
         eps, problem = local_entry_points(location)
         record = DistributionRecord(key, location, index, entry, eps, None, problem)
         copies.append((record, partial(local_metadata, location)))
