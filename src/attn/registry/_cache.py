@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 
     WarningData = tuple[str, str]  # the code that names the warning's class, message
     Stamp = tuple[int, int, int, int] | None
-    #: The host's variables as set (environment_key), the registry's built-in names.
-    MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
+    MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]  # environment_key, names
     Check = Callable[[object], bool]
     RecordData = tuple[Any, ...]  # a DistributionRecord as report.plain makes it
 
@@ -37,9 +36,7 @@ _METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
 
 
 class Outcome(NamedTuple):
-    """One registry's merge: its warnings, strict error and result (``report.plain``'s tuples)."""
-
-    # Lookups (entries) and the listing come from that one result: no file makes them disagree.
+    """One registry's merge: warnings, strict error, and the result lookups and listing share."""
 
     warnings: tuple[WarningData, ...]
     error: tuple[str, tuple[str, ...]] | None  # the strict-mode error's message, problems
