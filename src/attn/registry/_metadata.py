@@ -114,7 +114,8 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]
     for finder in list(sys.meta_path):
         dists: list[Distribution] = []
         try:
-            dists.extend(getattr(finder, "find_distributions", lambda _: ())(context))
+            find = getattr(finder, "find_distributions", None)
+            dists.extend(() if find is None else find(context))
         except BaseException as exc:  # plugin code: contained, reported, never an exit
             if passes_through(exc):
                 raise
@@ -123,9 +124,8 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]
         for dist in dists:
             location, local = _location(dist)
             eps, problem = _reference_entry_points(dist, local)
-            copy = DistributionRecord(
-                _scan.key_of(location), location, index, entry, eps, None, problem
-            )
+            key = _scan.key_of(location)
+            copy = DistributionRecord(key, location, index, entry, eps, None, problem)
             copies.append((copy, partial(_reference_metadata, dist, local)))
     return copies, failures
 
