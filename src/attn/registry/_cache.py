@@ -1,8 +1,7 @@
 """The discovery cache: one scan for a host's registries, shared in this process and on disk.
 
-One file per host, interpreter and ``sys.path`` holds the records the pipeline reads and the
-merge outcomes, trusted while a ``stat`` of each ``sys.path`` entry and cached metadata file
-shows nothing changed. It is data (`marshal` of plain tuples) that is validated on load.
+The file (`marshal` of plain tuples, validated on load) is trusted while nothing it depends on
+changed (a ``stat`` of each ``sys.path`` entry and cached metadata file says so).
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""The one place attn reads installed metadata: a scan, with the reader it picks per entry.
-
-`importlib.metadata` reads what the fast reader (`._scan`) does not: a zip, a wheel, an egg,
-what another meta-path finder provides, and everything on a Python the tests have not seen.
-"""
+"""The one place attn reads installed metadata: the fast reader, else `importlib.metadata`."""
 
 from __future__ import annotations
 
@@ -58,6 +54,8 @@ def entry_point_pattern() -> re.Pattern[str]:
 
 
 def _fast(using: str | None = None) -> bool:
+    # importlib.metadata reads a zip, a wheel or an egg, what another meta-path finder
+    # provides, and everything on Windows or a Python the tests have not seen (reader()).
     return (using or reader()) == "fast" and os.sep == "/" and standard_finders()
 
 
@@ -140,9 +138,8 @@ def scan(
 ) -> tuple[DistributionRecord, ...]:
     """One record per copy on *path* (default ``sys.path``), in order, not de-duplicated.
 
-    Metadata is read for copies with an entry point *wants_metadata* wants, the names in
-    *also*, copies whose entry points cannot be read, and every copy of a name found more
-    than once; *kept_only* leaves the others out. *using* is ``fast`` or ``reference``.
+    Metadata is read for copies with entry points *wants_metadata* wants or that cannot be read,
+    of the names in *also* and of names found twice; *kept_only* leaves the others out.
     """
     fast = _fast(using)
     copies: list[Copy] = []

@@ -1,8 +1,4 @@
-"""Records of installed metadata, and the fast reader that makes them from ``sys.path`` folders.
-
-It reads the copies, fields, entry points and requirements `importlib.metadata` reads, in its
-order; a zip, a wheel or an egg is left to the reference reader of `._metadata`.
-"""
+"""Installed-metadata records, and the fast reader: `importlib.metadata`'s answers, from folders."""
 
 from __future__ import annotations
 
@@ -74,7 +70,7 @@ class MetadataRecord(NamedTuple):
 
 #: The key of a record for something unreadable on sys.path itself (a folder, a finder).
 UNREADABLE_KEY = "<unreadable>"
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class DistributionRecord(NamedTuple):
@@ -115,19 +111,29 @@ def key_of(location: str) -> str:
 
 def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
     """*path*'s text as ``Path.read_text``, ``None`` if absent, or why *file* cannot be read."""
+    chunks = []
     try:
-        with open(path, "rb", buffering=0, opener=lambda p, f: os.open(p, f | _NONBLOCK)) as stream:
-            # Only a regular file is read: a FIFO or a device would block or never end.
-            data = stream.readall() if stat.S_ISREG(os.fstat(stream.fileno()).st_mode) else None
+        fd = os.open(path, _FLAGS)
+        try:
+            mode = os.fstat(fd).st_mode
+            # Only a regular file is read (a FIFO or a device would block or never end), and
+            # it reads short only at its end: no second call.
+            while stat.S_ISREG(mode) and (chunk := os.read(fd, 1 << 16)):
+                chunks.append(chunk)
+                if len(chunk) < 1 << 16:
+                    break
+        finally:
+            os.close(fd)
     except (FileNotFoundError, NotADirectoryError):
         return None, None
-    except (IsADirectoryError, PermissionError) as exc:
-        folder = isinstance(exc, IsADirectoryError)
-        return None, Problem(Code.IS_A_FOLDER if folder else Code.PERMISSION_DENIED, file)
+    except PermissionError:
+        return None, Problem(Code.PERMISSION_DENIED, file)
     except OSError as exc:
         return None, Problem(Code.READ_ERROR, file, exc.strerror or str(exc))
-    if data is None:
-        return None, Problem(Code.READ_ERROR, file, "not a regular file")
+    if not stat.S_ISREG(mode):
+        why = Problem(Code.READ_ERROR, file, "not a regular file")
+        return None, Problem(Code.IS_A_FOLDER, file) if stat.S_ISDIR(mode) else why
+    data = b"".join(chunks)
     try:
         return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"), None
     except UnicodeDecodeError as exc:
@@ -200,12 +206,10 @@ def local_metadata(location: str) -> MetadataRecord:
         if problem is not None:
             return MetadataRecord(None, None, (), problem)
         requires = list(egg_requirements(egg or ""))
-    if not name:
-        # A byte-order mark hides every header from Python's email parser: say so.
-        bom = text.startswith("\ufeff")
-        problem = Problem(Code.BYTE_ORDER_MARK, file) if bom else Problem(Code.NO_NAME)
-        return MetadataRecord(None, version, tuple(requires), problem)
-    return MetadataRecord(name, version, tuple(requires))
+    # A byte-order mark hides every header from Python's email parser: say so.
+    bom = text.startswith("\ufeff")
+    why = None if name else (Problem(Code.BYTE_ORDER_MARK, file) if bom else Problem(Code.NO_NAME))
+    return MetadataRecord(name or None, version, tuple(requires), why)
 
 
 def local_entry_points(location: str) -> EntryPoints:
