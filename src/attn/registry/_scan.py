@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     Copy = tuple["DistributionRecord", Callable[[], "MetadataRecord"]]
     EntryPoints = tuple[tuple["EntryPointRecord", ...], "Problem | None"]
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 #: By code, or by code and file where the file changes what the problem does.
 _MESSAGES: dict[object, str] = {
     Code.PERMISSION_DENIED: "{p.file} cannot be read: permission denied",
@@ -70,7 +71,6 @@ class MetadataRecord(NamedTuple):
 
 #: The key of a record for something unreadable on sys.path itself (a folder, a finder).
 UNREADABLE_KEY = "<unreadable>"
-_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class DistributionRecord(NamedTuple):
@@ -113,7 +113,7 @@ def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
     """*path*'s text as ``Path.read_text``, ``None`` if absent, or why *file* cannot be read."""
     chunks = []
     try:
-        fd = os.open(path, _FLAGS)
+        fd = os.open(path, _READ_FLAGS)
         try:
             mode = os.fstat(fd).st_mode
             # Only a regular file is read (a FIFO or a device would block or never end), and
