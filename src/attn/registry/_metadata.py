@@ -1,13 +1,4 @@
-"""The one place attn reads installed metadata: a scan, with the reader it picks per entry.
-
-The fast reader (`._scan`) reads ``sys.path`` folders; the reference,
-`importlib.metadata` (never imported at ``import attn``), reads the other
-entries (a zip, a wheel, an egg), every entry when a meta-path finder other
-than the standard one provides distributions, and everything on a Python newer
-than the tests compare the two on. A scan walks ``sys.path`` in order and keeps
-every copy of a distribution, each record knowing its entry: de-duplication
-and conflicts are the pipeline's.
-"""
+"""The one place attn reads installed metadata: the fast reader, else `importlib.metadata`."""
 
 from __future__ import annotations
 
@@ -18,21 +9,8 @@ from collections import Counter
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ._scan import (
-    UNREADABLE_KEY,
-    DistributionRecord,
-    EntryPointRecord,
-    MetadataRecord,
-    Problem,
-    fast_entry,
-    key_of,
-    local_entry_points,
-    local_metadata,
-    metadata_children,
-    path_problem,
-    read_text,
-    unreadable_record,
-)
+from . import _scan
+from ._scan import UNREADABLE_KEY, DistributionRecord, EntryPointRecord, MetadataRecord, Problem
 from .controls import canonical_name, covered, reader, standard_finders
 from .errors import AttnConfigError, Code, describe, passes_through
 
@@ -42,19 +20,7 @@ if TYPE_CHECKING:
 
     from ._scan import Copy, EntryPoints
 
-__all__ = [
-    "UNREADABLE_KEY",
-    "DistributionRecord",
-    "EntryPointRecord",
-    "MetadataRecord",
-    "Problem",
-    "editable_source",
-    "entry_point_pattern",
-    "installed_version",
-    "installed_with",
-    "records_from",
-    "scan",
-]
+__all__ = ["UNREADABLE_KEY", "DistributionRecord", "EntryPointRecord", "MetadataRecord", "Problem"]
 
 #: importlib.metadata.EntryPoint.pattern, as on every Python up to NEWEST_COVERED.
 _ENTRY_POINT_PATTERN = re.compile(
@@ -62,25 +28,20 @@ _ENTRY_POINT_PATTERN = re.compile(
 )
 
 
-def _problem_from(data: tuple[Any, ...] | None) -> Problem | None:
-    return None if data is None else Problem(Code(data[0]), *data[1:])
-
-
 def records_from(data: Iterable[tuple[Any, ...]]) -> tuple[DistributionRecord, ...]:
     """The records that ``report.plain`` made *data* of (the discovery cache stores them so)."""
-    records = []
-    for key, location, index, entry, eps, meta, problem in data:
-        metadata = None
-        if meta is not None:
-            name, version, requires, why = meta
-            metadata = MetadataRecord(name, version, requires, _problem_from(why))
-        entry_points = tuple(EntryPointRecord(*ep) for ep in eps)
-        records.append(
-            DistributionRecord(
-                key, location, index, entry, entry_points, metadata, _problem_from(problem)
-            )
+
+    def problem(fields: tuple[Any, ...] | None) -> Problem | None:
+        return None if fields is None else Problem(Code(fields[0]), *fields[1:])
+
+    return tuple(
+        DistributionRecord(
+            *(key, location, index, entry, tuple(EntryPointRecord(*ep) for ep in eps)),
+            None if meta is None else MetadataRecord(meta[0], meta[1], meta[2], problem(meta[3])),
+            problem(why),
         )
-    return tuple(records)
+        for key, location, index, entry, eps, meta, why in data
+    )
 
 
 def entry_point_pattern() -> re.Pattern[str]:
@@ -93,16 +54,13 @@ def entry_point_pattern() -> re.Pattern[str]:
 
 
 def _fast(using: str | None = None) -> bool:
+    # importlib.metadata reads a zip, a wheel or an egg, what another meta-path finder
+    # provides, and everything on Windows or a Python the tests have not seen (reader()).
     return (using or reader()) == "fast" and os.sep == "/" and standard_finders()
 
 
-# -- the reference reader -------------------------------------------------------------
-
-
 def _location(dist: Distribution) -> tuple[str, str | None]:
-    """Where *dist*'s metadata is, and the same when it is on disk (not in a zip, say)."""
-    # PathDistribution keeps its folder in a private attribute; a custom finder
-    # may return another kind of Distribution, which then has no location.
+    # Where *dist*'s metadata is (a PathDistribution's private _path), and if it is on disk.
     path = getattr(dist, "_path", None)
     if path is None:
         return f"<{type(dist).__name__}>", None
@@ -110,9 +68,8 @@ def _location(dist: Distribution) -> tuple[str, str | None]:
 
 
 def _reference_entry_points(dist: Distribution, local: str | None) -> EntryPoints:
-    """The entry points Python reads, and why it misses some or all of them, if it does."""
     # What Python cannot read whole (it stays silent on some of it): attn's reader says which.
-    problem = None if local is None else local_entry_points(local)[1]
+    problem = None if local is None else _scan.local_entry_points(local)[1]
     if problem is not None and problem.code is Code.READ_ERROR:
         return (), problem  # Python reads nothing either (or waits forever, on a FIFO)
     try:
@@ -127,19 +84,15 @@ def _reference_entry_points(dist: Distribution, local: str | None) -> EntryPoint
 def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord:
     if local is not None:
         # A file Python cannot read, or reads nothing from: attn's reader says which.
-        record = local_metadata(local)
+        record = _scan.local_metadata(local)
         if record.problem is not None and record.problem.code is not Code.NO_NAME:
             return record
     try:
         if local is None and not (dist.read_text("METADATA") or dist.read_text("PKG-INFO")):
             return MetadataRecord(None, None, (), Problem(Code.NO_METADATA))
-        meta = dist.metadata
-        # PackageMetadata is an email.message.Message; .get() avoids the
-        # KeyError / DeprecationWarning of [] on a missing field.
-        name = meta.get("Name")  # type: ignore[attr-defined]
-        version = meta.get("Version")  # type: ignore[attr-defined]
-        # .requires reads Requires-Dist, or an egg-info's requires.txt.
-        requires = tuple(dist.requires or ())
+        meta = dist.metadata  # an email Message: .get() has no KeyError or DeprecationWarning
+        name, version = meta.get("Name"), meta.get("Version")  # type: ignore[attr-defined]
+        requires = tuple(dist.requires or ())  # Requires-Dist, or an egg-info's requires.txt
     except BaseException as exc:
         if passes_through(exc):
             raise
@@ -149,13 +102,8 @@ def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord
     return MetadataRecord(str(name), None if version is None else str(version), requires)
 
 
-def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[DistributionRecord]]:
-    """Every copy that a meta-path finder provides for one ``sys.path`` entry.
-
-    As `importlib.metadata.distributions()` asks them, one finder after the
-    other, except that a finder that raises is reported, as a record of
-    `UNREADABLE_KEY`, instead of ending the scan.
-    """
+def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]:
+    """Every copy the meta-path finders provide for *entry*, and each finder's failure."""
     from importlib.metadata import DistributionFinder  # noqa: PLC0415 - kept off import attn
 
     copies: list[Copy] = []
@@ -165,23 +113,19 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Distribut
         dists: list[Distribution] = []
         try:
             find = getattr(finder, "find_distributions", None)
-            if find is not None:
-                dists.extend(find(context))
+            dists.extend(() if find is None else find(context))
         except BaseException as exc:  # plugin code: contained, reported, never an exit
             if passes_through(exc):
                 raise
             label = f"{type(finder).__module__}.{type(finder).__qualname__}"
-            failed = Problem(Code.FINDER_FAILED, detail=describe(exc), finder=label)
-            failures.append(unreadable_record(index, entry, failed))
+            failures.append(Problem(Code.FINDER_FAILED, detail=describe(exc), finder=label))
         for dist in dists:
             location, local = _location(dist)
             eps, problem = _reference_entry_points(dist, local)
-            copy = DistributionRecord(key_of(location), location, index, entry, eps, None, problem)
+            key = _scan.key_of(location)
+            copy = DistributionRecord(key, location, index, entry, eps, None, problem)
             copies.append((copy, partial(_reference_metadata, dist, local)))
     return copies, failures
-
-
-# -- the scan -------------------------------------------------------------------------
 
 
 def scan(
@@ -192,42 +136,33 @@ def scan(
     kept_only: bool = False,
     using: str | None = None,
 ) -> tuple[DistributionRecord, ...]:
-    """Read every distribution on *path* (default ``sys.path``), in order, one record per copy.
+    """One record per copy on *path* (default ``sys.path``), in order, not de-duplicated.
 
-    Metadata (name, version, requirements) is read for copies that declare an
-    entry point for which *wants_metadata* is true, for the canonical names
-    in *also* (the host), for copies whose entry points cannot be read, and
-    for every copy of a name that occurs more than once, so that an empty
-    copy can be told from a good one. With *kept_only*, the other copies are
-    left out: the pipeline never looks at them.
-
-    *using* picks the reader (``fast`` or ``reference``; default `reader()`).
-    Entries that are not strings are skipped, as the import system skips them.
+    Metadata is read for copies with entry points *wants_metadata* wants or that cannot be read,
+    of the names in *also* and of names found twice; *kept_only* leaves the others out.
     """
     fast = _fast(using)
     copies: list[Copy] = []
-    unreadable: dict[Problem | None, DistributionRecord] = {}
+    unreadable: dict[Problem, DistributionRecord] = {}
     for index, entry in enumerate(list(sys.path if path is None else path)):
         if not isinstance(entry, str):
             continue
-        found = fast_entry(index, entry) if fast else None
+        found = _scan.fast_entry(index, entry) if fast else None
+        failed: list[Problem] = []
         if found is None:
-            found, failures = _reference_entry(index, entry)
-            for record in failures:  # a finder that fails fails for every entry: once
-                unreadable.setdefault(record.entry_points_problem, record)
+            found, failed = _reference_entry(index, entry)
         copies += found
-        problem = path_problem(entry)
-        if problem is not None:
-            unreadable.setdefault(problem, unreadable_record(index, entry, problem))
+        if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):  # noqa: PTH112
+            failed.append(Problem(Code.PATH_UNREADABLE, entry))
+        for problem in failed:  # a finder that fails fails for every entry: kept once
+            record = DistributionRecord(UNREADABLE_KEY, entry, index, entry, (), None, problem)
+            unreadable.setdefault(problem, record)
     counts = Counter(record.key for record, _ in copies)
     wanted = {*also, *(key for key, count in counts.items() if count > 1)}
     records = []
     for record, read in copies:
-        if (
-            record.key in wanted
-            or record.entry_points_problem is not None
-            or any(wants_metadata(ep) for ep in record.entry_points)
-        ):
+        want = record.key in wanted or record.entry_points_problem is not None
+        if want or any(wants_metadata(ep) for ep in record.entry_points):
             records.append(record._replace(metadata=read()))
         elif not kept_only:
             records.append(record)
@@ -236,7 +171,7 @@ def scan(
 
 def editable_source(location: str) -> str | None:
     """The project folder of the editable install whose metadata is *location* (PEP 610)."""
-    text, _ = read_text(os.path.join(location, "direct_url.json"), "direct_url.json")  # noqa: PTH118
+    text, _ = _scan.read_text(f"{location}/direct_url.json", "direct_url.json")
     if text is None:
         return None
     import json  # noqa: PLC0415 - only for a distribution found twice
@@ -244,23 +179,17 @@ def editable_source(location: str) -> str | None:
 
     try:
         data = json.loads(text)
-    except ValueError:
+        editable, url = data["dir_info"]["editable"], data["url"]
+    except (ValueError, LookupError, TypeError):  # not JSON, or not of PEP 610's shape
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("dir_info"), dict):
-        return None
-    url = data.get("url")
-    if data["dir_info"].get("editable") is not True or not isinstance(url, str):
+    if editable is not True or not isinstance(url, str):
         return None
     parts = urlsplit(url)
     return unquote(parts.path) if parts.scheme == "file" else None
 
 
 def installed_with(path_entry: str, location: str, root: str) -> bool:
-    """Whether the metadata copy at *location* was installed with the code under *root*.
-
-    *root* is the ``sys.path`` entry of the copy, or, for an editable install,
-    a folder inside its project.
-    """
+    """Whether the copy at *location* was installed with the code under *root* (or editable)."""
     real = os.path.realpath(root)
     if real == os.path.realpath(path_entry):
         return True
@@ -268,46 +197,32 @@ def installed_with(path_entry: str, location: str, root: str) -> bool:
     return source is not None and (real + os.sep).startswith(os.path.realpath(source) + os.sep)
 
 
-def _copies_of(name: str) -> list[tuple[str, str, str | None]]:
-    """``(sys.path entry, location, version)`` of each copy of *name*, in ``sys.path`` order."""
+def installed_version(name: str, root: str | None = None) -> str | None:
+    """*name*'s version, as `importlib.metadata.version` but past empty and stale copies.
+
+    A copy without a version (an interrupted install) is skipped; with *root* (where *name*'s
+    code was imported from), the copy installed with that code comes first.
+    """
     key = canonical_name(name)
     entries = [entry for entry in sys.path if isinstance(entry, str)]
     try:
-        using = reader()
+        fast = _fast()
     except AttnConfigError:  # a bad <PREFIX>_READER is discovery's error, not the version's
-        using = "reference"
-    if _fast(using):
-        found = []
-        for entry in entries:
-            children = metadata_children(entry)
-            if children is None:
-                break  # an entry only the reference reads: it answers
-            for child_key, child in children:
-                if child_key == key:
-                    location = os.path.join(entry, child)  # noqa: PTH118
-                    found.append((entry, location, local_metadata(location).version))
-        else:
-            return found
-    from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
+        fast = False
+    listed = [_scan.metadata_children(entry) for entry in entries] if fast else [None]
+    copies: list[tuple[str, str, str | None]] = []  # (sys.path entry, location, version)
+    if None in listed:  # an entry only the reference reads: it answers for every entry
+        from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
 
-    copies = []
-    for dist in distributions(name=name, path=entries):
-        location, local = _location(dist)
-        version = _reference_metadata(dist, local).version
-        copies.append((os.path.dirname(location.rstrip("/")), location, version))  # noqa: PTH120
-    return copies
-
-
-def installed_version(name: str, root: str | None = None) -> str | None:
-    """The version of the first copy of *name* on ``sys.path`` that has one, else ``None``.
-
-    What `importlib.metadata.version` says, except that an empty copy
-    left before the installed one by an interrupted install does not hide it,
-    and that with *root* (where the code of *name* was imported from,
-    `code_root`), a stale copy before the one installed with that code
-    does not either.
-    """
-    copies = [copy for copy in _copies_of(name) if copy[2]]
+        for dist in distributions(name=name, path=entries):
+            location, local = _location(dist)
+            version = _reference_metadata(dist, local).version
+            copies.append((os.path.dirname(location.rstrip("/")), location, version))  # noqa: PTH120
+    else:
+        for entry, children in zip(entries, listed, strict=True):
+            found = [location for k, location in children or () if k == key]
+            copies += [(entry, path, _scan.local_metadata(path).version) for path in found]
+    copies = [copy for copy in copies if copy[2]]
     if root is not None:
         copies.sort(key=lambda copy: not installed_with(copy[0], copy[1], root))  # stable
     return copies[0][2] if copies else None

@@ -1,18 +1,7 @@
-"""Records of installed metadata, and the fast reader that makes them from folders.
-
-Every reader yields these records and the pipeline reads nothing else; a
-problem is a `Problem`, a `Code` and the
-fields its message is rendered from. The fast reader lists a ``sys.path``
-folder and reads its metadata as `importlib.metadata` does: the same
-copies in the same order (``*.dist-info``, ``*.egg-info``, folders or legacy
-files), the same header values, entry points and requirements (``requires.txt``
-converted as ``Distribution.requires`` converts it). Entries it does not read
-(a zip, a wheel, an egg) are left to the reference reader of `._metadata`.
-"""
+"""Installed-metadata records, and the fast reader: `importlib.metadata`'s answers, from folders."""
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -27,11 +16,10 @@ from .errors import Code
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    #: One copy as a reader found it (metadata not read yet) and how to read its metadata.
     Copy = tuple["DistributionRecord", Callable[[], "MetadataRecord"]]
-    #: The entry points of one copy, and what Python misses of them.
     EntryPoints = tuple[tuple["EntryPointRecord", ...], "Problem | None"]
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 #: By code, or by code and file where the file changes what the problem does.
 _MESSAGES: dict[object, str] = {
     Code.PERMISSION_DENIED: "{p.file} cannot be read: permission denied",
@@ -56,31 +44,24 @@ class Problem(NamedTuple):
     """Why a metadata file or a ``sys.path`` entry cannot be read (``str()`` says it)."""
 
     code: Code
-    file: str = ""
-    """The file (``METADATA``, ``entry_points.txt``, ...), or the ``sys.path`` entry."""
-    detail: str = ""
-    """The error's text, the first stray entry, or the byte that is not UTF-8."""
-    offset: int = 0
-    """Where that byte is."""
-    finder: str = ""
-    """The meta-path finder that failed, as ``module.QualName``."""
+    file: str = ""  # METADATA, entry_points.txt, ... or the sys.path entry
+    detail: str = ""  # the error's text, the first stray entry, or the byte that is not UTF-8
+    offset: int = 0  # where that byte is
+    finder: str = ""  # the meta-path finder that failed, as module.QualName
 
     def __str__(self) -> str:
-        """The message, as attn shows it."""
         template = _MESSAGES.get((self.code, self.file)) or _MESSAGES.get(self.code)
         return (template or "{p.code}: {p.detail}").format(p=self)
 
 
 class EntryPointRecord(NamedTuple):
-    """One entry point as declared: its group, name and value."""
-
     group: str
     name: str
     value: str
 
 
 class MetadataRecord(NamedTuple):
-    """The core metadata fields attn reads from one copy, or why they cannot be used."""
+    """The core metadata fields of one copy, or why they cannot be used."""
 
     name: str | None
     version: str | None
@@ -88,23 +69,16 @@ class MetadataRecord(NamedTuple):
     problem: Problem | None = None
 
 
-#: The key of a record that stands for something unreadable on ``sys.path``
-#: itself (a folder, a meta-path finder), not for a distribution.
+#: The key of a record for something unreadable on sys.path itself (a folder, a finder).
 UNREADABLE_KEY = "<unreadable>"
 
 
 class DistributionRecord(NamedTuple):
-    """One copy of a distribution's metadata found on ``sys.path``.
+    """One copy of a distribution's metadata on ``sys.path``; ``metadata`` ``None`` if not read."""
 
-    ``key`` is the canonical name used to tell copies apart (from the folder's
-    name); ``location`` the metadata folder (or legacy file); ``path_index``
-    the index of the ``sys.path`` entry it was found under; ``metadata`` is
-    ``None`` when the scan had no reason to read it.
-    """
-
-    key: str
-    location: str
-    path_index: int
+    key: str  # the canonical name, from the metadata folder's name
+    location: str  # the metadata folder (or legacy egg-info file)
+    path_index: int  # the index of the sys.path entry it was found under
     path_entry: str
     entry_points: tuple[EntryPointRecord, ...]
     metadata: MetadataRecord | None
@@ -112,116 +86,67 @@ class DistributionRecord(NamedTuple):
 
     @property
     def name(self) -> str:
-        """The ``Name`` field as written, else the canonical key."""
-        if self.metadata is not None and self.metadata.name:
-            return self.metadata.name
-        return self.key
+        return self.metadata.name if self.metadata and self.metadata.name else self.key
 
     @property
     def version(self) -> str | None:
-        """The ``Version`` field, if the metadata was read and has one."""
-        return None if self.metadata is None else self.metadata.version
+        return self.metadata and self.metadata.version
 
     @property
     def metadata_problem(self) -> Problem | None:
-        """Why this copy's core metadata (name, version, requirements) cannot be used."""
-        return None if self.metadata is None else self.metadata.problem
-
-
-def unreadable_record(index: int, entry: str, problem: Problem) -> DistributionRecord:
-    """A record that stands for a part of ``sys.path`` nothing could be read from."""
-    return DistributionRecord(UNREADABLE_KEY, entry, index, entry, (), None, problem)
-
-
-def key_from_folder(folder: str) -> str:
-    """The canonical name of the distribution a metadata folder's name names."""
-    # As importlib.metadata's Lookup: the part before the last dot, then before the first dash.
-    stem = folder.rpartition(".")[0] if "." in folder else folder
-    return canonical_name(stem.partition("-")[0])
+        return self.metadata and self.metadata.problem
 
 
 def key_of(location: str) -> str:
     """The canonical name of the copy whose metadata folder is *location*."""
-    # A folder inside a zip file is named with a trailing slash; an egg's
-    # EGG-INFO folder is named after the egg around it.
+    # A folder in a zip file ends with a slash; an egg's EGG-INFO is named after the egg.
     folder = location.rstrip("/")
     base = os.path.basename(folder)
     if base.lower() == "egg-info":
         base = os.path.basename(os.path.dirname(folder))
-    return key_from_folder(base)
-
-
-# -- reading files as Path.read_text(encoding="utf-8") does ----------------------
-
-
-def _bytes(path: str) -> bytes:
-    """The file's bytes; raises what `os.open` and `os.read` raise.
-
-    Only a regular file is read: a FIFO or a device (a link to ``/dev/zero``)
-    would block or never end, so it raises `OSError` (opening a FIFO
-    does not wait, either).
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-            if len(chunk) < 1 << 16:
-                break  # a regular file reads short only at its end: no second call
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
+    # As importlib.metadata's Lookup: the part before the last dot, then before the first dash.
+    stem = base.rpartition(".")[0] if "." in base else base
+    return canonical_name(stem.partition("-")[0])
 
 
 def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
-    """*path*'s text with universal newlines; ``None`` if absent; else why it cannot be read.
-
-    *file* names the file in the problem. Absent is what ``Distribution.read_text``
-    treats as absent, less a folder and missing permission, which attn reports.
-    """
+    """*path*'s text as ``Path.read_text``, ``None`` if absent, or why *file* cannot be read."""
+    chunks = []
     try:
-        data = _bytes(path)
+        fd = os.open(path, _READ_FLAGS)
+        try:
+            mode = os.fstat(fd).st_mode
+            # Only a regular file is read (a FIFO or a device would block or never end), and
+            # it reads short only at its end: no second call.
+            while stat.S_ISREG(mode) and (chunk := os.read(fd, 1 << 16)):
+                chunks.append(chunk)
+                if len(chunk) < 1 << 16:
+                    break
+        finally:
+            os.close(fd)
     except (FileNotFoundError, NotADirectoryError):
         return None, None
-    except IsADirectoryError:
-        return None, Problem(Code.IS_A_FOLDER, file)
     except PermissionError:
         return None, Problem(Code.PERMISSION_DENIED, file)
     except OSError as exc:
         return None, Problem(Code.READ_ERROR, file, exc.strerror or str(exc))
+    if not stat.S_ISREG(mode):
+        why = Problem(Code.READ_ERROR, file, "not a regular file")
+        return None, Problem(Code.IS_A_FOLDER, file) if stat.S_ISDIR(mode) else why
+    data = b"".join(chunks)
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"), None
     except UnicodeDecodeError as exc:
         return None, Problem(Code.NOT_UTF8, file, f"0x{data[exc.start]:02x}", exc.start)
-    return text.replace("\r\n", "\n").replace("\r", "\n"), None
 
-
-def path_problem(entry: str) -> Problem | None:
-    """Why the ``sys.path`` folder *entry* cannot be read, if it cannot."""
-    if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):
-        return Problem(Code.PATH_UNREADABLE, entry)
-    return None
-
-
-# -- core metadata (METADATA, PKG-INFO, requires.txt) ----------------------------------
 
 #: email.feedparser's headerRE: a header, an envelope (``From ``) line or a continuation.
 _HEADER = re.compile(r"^(From |[\041-\071\073-\176]*:|[\t ])")
 
 
 def parse_headers(text: str) -> list[tuple[str, str]]:
-    """The header fields of a core-metadata text, as `email` (compat32) parses them.
-
-    Headers end at the first line that is neither a field, an envelope
-    (``From ``) line nor a continuation; folded values keep their line breaks.
-    """
-    parts = text.split("\n")  # email's line breaks: the text has universal newlines
-    lines = [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    """The header fields of a core-metadata text, as `email` (compat32) parses them."""
+    lines = re.findall(r"[^\n]*\n|[^\n]+\Z", text)  # email's lines (the newlines are universal)
     block = list(takewhile(_HEADER.match, lines))
     fields: list[list[str]] = [[]]  # the lines of each field; [] where email drops lines
     for number, line in enumerate(block):
@@ -234,93 +159,67 @@ def parse_headers(text: str) -> list[tuple[str, str]]:
             fields.append([])
         else:
             fields.append([line] if line.find(":") > 0 else [])
-    return [_field(field) for field in fields if field]
-
-
-def _field(lines: list[str]) -> tuple[str, str]:
-    name, value = lines[0].split(":", 1)
-    value = value.lstrip(" \t") + "".join(lines[1:])
-    return name, value.rstrip("\r\n")
-
-
-def _redent(value: str) -> str:
-    """Undo RFC 822 folding as ``importlib.metadata`` does for every header value."""
-    return textwrap.dedent(" " * 8 + value) if "\n" in value else value
-
-
-def _core_text(location: str) -> tuple[str | None, Problem | None, str]:
-    """The text Python reads a copy's core metadata from, and which file it is.
-
-    ``METADATA``, else ``PKG-INFO``, else the file *location* itself: a legacy
-    egg-info file (``pkg-1.0.egg-info``).
-    """
-    for file in ("METADATA", "PKG-INFO"):
-        text, problem = read_text(f"{location}/{file}", file)
-        if problem is not None or text:
-            return text, problem, file
-    file = os.path.basename(location)
-    text, problem = read_text(location, file)
-    if problem is not None and problem.code is Code.IS_A_FOLDER:
-        return None, None, file  # the metadata folder itself: no file of core metadata in it
-    return text, problem, file
+    found = []
+    for first, *folded in filter(None, fields):
+        name, value = first.split(":", 1)
+        found.append((name, (value.lstrip(" \t") + "".join(folded)).rstrip("\r\n")))
+    return found
 
 
 def egg_requirements(text: str) -> tuple[str, ...]:
-    """An egg-info's ``requires.txt``, converted as ``Distribution.requires`` converts it.
-
-    Lines before any ``[section]`` are unconditional; a section ``[extra]``,
-    ``[:marker]`` or ``[extra:marker]`` becomes the marker of its lines.
-    """
+    """An egg-info's ``requires.txt`` as ``Distribution.requires`` converts it (to markers)."""
     found = []
     marker = ""
     for raw in text.splitlines():
         line = raw.strip()
-        if not line:
-            continue
         if line.startswith("[") and line.endswith("]"):
-            extra, _, markers = line.strip("[]").partition(":")
-            conditions = [f"({markers})" if extra and markers else markers]
-            conditions += [f'extra == "{extra}"'] if extra else []
-            marker = " and ".join(filter(None, conditions))
-            continue
-        found.append(line + " " * ("@" in line) + (f"; {marker}" if marker else ""))
+            extra, _, when = line.strip("[]").partition(":")
+            both = (f"({when})" if extra and when else when, extra and f'extra == "{extra}"')
+            marker = " and ".join(filter(None, both))
+        elif line:
+            found.append(line + " " * ("@" in line) + (f"; {marker}" if marker else ""))
     return tuple(found)
 
 
 def local_metadata(location: str) -> MetadataRecord:
     """Name, version and requirements of the copy at *location*, or why they cannot be used."""
-    text, problem, file = _core_text(location)
+    for file in ("METADATA", "PKG-INFO"):
+        text, problem = read_text(f"{location}/{file}", file)
+        if problem is not None or text:
+            break
+    else:  # a legacy egg-info file (pkg-1.0.egg-info), unless *location* is the folder
+        file = os.path.basename(location)
+        text, problem = read_text(location, file)
+        if problem is not None and problem.code is Code.IS_A_FOLDER:
+            text = problem = None
     if problem is not None or not text:
         return MetadataRecord(None, None, (), problem or Problem(Code.NO_METADATA))
-    name = version = None
-    requires = []
+    fields: dict[str, list[str]] = {"name": [], "version": [], "requires-dist": []}
     for field, value in parse_headers(text):
-        folded = field.lower()
-        if folded == "name" and name is None:
-            name = _redent(value)
-        elif folded == "version" and version is None:
-            version = _redent(value)
-        elif folded == "requires-dist":
-            requires.append(_redent(value))
+        if (found := fields.get(field.lower())) is not None:
+            # importlib.metadata undoes RFC 822 folding in every header value.
+            found.append(textwrap.dedent(" " * 8 + value) if "\n" in value else value)
+    name, version = (fields[f][0] if fields[f] else None for f in ("name", "version"))
+    requires = fields["requires-dist"]
     if not requires:  # as Distribution.requires: Requires-Dist, else requires.txt
         egg, problem = read_text(f"{location}/requires.txt", "requires.txt")
         if problem is not None:
             return MetadataRecord(None, None, (), problem)
         requires = list(egg_requirements(egg or ""))
-    if not name:
-        # A byte-order mark hides every header from Python's email parser: say so.
-        bom = text.startswith("\ufeff")
-        problem = Problem(Code.BYTE_ORDER_MARK, file) if bom else Problem(Code.NO_NAME)
-        return MetadataRecord(None, version, tuple(requires), problem)
-    return MetadataRecord(name, version, tuple(requires))
+    # A byte-order mark hides every header from Python's email parser: say so.
+    bom = text.startswith("\ufeff")
+    why = None if name else (Problem(Code.BYTE_ORDER_MARK, file) if bom else Problem(Code.NO_NAME))
+    return MetadataRecord(name or None, version, tuple(requires), why)
 
 
-# -- entry points (entry_points.txt) -----------------------------------------------------
-
-
-def parse_entry_points(text: str) -> EntryPoints:
-    """The entry points Python reads from *text*, and the first thing it misses or fails on."""
+def local_entry_points(location: str) -> EntryPoints:
+    """The entry points Python reads at *location*, and the first thing it misses or fails on."""
     file = "entry_points.txt"
+    if not os.access(f"{location}/{file}", os.F_OK):  # most copies have none: ask, no raise
+        return (), None
+    text, problem = read_text(f"{location}/{file}", file)
+    if text is None:
+        return (), problem
     problem = Problem(Code.BYTE_ORDER_MARK, file) if text.startswith("\ufeff") else None
     found = []
     group = None
@@ -342,50 +241,26 @@ def parse_entry_points(text: str) -> EntryPoints:
     return tuple(found), problem
 
 
-def local_entry_points(location: str) -> EntryPoints:
-    """The entry points of the copy at *location*, and what Python misses of them."""
-    path = f"{location}/entry_points.txt"
-    if not os.access(path, os.F_OK):  # most copies have none: ask without raising
-        return (), None
-    text, problem = read_text(path, "entry_points.txt")
-    return ((), problem) if text is None else parse_entry_points(text)
-
-
-# -- the fast reader ----------------------------------------------------------------
-
-
-def _root(root: str) -> str:
-    """What ``str(pathlib.Path(root, child))`` puts before a folder name *child*.
-
-    The parts of *root* without empty and ``.`` parts, joined by ``/``, with
-    pathlib's leading ``/`` or ``//``.
-    """
-    prefix = ""
-    if root.startswith("/"):
-        prefix = "//" if root.startswith("//") and not root.startswith("///") else "/"
-    return prefix + "".join(part + "/" for part in root.split("/") if part not in {"", "."})
-
-
 def metadata_children(entry: str) -> list[tuple[str, str]] | None:
-    """``(key, name)`` of the metadata in the folder *entry*, in `importlib.metadata`'s order.
-
-    ``None`` when the fast reader does not read *entry*: a file (a zip, a
-    wheel, an egg) or an ``.egg`` folder.
-    """
+    """``(key, location)`` of the metadata in *entry*, in order; ``None`` for a file or an egg."""
     if os.path.basename(entry).lower().endswith(".egg"):
         return None
     try:
-        children = os.listdir(entry or ".")
+        names = os.listdir(entry or ".")
     except NotADirectoryError:
         return None
     except OSError:
-        return []  # missing, no permission (path_problem says so), a link loop: nothing there
+        return []  # missing, no permission (scan says so), a link loop: nothing
+    # What str(pathlib.Path(entry, name)) puts before name: the parts of entry
+    # without empty and '.' parts, after pathlib's leading '/' or '//'.
+    root = ""
+    if entry.startswith("/"):
+        root = "//" if entry.startswith("//") and not entry.startswith("///") else "/"
+    root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
+    found = [(key_of(n), n) for n in names if n.lower().endswith((".dist-info", ".egg-info"))]
     # importlib.metadata groups the copies of one name, in order of first sight.
-    by_key: dict[str, list[str]] = {}
-    for child in children:
-        if child.lower().endswith((".dist-info", ".egg-info")):
-            by_key.setdefault(key_from_folder(child), []).append(child)
-    return [(key, child) for key, group in by_key.items() for child in group]
+    order = {key: rank for rank, key in enumerate(dict.fromkeys(key for key, _ in found))}
+    return [(key, root + name) for key, name in sorted(found, key=lambda c: order[c[0]])]
 
 
 def fast_entry(index: int, entry: str) -> list[Copy] | None:
@@ -393,10 +268,8 @@ def fast_entry(index: int, entry: str) -> list[Copy] | None:
     children = metadata_children(entry)
     if children is None:
         return None
-    root = _root(entry)
     copies: list[Copy] = []
-    for key, child in children:
-        location = root + child
+    for key, location in children:
         eps, problem = local_entry_points(location)
         record = DistributionRecord(key, location, index, entry, eps, None, problem)
         copies.append((record, partial(local_metadata, location)))
