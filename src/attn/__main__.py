@@ -1,7 +1,5 @@
 """``python -m attn``: the same as the ``attn`` command."""
 
-from __future__ import annotations
-
 import sys
 
 from .cli import main

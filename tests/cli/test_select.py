@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from attn import UnknownBackendError
+from attn.cli import _parser
 from attn.cli import select as command
-from attn.cli._common import EXIT_OK, EXIT_PROBLEM, Parser, UsageError
+from attn.cli._common import EXIT_OK, EXIT_PROBLEM, UsageError
 
 try:  # at collection, before each test's sys.path holds only attn and pytest
     import jsonschema
@@ -36,11 +37,10 @@ def template(site):
 
 def attn_select(*argv: str) -> tuple[int, str, str]:
     """Run ``attn select ARGV`` as the attn command parses it; return (status, stdout, stderr)."""
-    parser = Parser(prog="attn")
+    parser = _parser("select", "attn")
     parser.set_defaults(known=None, root="attn")  # as attn.cli.main sets them
-    command.add_parser(parser.add_subparsers(dest="command", parser_class=Parser))
     out, err = io.StringIO(), io.StringIO()
-    status = command.run(parser.parse_args(["select", *argv]), out, err)
+    status = command.run_select(parser.parse_args(["select", *argv]), out, err)
     return status, out.getvalue(), err.getvalue()
 
 

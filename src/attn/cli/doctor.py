@@ -1,32 +1,32 @@
-"""``attn doctor [--load] [--json]``: check the environment and print a fix for each problem.
+"""``attn doctor``: check the environment and print a fix for each problem.
 
-``attn doctor --against FILE`` instead compares this environment with a state
-saved by ``attn state save FILE`` (or ``attn.capture_state()``) elsewhere.
+``attn state save FILE`` saves what every backend resolves to here, and ``attn
+doctor --against FILE`` compares another environment with it. The file holds
+what `attn.capture_state()` returns (``WorkerState.to_json()``), read back with
+``WorkerState.from_json``: nothing in it is executed or unpickled.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, TypeAlias
+import sys
+from typing import TYPE_CHECKING
 
+from attn import _version
 from attn.registry.errors import ENVIRONMENT_CODES, Code, StateMismatchError
 from attn.registry.listing import diagnose
-from attn.registry.workers import apply_state
+from attn.registry.workers import WorkerState, _capture, apply_state
 
 from ._common import (
     EXIT_OK,
     EXIT_PROBLEM,
-    SUMMARIES,
     Style,
     UsageError,
-    add_registry_option,
     plugin_output_to,
     plural,
     selected_registries,
-    version_label,
     wrap,
 )
-from .state import load, registries_label
 
 if TYPE_CHECKING:
     import argparse
@@ -37,75 +37,128 @@ if TYPE_CHECKING:
     from attn.registry.report import DiscoveryResult, Finding
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Declare ``attn doctor`` and its arguments."""
-    parser = sub.add_parser(
-        "doctor",
-        help=SUMMARIES["doctor"],
-        description="Check the installed plugins and the registries' environment variables; print "
-        "one finding per problem with its fix. Exit 1 when a problem is found.",
-    )
-    add_registry_option(parser)
-    parser.add_argument(
-        "--load", action="store_true", help="also import every backend (runs plugin code)"
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="print one JSON object (for CI) instead of text"
-    )
-    parser.add_argument(
-        "--against",
-        metavar="FILE",
-        help="instead, compare this environment with a state saved by 'attn state save FILE' "
-        "('-': stdin); exit 1 when a backend resolves differently",
-    )
+def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -> str:
+    """What each host's controls keep out of the check: every plugin, or the blocked ones."""
+    text = ""
+    for prefix, controls in {r.env_prefix: r._attn_state.controls() for r, _ in checked}.items():
+        results = [result for r, result in checked if r.env_prefix == prefix]
+        if all(result.plugins_disabled for result in results):
+            text += f"Plugins are disabled ({controls.disable_variable} is set): "
+            text += "no plugin was checked.\n"
+        elif controls.block:
+            setting = f"{controls.block_variable}={','.join(controls.block_as_written)}"
+            blocked = {
+                p.origin_label: 0 for r in results for p in r.plugins if p.code is Code.BLOCKED
+            }
+            if blocked:
+                note = f"Blocked by {setting}: {', '.join(blocked)} (disabled; their code is "
+                text += wrap(note + "never imported).", "    ", "") + "\n"
+            else:
+                text += f"{setting} blocks no installed plugin.\n"
+    return text
 
 
-#: What doctor found in one registry.
-_Checked: TypeAlias = "tuple[BackendEnumMeta, DiscoveryResult]"
-
-
-def _collect(checked: Sequence[_Checked]) -> list[tuple[Finding, str | None]]:
-    """Every finding once, problems first, with its group (``None``: the whole environment)."""
+def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Print every finding with its fix and a summary; return the exit code."""
+    if args.against is not None:
+        return _against(args, out, err)
+    registries = selected_registries(args)
+    with plugin_output_to(err):
+        checked = [(r, diagnose(r, load=args.load)) for r in registries]
+    # Every finding once, problems first, with its group (None: the whole environment).
     collected: dict[tuple[str, str, str | None], tuple[Finding, str | None]] = {}
     for registry, result in checked:
         for finding in result.findings:
             scope = None if finding.kind in ENVIRONMENT_CODES else registry.group
             collected.setdefault((finding.kind, finding.message, scope), (finding, scope))
-    return sorted(collected.values(), key=lambda item: not item[0].is_problem)
+    findings = sorted(collected.values(), key=lambda item: not item[0].is_problem)
+    problems = sum(f.is_problem for f, _ in findings)
+    notes = len(findings) - problems
+    status = EXIT_PROBLEM if problems else EXIT_OK
+    entry_points = sum(len(result.plugins) for _, result in checked)
+    builtin = plugin = 0  # what --load would import: built-in defaults, plugin backends in effect
+    if not args.load:
+        builtin = sum(d is not None for r, _ in checked for d in r._attn_defaults.values())
+        plugin = sum(len(result.used) for _, result in checked)
+    if args.json:
+        document = {
+            "attn_version": _version(),
+            "loaded": args.load,
+            "plugins_disabled": all(result.plugins_disabled for _, result in checked),
+            "groups": [registry.group for registry, _ in checked],
+            "plugin_entry_points": entry_points,
+            "not_imported": {"builtin": builtin, "plugin": plugin},
+            "problems": problems,
+            "notes": notes,
+            "findings": [
+                {
+                    "severity": "problem" if f.is_problem else "note",
+                    "kind": f.kind,
+                    "group": scope,
+                    "subject": f.subject,
+                    "message": f.message,
+                    "fix": f.fix,
+                }
+                for f, scope in findings
+            ],
+        }
+        # One write: json.dump writes each token, a system call apiece on an unbuffered stdout.
+        out.write(json.dumps(document, indent=2) + "\n")
+        return status
+    style = Style(out)
+    for finding, scope in findings:
+        where = f", {scope}" if scope else ""
+        verdict = style("problem" if finding.is_problem else "note")
+        out.write(wrap(f"{verdict} ({finding.kind}{where}): {finding.message}", "    ", "") + "\n")
+        out.write(wrap(f"fix: {finding.fix}", "    ", "  ") + "\n")
+    out.write(_controls_note(checked))
+    if not args.load:
+        out.write(
+            f"Not imported: {builtin} built-in and {plural(plugin, 'plugin backend')} "
+            "(import failures are not checked).\n"
+            f"Run '{args.prog} --load' to import every backend (it runs plugin code).\n"
+        )
+    scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
+    if args.load:
+        scope += ", every backend imported"
+    if problems:
+        also = f" and {plural(notes, 'note')}" if notes else ""
+        out.write(f"{args.prog}: {plural(problems, 'problem')}{also} ({scope}).\n")
+    else:
+        also = f", {plural(notes, 'note')}" if notes else ""
+        out.write(f"{args.prog}: no problems found{also} ({scope}).\n")
+    return status
 
 
-def _not_imported(checked: Sequence[_Checked]) -> tuple[int, int]:
-    """How many built-in and plugin backends ``--load`` would import."""
-    builtin = sum(d is not None for r, _ in checked for d in r._attn_defaults.values())
-    return builtin, sum(len(result.used) for _, result in checked)
+#: The most a saved state can hold: a hundred times the state of a host with
+#: a thousand backends. Reading stops there (``--against /dev/zero`` ends).
+MAX_STATE_CHARS = 64 * 1024 * 1024
 
 
-def _to_json(
-    checked: Sequence[_Checked], collected: Sequence[tuple[Finding, str | None]], *, load: bool
-) -> dict[str, object]:
-    builtin, plugin = (0, 0) if load else _not_imported(checked)
-    problems = sum(f.is_problem for f, _ in collected)
-    return {
-        "attn_version": version_label(),
-        "loaded": load,
-        "plugins_disabled": all(result.plugins_disabled for _, result in checked),
-        "groups": [registry.group for registry, _ in checked],
-        "plugin_entry_points": sum(len(result.plugins) for _, result in checked),
-        "not_imported": {"builtin": builtin, "plugin": plugin},
-        "problems": problems,
-        "notes": len(collected) - problems,
-        "findings": [
-            {
-                "severity": "problem" if f.is_problem else "note",
-                "kind": f.kind,
-                "group": scope,
-                "subject": f.subject,
-                "message": f.message,
-                "fix": f.fix,
-            }
-            for f, scope in collected
-        ],
-    }
+def _summary(state: WorkerState) -> str:
+    backends = plural(sum(len(r.backends) for r in state.registries), "backend")
+    return f"{backends} of {plural(len(state.registries), 'registry', 'registries')}"
+
+
+def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Write the state of the registries *args* name to the file (or stdout); say so on stderr."""
+    registries = selected_registries(args)
+    with plugin_output_to(err):
+        state = WorkerState(tuple(_capture(r) for r in registries))
+    text = json.dumps({"attn_version": _version(), **state.to_json()}, indent=2) + "\n"
+    if args.file == "-":
+        out.write(text)
+        return EXIT_OK
+    try:
+        with open(args.file, "w", encoding="utf-8") as handle:  # noqa: PTH123 - os-level path
+            handle.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.file}: {exc.strerror or exc}", args.prog) from exc
+    err.write(
+        f"Saved {_summary(state)} to {args.file}; check another environment with "
+        f"'{args.root} doctor --against {args.file}'.\n"
+    )
+    return EXIT_OK
 
 
 def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -114,89 +167,40 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         msg = "--against compares with a saved state; it cannot be combined with --load or --json"
         raise UsageError(msg, args.prog)
     path = args.against
-    state = load(path, args.prog)
-    selected_registries(
-        args, args.selected
-    )  # declare the registries, as a worker importing them does
+    name = "stdin" if path == "-" else path
+    not_state = f"{name} is not a saved attn state"
+    try:
+        if path != "-":
+            with open(path, encoding="utf-8") as handle:  # noqa: PTH123 - os-level path
+                text = handle.read(MAX_STATE_CHARS + 1)
+        elif sys.stdin is None:  # `attn doctor --against - <&-`
+            raise UsageError("cannot read stdin: stdin is closed", args.prog)
+        else:
+            text = sys.stdin.read(MAX_STATE_CHARS + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}", args.prog) from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{not_state}: not UTF-8 text ({exc.reason})", args.prog) from exc
+    if len(text) > MAX_STATE_CHARS:  # /dev/zero, or a file that is no state
+        msg = f"{not_state}: longer than {MAX_STATE_CHARS:,} characters"
+        raise UsageError(msg, args.prog)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+        raise UsageError(f"{not_state}: not JSON ({exc})", args.prog) from exc
+    try:
+        state = WorkerState.from_json(data)
+    except ValueError as exc:
+        msg = f"{name} is {exc}; write it with 'attn state save FILE'"
+        raise UsageError(msg, args.prog) from exc
+    selected_registries(args)  # declare the registries, as a worker importing them does
     try:
         with plugin_output_to(err):
             apply_state(state)
     except StateMismatchError as exc:
-        out.write(f"{exc}\n")
-        out.write(f"{args.prog}: this environment differs from the state in {path}.\n")
+        out.write(f"{exc}\n{args.prog}: this environment differs from the state in {path}.\n")
         return EXIT_PROBLEM
-    backends = sum(len(r.backends) for r in state.registries)
     out.write(
-        f"{args.prog}: this environment resolves all {plural(backends, 'backend')} of "
-        f"{registries_label(len(state.registries))} like the state in {path}.\n"
+        f"{args.prog}: this environment resolves all {_summary(state)} like the state in {path}.\n"
     )
     return EXIT_OK
-
-
-def _controls_note(checked: Sequence[_Checked]) -> str:
-    """What each host's controls keep out of the check: every plugin, or the blocked ones."""
-    text = ""
-    for prefix, controls in {r.env_prefix: r._attn_state.controls() for r, _ in checked}.items():
-        results = [result for r, result in checked if r.env_prefix == prefix]
-        if all(result.plugins_disabled for result in results):
-            text += f"Plugins are disabled ({controls.disable_variable} is set): "
-            text += "no plugin was checked.\n"
-            continue
-        if not controls.block:
-            continue
-        setting = f"{controls.block_variable}={','.join(controls.block_as_written)}"
-        blocked = {
-            p.origin_label: None for r in results for p in r.plugins if p.code is Code.BLOCKED
-        }
-        if not blocked:
-            text += f"{setting} blocks no installed plugin.\n"
-            continue
-        note = (
-            f"Blocked by {setting}: {', '.join(blocked)} (disabled; their code is never imported)."
-        )
-        text += wrap(note, "    ", first="") + "\n"
-    return text
-
-
-def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
-    """Print every finding with its fix and a summary; return the exit code."""
-    if args.against is not None:
-        return _against(args, out, err)
-    registries = selected_registries(args, args.selected)
-    with plugin_output_to(err):
-        checked = [(r, diagnose(r, load=args.load)) for r in registries]
-    collected = _collect(checked)
-    problems = sum(f.is_problem for f, _ in collected)
-    status = EXIT_PROBLEM if problems else EXIT_OK
-    if args.json:
-        # One write: json.dump writes each token, one system call apiece when
-        # stdout is unbuffered (PYTHONUNBUFFERED=1, as many container images set).
-        out.write(json.dumps(_to_json(checked, collected, load=args.load), indent=2) + "\n")
-        return status
-    style = Style(out)
-    for finding, scope in collected:
-        verdict = style.word("problem" if finding.is_problem else "note")
-        where = f", {scope}" if scope else ""
-        heading = f"{verdict} ({finding.kind}{where}): {finding.message}"
-        out.write(wrap(heading, "    ", first="") + "\n")
-        out.write(wrap(f"fix: {finding.fix}", "    ", first="  ") + "\n")
-    out.write(_controls_note(checked))
-    if not args.load:
-        builtin, plugin = _not_imported(checked)
-        out.write(
-            f"Not imported: {builtin} built-in and {plural(plugin, 'plugin backend')} "
-            "(import failures are not checked).\n"
-            f"Run '{args.prog} --load' to import every backend (it runs plugin code).\n"
-        )
-    entry_points = sum(len(result.plugins) for _, result in checked)
-    scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
-    if args.load:
-        scope += ", every backend imported"
-    notes = len(collected) - problems
-    if problems:
-        also = f" and {plural(notes, 'note')}" if notes else ""
-        out.write(f"{args.prog}: {plural(problems, 'problem')}{also} ({scope}).\n")
-    else:
-        also = f", {plural(notes, 'note')}" if notes else ""
-        out.write(f"{args.prog}: no problems found{also} ({scope}).\n")
-    return status

@@ -5,56 +5,28 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ._common import (
-    EXIT_OK,
-    EXIT_PROBLEM,
-    REGISTRY_HELP,
-    SUMMARIES,
-    UsageError,
-    add_registry_option,
-    plugin_output_to,
-    selected_registries,
-    version_label,
-)
+from attn import _version
+
+from ._common import EXIT_OK, EXIT_PROBLEM, UsageError, plugin_output_to, selected_registries
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
     from typing import IO
 
-    from attn.registry.selection import Candidate
+#: How many lists and objects a ``--set`` value may nest (``capability=[9,0]`` nests 1).
+MAX_DEPTH = 100
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Declare ``attn select`` and its arguments."""
-    parser = sub.add_parser(
-        "select",
-        help=SUMMARIES["select"],
-        description="Try the registry's candidates in order for the settings given and print "
-        "each verdict with its reasons; the first valid one is chosen.",
-    )
-    parser.add_argument(
-        "registry",
-        nargs="?",
-        metavar="REGISTRY",
-        help=f"{REGISTRY_HELP} (may be left out when the command knows one registry only)",
-    )
-    add_registry_option(parser)
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        dest="settings",
-        help="a setting (repeatable); VALUE is read as JSON when it is JSON "
-        "(head_size=128, capability=[9,0], use_mla=true), else as a string (device=cuda)",
-    )
-    parser.add_argument("--backend", metavar="NAME", help="try this backend alone")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+def _depth(value: object) -> int:
+    """How many lists and objects *value* (parsed JSON) nests (``[]`` is 1)."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    return 1 + max(map(_depth, value), default=0) if isinstance(value, list) else 0
 
 
 def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
-    """``KEY=VALUE`` pairs as settings; a later KEY wins.
+    """``KEY=VALUE`` pairs as settings, VALUE as JSON when it is JSON; a later KEY wins.
 
     Raises:
         UsageError: a pair has no ``=``, its KEY is not an identifier, or its
@@ -68,59 +40,26 @@ def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
             raise UsageError(msg, prog)
         try:
             value = json.loads(text)
-        except RecursionError:  # JSON, nested too deeply for the parser
-            value = _TOO_DEEP
+            deep = _depth(value) > MAX_DEPTH
+        except RecursionError:  # nested too deeply for the parser, or for _depth
+            deep = True
         except ValueError:
-            value = text
-        if value is _TOO_DEEP or _depth(value) > MAX_DEPTH:
+            value, deep = text, False
+        if deep:
             msg = f"--set {key}: the value is JSON nested more than {MAX_DEPTH} deep"
             raise UsageError(msg, prog)
         settings[key] = value
     return settings
 
 
-#: How many lists and objects a ``--set`` value may nest (``capability=[9,0]`` nests 1).
-MAX_DEPTH = 100
-_TOO_DEEP = object()
-
-
-def _depth(value: object) -> int:
-    """How many lists and objects *value* (parsed JSON) nests (``[]`` is 1), without recursion."""
-    deepest, pending = 0, [(value, 1)]
-    while pending and deepest <= MAX_DEPTH:
-        item, depth = pending.pop()
-        if isinstance(item, dict):
-            children: list[object] = list(item.values())
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, depth)
-        pending.extend((child, depth + 1) for child in children)
-    return deepest
-
-
-def _row(row: Candidate) -> dict[str, object]:
-    return {
-        "name": row.name,
-        "origin": row.origin,
-        "distribution": row.distribution,
-        "distribution_version": row.version,
-        "path": row.path,
-        "verdict": row.verdict,
-        "fallback": row.fallback,
-        "reasons": [{"code": r.code, "message": r.message} for r in row.reasons],
-    }
-
-
-def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Choose the backend of the registry *args* names; 0 when one is chosen, 1 when none is."""
     from attn.registry.errors import SelectionError  # noqa: PLC0415
     from attn.registry.selection import Candidate  # noqa: PLC0415
     from attn.registry.selection import select as choose  # noqa: PLC0415
 
     settings = parse_settings(args.settings, args.prog)
-    registries = selected_registries(args, [*filter(None, [args.registry]), *args.selected])
+    registries = selected_registries(args, args.registry)
     if len(registries) != 1:
         names = ", ".join(f"{r.__name__} ({r.group})" for r in registries)
         raise UsageError(f"select needs one registry; name one of: {names}", args.prog)
@@ -134,16 +73,29 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     else:
         chosen, explicit, tried = selection.name, selection.explicit, selection.tried
         text = str(selection)
-    if args.json:
-        payload = {
-            "attn_version": version_label(),
-            "registry": registry.__name__,
-            "settings": settings,
-            "explicit": explicit,
-            "chosen": chosen,
-            "tried": [_row(row) for row in tried],
-        }
-        out.write(json.dumps(payload, indent=2, default=str) + "\n")
-    else:
+    if not args.json:
         out.write(f"{text}\n")
+        return EXIT_OK if chosen is not None else EXIT_PROBLEM
+    rows_json = [
+        {
+            "name": row.name,
+            "origin": row.origin,
+            "distribution": row.distribution,
+            "distribution_version": row.version,
+            "path": row.path,
+            "verdict": row.verdict,
+            "fallback": row.fallback,
+            "reasons": [{"code": r.code, "message": r.message} for r in row.reasons],
+        }
+        for row in tried
+    ]
+    payload = {
+        "attn_version": _version(),
+        "registry": registry.__name__,
+        "settings": settings,
+        "explicit": explicit,
+        "chosen": chosen,
+        "tried": rows_json,
+    }
+    out.write(json.dumps(payload, indent=2, default=str) + "\n")
     return EXIT_OK if chosen is not None else EXIT_PROBLEM
