@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
+#: The module of each command's ``run_<command>`` (a module ``list`` would hide the built-in).
+_MODULES = {"list": "listing", "show": "listing", "state": "doctor"}
 _REGISTRY = """a registry's class name or entry-point group, spelled exactly, or MODULE:CLASS
     to import another host's registry"""
 _FLAG = {"action": "store_true"}
@@ -181,11 +183,8 @@ def _run(argv: list[str], out: IO[str], err: IO[str], known: object, prog: str) 
     if args.command is None:
         parser.print_help(err)
         return EXIT_USAGE
-    # The modules are named for what they do: a submodule ``list`` would hide the built-in here.
-    module = {"list": "listing", "show": "listing", "state": "doctor"}.get(
-        args.command, args.command
-    )
-    run = getattr(importlib.import_module(f"{__name__}.{module}"), f"run_{args.command}")
+    module = importlib.import_module(f"{__name__}.{_MODULES.get(args.command, args.command)}")
+    run = getattr(module, f"run_{args.command}")
     status: int = run(args, out, err)
     return status
 
@@ -207,11 +206,9 @@ class _Stderr:
         self._stream = stream
 
     def printable(self, text: str) -> str:
-        def escaped(match: re.Match[str]) -> str:
-            kept = self._tty and match[1]
-            return kept or match[0].encode("unicode_escape").decode("ascii")
-
-        return _CONTROLS.sub(escaped, text)
+        return _CONTROLS.sub(
+            lambda m: (self._tty and m[1]) or m[0].encode("unicode_escape").decode("ascii"), text
+        )
 
     def write(self, text: str) -> object:
         return self._stream.write(self.printable(text))
@@ -233,10 +230,8 @@ class _Stdout(_Stderr):
     def __init__(self, stream: IO[str] | None) -> None:
         super().__init__(cast("IO[str]", stream))
         self._closed = stream is None
-        try:
-            self._tty = stream is not None and stream.isatty()
-        except (AttributeError, OSError, ValueError):  # a closed file, a stream without isatty
-            self._tty = False
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # closed, or no isatty
+            self._tty = self._stream.isatty()
 
     def isatty(self) -> bool:
         return self._tty
@@ -290,15 +285,13 @@ def _main(argv: list[str], known: object, prog: str, err: IO[str]) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
+            # Not rejected plugins: every command shows them itself, with the reason.
+            warnings.simplefilter("ignore", RejectedPluginWarning)
             try:
                 return _run(argv, cast("IO[str]", _Stdout(sys.stdout)), err, known, prog)
-            finally:  # not rejected plugins: every command shows them itself, with the reason
-                texts = [
-                    str(w.message)
-                    for w in caught
-                    if not issubclass(w.category, RejectedPluginWarning)
-                ]
-                err.writelines(f"Warning: {text}\n" for text in dict.fromkeys(texts))
+            finally:
+                texts = dict.fromkeys(str(w.message) for w in caught)
+                err.writelines(f"Warning: {text}\n" for text in texts)
     except UsageError as exc:
         err.write(f"Error: {exc}\nTry '{exc.prog} --help' for help.\n")
         return EXIT_USAGE

@@ -60,10 +60,9 @@ def _imported(value: str, prog: str) -> BackendEnumMeta:
 
 
 def selected_registries(args: argparse.Namespace, *named: str | None) -> list[BackendEnumMeta]:
-    """The registries *named* and ``--registry`` pick; by default every one the command knows.
+    """The registries *named* and ``--registry`` pick (class name, group or MODULE:CLASS).
 
-    Known are attn's two (or those given to `attn.cli.main`) and those that
-    ``MODULE:CLASS`` names import; a name is a registry's class name or group.
+    By default, every one the command knows: attn's two, or those given to `attn.cli.main`.
     """
     names = [*filter(None, named), *args.selected]
     imported = {name: _imported(name, args.prog) for name in names if ":" in name}
@@ -104,10 +103,8 @@ class Style:
     """Colour for terminals; plain text for pipes, files and ``NO_COLOR``."""
 
     def __init__(self, stream: IO[str]) -> None:
-        environ = os.environ
-        self.color = (
-            stream.isatty() and not environ.get("NO_COLOR") and environ.get("TERM") != "dumb"
-        )
+        plain = os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb"
+        self.color = stream.isatty() and not plain
 
     def __call__(self, text: str, code: str | None = None) -> str:
         """*text* in the ANSI colour *code*, by default that of the status it names."""

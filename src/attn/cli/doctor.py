@@ -1,9 +1,7 @@
-"""``attn doctor``: check the environment and print a fix for each problem.
+"""``attn doctor``; ``attn state save FILE``, which ``attn doctor --against FILE`` compares with.
 
-``attn state save FILE`` saves what every backend resolves to here, and ``attn
-doctor --against FILE`` compares another environment with it. The file holds
-what `attn.capture_state()` returns (``WorkerState.to_json()``), read back with
-``WorkerState.from_json``: nothing in it is executed or unpickled.
+A saved state is `attn.capture_state()`'s ``to_json()``, read back with ``WorkerState.from_json``:
+nothing in it is executed or unpickled.
 """
 
 from __future__ import annotations
@@ -91,18 +89,11 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             "problems": problems,
             "notes": notes,
             "findings": [
-                {
-                    "severity": "problem" if f.is_problem else "note",
-                    "kind": f.kind,
-                    "group": scope,
-                    "subject": f.subject,
-                    "message": f.message,
-                    "fix": f.fix,
-                }
+                {"severity": "problem" if f.is_problem else "note", "kind": f.kind, "group": scope}
+                | {"subject": f.subject, "message": f.message, "fix": f.fix}
                 for f, scope in findings
             ],
         }
-        # One write: json.dump writes each token, a system call apiece on an unbuffered stdout.
         out.write(json.dumps(document, indent=2) + "\n")
         return status
     style = Style(out)

@@ -46,21 +46,20 @@ def _source(row: BackendRow, report: RegistryReport) -> str:
 _HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
 #: A longer name widens only its own row, not every row of the table.
 _MAX_NAME = 32
-_AVAILABLE = {None: "unknown", True: "yes", False: "no"}
+_YES = {None: "unknown", True: "yes", False: "no"}
 
 
 def _table(report: RegistryReport, style: Style, root: str) -> list[str]:
-    rows = [
-        [
-            row.name,
-            row.origin,
-            _source(row, report),
-            "yes" if row.overridden else "no",
-            row.status,
-            "-" if row.path is None else _AVAILABLE[row.available],
-        ]
-        for row in report.backends
-    ]
+    rows: list[list[str]] = []
+    notes = []
+    for b in report.backends:
+        available = "-" if b.path is None else _YES[b.available]
+        rows.append([b.name, b.origin, _source(b, report), _YES[b.overridden], b.status, available])
+        if b.status == "unregistered":
+            how = f"'{root} show {b.name}' says how to register one."
+            notes.append(f"{b.name}: unregistered (no built-in default); {how}")
+        elif b.status == "broken" and b.reason:
+            notes.append(f"{b.name} is {style('broken')}: {b.reason}")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
     widths[0] = min(widths[0], _MAX_NAME)
     # FROM takes what the other columns leave, at least 12 characters; longer ones end in "...".
@@ -77,19 +76,7 @@ def _table(report: RegistryReport, style: Style, root: str) -> list[str]:
 
     lines = [line(_HEADERS, [style(h, BOLD) for h in _HEADERS])]
     lines += [line(r, [*r[:4], style(r[4]), r[5]]) for r in rows]
-    for row in report.backends:
-        if row.status == "unregistered":
-            lines.append(
-                wrap(
-                    f"{row.name}: unregistered (no built-in default); "
-                    f"'{root} show {row.name}' says how to register one.",
-                    "    ",
-                    "  ",
-                )
-            )
-        elif row.status == "broken" and row.reason:
-            lines.append(wrap(f"{row.name} is {style('broken')}: {row.reason}", "    ", "  "))
-    return lines
+    return lines + [wrap(note, "    ", "  ") for note in notes]
 
 
 def _listing(report: RegistryReport, controls: Controls, style: Style, root: str) -> list[str]:
@@ -134,13 +121,11 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         scanned = (r.host_version for r in reports if r.host == "attn" and r.host_version)
         payload = {
             "attn_version": next(scanned, None) or _version(),
-            # Each host's variables by name: not in the schema, and consumers ignore
-            # fields they do not know.
+            # Each host's variables by name (not in the schema: consumers ignore it).
             "controls": {k: v for c in controls for k, v in c.to_json().items()},
             "registries": [r.to_json() for r in reports],
         }
-        # One write: json.dump writes each token, one system call apiece when
-        # stdout is unbuffered (PYTHONUNBUFFERED=1, as many container images set).
+        # One write, not json.dump's write per token (a system call each when unbuffered).
         out.write(json.dumps(payload, indent=2) + "\n")
     else:
         style = Style(out)
