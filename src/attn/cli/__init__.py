@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 from attn import _version
 from attn.registry.errors import AttnConfigError, AttnError, AttnWarning, RejectedPluginWarning
 
-from ._common import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, UsageError, did_you_mean, is_registry
+from ._common import UsageError, did_you_mean, is_registry
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -172,17 +172,17 @@ def _run(argv: list[str], out: IO[str], err: IO[str], known: object, prog: str) 
         args, extra = parser.parse_known_args(argv)
     except _Help as exc:
         out.write(str(exc))
-        return EXIT_OK
+        return 0
     if extra:  # argparse blames the top-level parser; the arguments belong to the command
         after = args.command is not None and extra[0] in argv[argv.index(args.command) + 1 :]
         msg = f"unrecognized arguments: {' '.join(extra)}"
         raise UsageError(msg, f"{prog} {args.command}" if after else prog)
     if args.version:
         out.write(f"attn {_version()} (Python {sys.version.split()[0]}, {sys.executable})\n")
-        return EXIT_OK
+        return 0
     if args.command is None:
         parser.print_help(err)
-        return EXIT_USAGE
+        return 2
     module = importlib.import_module(f"{__name__}.{_MODULES.get(args.command, args.command)}")
     run = getattr(module, f"run_{args.command}")
     status: int = run(args, out, err)
@@ -294,10 +294,10 @@ def _main(argv: list[str], known: object, prog: str, err: IO[str]) -> int:
                 err.writelines(f"Warning: {text}\n" for text in texts)
     except UsageError as exc:
         err.write(f"Error: {exc}\nTry '{exc.prog} --help' for help.\n")
-        return EXIT_USAGE
+        return 2
     except AttnError as exc:
         err.write(f"Error: {exc}\n")
-        return EXIT_USAGE if isinstance(exc, AttnConfigError) else EXIT_PROBLEM
+        return 2 if isinstance(exc, AttnConfigError) else 1
     except KeyboardInterrupt:
         err.write("Aborted.\n")
         return 130
@@ -310,4 +310,4 @@ def _main(argv: list[str], known: object, prog: str, err: IO[str]) -> int:
                 os.dup2(devnull, sys.stdout.fileno())
             finally:
                 os.close(devnull)
-        return EXIT_PROBLEM
+        return 1

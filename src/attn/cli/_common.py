@@ -18,9 +18,6 @@ if TYPE_CHECKING:
 
 
 WIDTH = 100  # the width the human output is laid out for
-EXIT_OK = 0
-EXIT_PROBLEM = 1
-EXIT_USAGE = 2
 
 
 class UsageError(Exception):

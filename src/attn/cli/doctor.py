@@ -15,16 +15,7 @@ from attn.registry.errors import ENVIRONMENT_CODES, Code, StateMismatchError
 from attn.registry.listing import diagnose
 from attn.registry.workers import WorkerState, _capture, apply_state
 
-from ._common import (
-    EXIT_OK,
-    EXIT_PROBLEM,
-    Style,
-    UsageError,
-    plugin_output_to,
-    plural,
-    selected_registries,
-    wrap,
-)
+from ._common import Style, UsageError, plugin_output_to, plural, selected_registries, wrap
 
 if TYPE_CHECKING:
     import argparse
@@ -72,7 +63,7 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     findings = sorted(collected.values(), key=lambda item: not item[0].is_problem)
     problems = sum(f.is_problem for f, _ in findings)
     notes = len(findings) - problems
-    status = EXIT_PROBLEM if problems else EXIT_OK
+    status = 1 if problems else 0
     entry_points = sum(len(result.plugins) for _, result in checked)
     builtin = plugin = 0  # what --load would import: built-in defaults, plugin backends in effect
     if not args.load:
@@ -139,7 +130,7 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     text = json.dumps({"attn_version": _version(), **state.to_json()}, indent=2) + "\n"
     if args.file == "-":
         out.write(text)
-        return EXIT_OK
+        return 0
     try:
         with open(args.file, "w", encoding="utf-8") as handle:  # noqa: PTH123 - os-level path
             handle.write(text)
@@ -149,7 +140,7 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         f"Saved {_summary(state)} to {args.file}; check another environment with "
         f"'{args.root} doctor --against {args.file}'.\n"
     )
-    return EXIT_OK
+    return 0
 
 
 def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -190,8 +181,8 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             apply_state(state)
     except StateMismatchError as exc:
         out.write(f"{exc}\n{args.prog}: this environment differs from the state in {path}.\n")
-        return EXIT_PROBLEM
+        return 1
     out.write(
         f"{args.prog}: this environment resolves all {_summary(state)} like the state in {path}.\n"
     )
-    return EXIT_OK
+    return 0

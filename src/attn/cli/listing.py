@@ -10,17 +10,7 @@ from attn.registry.enum import close_matches
 from attn.registry.errors import Code
 from attn.registry.listing import build_report
 
-from ._common import (
-    BOLD,
-    EXIT_OK,
-    EXIT_PROBLEM,
-    WIDTH,
-    Style,
-    plugin_output_to,
-    plural,
-    selected_registries,
-    wrap,
-)
+from ._common import BOLD, WIDTH, Style, plugin_output_to, plural, selected_registries, wrap
 
 if TYPE_CHECKING:
     import argparse
@@ -143,12 +133,12 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         if row.status == "broken"
     }
     if not broken:
-        return EXIT_OK
+        return 0
     variables = "=1, ".join(dict.fromkeys(broken.values()))
     err.write(
         f"Error: {variables}=1 and {len(broken)} backend(s) cannot be loaded: {', '.join(broken)}\n"
     )
-    return EXIT_PROBLEM
+    return 1
 
 
 def _fields(fields: Mapping[str, str | None], indent: int = 2) -> list[str]:
@@ -269,7 +259,7 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     ]
     if any(blocks):
         out.write("\n\n".join(filter(None, blocks)) + "\n")
-        return EXIT_OK
+        return 0
     message = f"Error: unknown backend {name!r} in {_either([r.registry for r in reports])}.\n"
     for report in reports:
         message += "".join(
@@ -288,4 +278,4 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         f"'{args.root} doctor' checks the installed plugins and says how to fix what it finds.\n"
     )
     err.write(message)
-    return EXIT_PROBLEM
+    return 1

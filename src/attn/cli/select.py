@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from attn import _version
 
-from ._common import EXIT_OK, EXIT_PROBLEM, UsageError, plugin_output_to, selected_registries
+from ._common import UsageError, plugin_output_to, selected_registries
 
 if TYPE_CHECKING:
     import argparse
@@ -75,7 +75,7 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         text = str(selection)
     if not args.json:
         out.write(f"{text}\n")
-        return EXIT_OK if chosen is not None else EXIT_PROBLEM
+        return 0 if chosen is not None else 1
     rows_json = [
         {
             "name": row.name,
@@ -98,4 +98,4 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         "tried": rows_json,
     }
     out.write(json.dumps(payload, indent=2, default=str) + "\n")
-    return EXIT_OK if chosen is not None else EXIT_PROBLEM
+    return 0 if chosen is not None else 1
