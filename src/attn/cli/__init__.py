@@ -105,15 +105,13 @@ class _Help(Exception):  # noqa: N818 - not an error: --help was asked for
     """The help text, for the command's stdout writer (so that a failed write counts)."""
 
 
-class Parser(argparse.ArgumentParser):
+class _Parser(argparse.ArgumentParser):
     """An argument parser that raises instead of exiting the process."""
 
     def error(self, message: str) -> NoReturn:
-        """Raise a `UsageError` naming this (sub)command."""
         raise UsageError(message, self.prog)
 
     def print_help(self, file: SupportsWrite[str] | None = None) -> None:
-        """Print the help on *file*; for stdout, raise it for the command's writer."""
         if file is None:
             raise _Help(self.format_help())
         file.write(self.format_help())
@@ -131,9 +129,9 @@ class Parser(argparse.ArgumentParser):
         return formatter(prog=self.prog, width=(columns if columns > 0 else 80) - 2)  # type: ignore[no-any-return]
 
 
-def _parser(command: str | None, prog: str) -> Parser:
+def _parser(command: str | None, prog: str) -> _Parser:
     """The parser: *command*'s arguments, and only the names of the other commands."""
-    parser = Parser(
+    parser = _Parser(
         prog=prog,
         description="List and diagnose backends and the plugins that provide them.",
         epilog="Exit status: 0 success, 1 a problem was found, 2 a usage error.",
@@ -141,7 +139,7 @@ def _parser(command: str | None, prog: str) -> Parser:
     parser.add_argument(
         "--version", action="store_true", help="print attn's version and the Python in use"
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (summary, description, *arguments) in _COMMANDS.items():
         if name != command:
             sub.add_parser(name, help=summary)
@@ -184,9 +182,7 @@ def _run(argv: list[str], out: IO[str], err: IO[str], known: object, prog: str) 
         parser.print_help(err)
         return 2
     module = importlib.import_module(f"{__name__}.{_MODULES.get(args.command, args.command)}")
-    run = getattr(module, f"run_{args.command}")
-    status: int = run(args, out, err)
-    return status
+    return int(getattr(module, f"run_{args.command}")(args, out, err))
 
 
 #: attn's own colour codes, then every character that would move the cursor, retitle or clear
@@ -222,10 +218,7 @@ class _Stderr:
 
 
 class _Stdout(_Stderr):
-    """``sys.stdout``, flushed at each write; a write refused is an `AttnError` (exit 1).
-
-    A closed pipe (``attn list | head``) stays a ``BrokenPipeError``: the reader left.
-    """
+    """``sys.stdout``, flushed at each write; a refused write is an `AttnError` (exit 1)."""
 
     def __init__(self, stream: IO[str] | None) -> None:
         super().__init__(cast("IO[str]", stream))
@@ -243,7 +236,7 @@ class _Stdout(_Stderr):
         try:  # attn's colours only go to a terminal; no other control passes
             self._stream.write(self.printable(text))
             self._stream.flush()
-        except BrokenPipeError:
+        except BrokenPipeError:  # `attn list | head`: the reader left, `main` ends quietly
             raise
         except UnicodeEncodeError as exc:
             bad = exc.object[exc.start : exc.end]
@@ -262,10 +255,9 @@ def main(
 ) -> int:
     """Run the ``attn`` command with *argv* (default ``sys.argv[1:]``); return the exit code.
 
-    A host ships the same commands for its own registries: with *registries*,
-    the commands work on those (and on any that ``--registry MODULE:CLASS``
-    names) instead of attn's two, and *prog* is the command's name in usage
-    lines and hints (``"tinyinfer plugins"``; default ``attn``).
+    A host ships the same commands for its own *registries* (instead of attn's
+    two), with *prog* as the command's name in usage lines and hints
+    (``"tinyinfer plugins"``; default ``attn``).
 
     Raises:
         TypeError: an item of *registries* is not a registry class.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from attn import _version
@@ -152,13 +153,10 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     name = "stdin" if path == "-" else path
     not_state = f"{name} is not a saved attn state"
     try:
-        if path != "-":
-            with open(path, encoding="utf-8") as handle:  # noqa: PTH123 - os-level path
-                text = handle.read(MAX_STATE_CHARS + 1)
-        elif sys.stdin is None:  # `attn doctor --against - <&-`
-            raise UsageError("cannot read stdin: stdin is closed", args.prog)
-        else:
-            text = sys.stdin.read(MAX_STATE_CHARS + 1)
+        with open(path, encoding="utf-8") if path != "-" else nullcontext(sys.stdin) as handle:  # noqa: PTH123 - os-level path
+            if handle is None:  # `attn doctor --against - <&-`
+                raise UsageError("cannot read stdin: stdin is closed", args.prog)
+            text = handle.read(MAX_STATE_CHARS + 1)
     except OSError as exc:
         raise UsageError(f"cannot read {name}: {exc.strerror or exc}", args.prog) from exc
     except UnicodeDecodeError as exc:

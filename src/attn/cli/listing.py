@@ -132,13 +132,11 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         for row in r.backends
         if row.status == "broken"
     }
-    if not broken:
-        return 0
-    variables = "=1, ".join(dict.fromkeys(broken.values()))
-    err.write(
-        f"Error: {variables}=1 and {len(broken)} backend(s) cannot be loaded: {', '.join(broken)}\n"
-    )
-    return 1
+    if broken:
+        variables = "=1, ".join(dict.fromkeys(broken.values()))
+        count = f"{len(broken)} backend(s) cannot be loaded: {', '.join(broken)}"
+        err.write(f"Error: {variables}=1 and {count}\n")
+    return 1 if broken else 0
 
 
 def _fields(fields: Mapping[str, str | None], indent: int = 2) -> list[str]:
@@ -213,12 +211,10 @@ def _detail(
     claimants = [p for p in report.plugins if p.name == name]
     if row is None and not claimants:
         return None
-    if row is not None and row.default_path is not None:
-        default = f"{row.default_path} (built-in)"
-    elif name in registry._attn_defaults:
-        default = f"none: {name} has no built-in default"
-    else:
-        default = f"none: {name} is not a built-in"
+    why = "has no built-in default" if name in registry._attn_defaults else "is not a built-in"
+    default = (
+        f"{row.default_path} (built-in)" if row and row.default_path else f"none: {name} {why}"
+    )
     if row is None:
         fix = f"'{args.root} doctor' says how to fix it"
         fields = {"status": f"not in effect: no claimant is used; {fix}", "default": default}

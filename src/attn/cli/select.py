@@ -68,34 +68,33 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         with plugin_output_to(err):
             selection = choose(registry, args.backend, **settings)
     except SelectionError as exc:
-        rows = tuple(row for row in exc.tried if isinstance(row, Candidate))
-        chosen, explicit, tried, text = None, exc.explicit, rows, str(exc)
+        tried = tuple(row for row in exc.tried if isinstance(row, Candidate))
+        chosen, explicit, text = None, exc.explicit, str(exc)
     else:
         chosen, explicit, tried = selection.name, selection.explicit, selection.tried
         text = str(selection)
-    if not args.json:
-        out.write(f"{text}\n")
-        return 0 if chosen is not None else 1
-    rows_json = [
-        {
-            "name": row.name,
-            "origin": row.origin,
-            "distribution": row.distribution,
-            "distribution_version": row.version,
-            "path": row.path,
-            "verdict": row.verdict,
-            "fallback": row.fallback,
-            "reasons": [{"code": r.code, "message": r.message} for r in row.reasons],
+    if args.json:
+        rows = [
+            {
+                "name": row.name,
+                "origin": row.origin,
+                "distribution": row.distribution,
+                "distribution_version": row.version,
+                "path": row.path,
+                "verdict": row.verdict,
+                "fallback": row.fallback,
+                "reasons": [{"code": r.code, "message": r.message} for r in row.reasons],
+            }
+            for row in tried
+        ]
+        payload = {
+            "attn_version": _version(),
+            "registry": registry.__name__,
+            "settings": settings,
+            "explicit": explicit,
+            "chosen": chosen,
+            "tried": rows,
         }
-        for row in tried
-    ]
-    payload = {
-        "attn_version": _version(),
-        "registry": registry.__name__,
-        "settings": settings,
-        "explicit": explicit,
-        "chosen": chosen,
-        "tried": rows_json,
-    }
-    out.write(json.dumps(payload, indent=2, default=str) + "\n")
+        text = json.dumps(payload, indent=2, default=str)
+    out.write(f"{text}\n")
     return 0 if chosen is not None else 1
