@@ -19,7 +19,6 @@ from racy import settle_attn_sources
 #: cold pipeline's matching machinery, and importlib.metadata with what it imports.
 LIST_FORBIDDEN = (
     "attn.cli.doctor",
-    "attn.cli.select",
     "difflib",
     "packaging",
     "importlib.metadata",

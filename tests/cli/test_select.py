@@ -10,7 +10,7 @@ import pytest
 
 from attn import UnknownBackendError
 from attn.cli import _parser
-from attn.cli import select as command
+from attn.cli import doctor as command
 from attn.cli._common import UsageError
 
 try:  # at collection, before each test's sys.path holds only attn and pytest

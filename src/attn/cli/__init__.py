@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 #: The module of each command's ``run_<command>`` (a module ``list`` would hide the built-in).
-_MODULES = {"list": "listing", "show": "listing", "state": "doctor"}
+_MODULES = {"list": "listing", "show": "listing", "state": "doctor", "select": "doctor"}
 _REGISTRY = """a registry's class name or entry-point group, spelled exactly, or MODULE:CLASS
     to import another host's registry"""
 _FLAG = {"action": "store_true"}
