@@ -118,10 +118,9 @@ class _Parser(argparse.ArgumentParser):
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # shutil.get_terminal_size() without importing shutil, which loads bz2 and lzma.
-        try:
+        columns = 0
+        with contextlib.suppress(ValueError):
             columns = int(os.environ.get("COLUMNS", ""))
-        except ValueError:
-            columns = 0
         if columns <= 0:
             with contextlib.suppress(AttributeError, ValueError, OSError):
                 columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
@@ -231,8 +230,7 @@ class _Stdout(_Stderr):
 
     def write(self, text: str) -> None:
         if self._closed:
-            msg = "cannot write the output: stdout is closed"
-            raise AttnError(msg)
+            raise AttnError("cannot write the output: stdout is closed")
         try:  # attn's colours only go to a terminal; no other control passes
             self._stream.write(self.printable(text))
             self._stream.flush()
@@ -263,8 +261,7 @@ def main(
         TypeError: an item of *registries* is not a registry class.
     """
     if registries is not None and not all(map(is_registry, registries)):
-        msg = f"main(registries=...) expects registry classes, got {registries!r}"
-        raise TypeError(msg)
+        raise TypeError(f"main(registries=...) expects registry classes, got {registries!r}")
     argv = sys.argv[1:] if argv is None else list(argv)
     if sys.stderr is not None:
         return _main(argv, registries, prog or "attn", cast("IO[str]", _Stderr(sys.stderr)))

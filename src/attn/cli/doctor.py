@@ -162,8 +162,7 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     except UnicodeDecodeError as exc:
         raise UsageError(f"{not_state}: not UTF-8 text ({exc.reason})", args.prog) from exc
     if len(text) > MAX_STATE_CHARS:  # /dev/zero, or a file that is no state
-        msg = f"{not_state}: longer than {MAX_STATE_CHARS:,} characters"
-        raise UsageError(msg, args.prog)
+        raise UsageError(f"{not_state}: longer than {MAX_STATE_CHARS:,} characters", args.prog)
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
@@ -208,8 +207,7 @@ def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
     for pair in pairs:
         key, equals, text = pair.partition("=")
         if not equals or not key.isidentifier():
-            msg = f"--set expects KEY=VALUE with KEY an identifier, got {pair!r}"
-            raise UsageError(msg, prog)
+            raise UsageError(f"--set expects KEY=VALUE with KEY an identifier, got {pair!r}", prog)
         try:
             value = json.loads(text)
             deep = _depth(value) > MAX_DEPTH

@@ -264,10 +264,8 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             for claimed, label, misspelt in report.misgrouped
             if claimed == name
         )
-    names = [
-        n for r in reports for n in (*(b.name for b in r.backends), *(p.name for p in r.plugins))
-    ]
-    close = close_matches(name, names, cutoff=0.6)
+    names = [b.name for r in reports for b in r.backends]
+    close = close_matches(name, names + [p.name for r in reports for p in r.plugins], cutoff=0.6)
     if close:
         message += f"Did you mean {_either([repr(c) for c in close])}?\n"
     message += (
