@@ -124,8 +124,7 @@ class _Parser(argparse.ArgumentParser):
         if columns <= 0:
             with contextlib.suppress(AttributeError, ValueError, OSError):
                 columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        formatter: Any = self.formatter_class  # every HelpFormatter takes width
-        return formatter(prog=self.prog, width=(columns if columns > 0 else 80) - 2)  # type: ignore[no-any-return]
+        return argparse.HelpFormatter(self.prog, width=(columns if columns > 0 else 80) - 2)
 
 
 def _parser(command: str | None, prog: str) -> _Parser:
@@ -263,11 +262,10 @@ def main(
     if registries is not None and not all(map(is_registry, registries)):
         raise TypeError(f"main(registries=...) expects registry classes, got {registries!r}")
     argv = sys.argv[1:] if argv is None else list(argv)
-    if sys.stderr is not None:
-        return _main(argv, registries, prog or "attn", cast("IO[str]", _Stderr(sys.stderr)))
-    # `attn list 2>&-`: what would go to stderr is dropped; the output and exit code are the same.
-    with open(os.devnull, "w", encoding="utf-8") as discard:  # noqa: PTH123 - a text stream
-        return _main(argv, registries, prog or "attn", discard)
+    with contextlib.ExitStack() as stack:
+        # `attn list 2>&-`: what stderr would show is dropped; the output and exit code stay.
+        err = sys.stderr or stack.enter_context(open(os.devnull, "w", encoding="utf-8"))  # noqa: PTH123
+        return _main(argv, registries, prog or "attn", cast("IO[str]", _Stderr(err)))
 
 
 def _main(argv: list[str], known: object, prog: str, err: IO[str]) -> int:

@@ -177,14 +177,10 @@ def _origin(row: BackendRow, report: RegistryReport) -> str:
         return f"{row.origin}, {by} {_source(row, report)}"
     host, version = report.host or "attn", report.host_version
     if version is None:  # discovery did not scan (plugins disabled): ask the metadata
-        from importlib.metadata import PackageNotFoundError  # noqa: PLC0415
-        from importlib.metadata import version as installed  # noqa: PLC0415
+        from attn.registry._metadata import installed_version  # noqa: PLC0415
 
-        try:
-            version = installed(host)
-        except PackageNotFoundError:
-            return f"builtin, from {host}"
-    return f"builtin, from {host} {version}"
+        version = installed_version(host)
+    return f"builtin, from {host} {version}" if version else f"builtin, from {host}"
 
 
 def _claimant(p: PluginRecord, style: Style, controls: Controls) -> list[str]:
