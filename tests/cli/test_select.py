@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from attn import UnknownBackendError
-from attn.cli import _parser
+from attn.cli import UsageError, _parser
 from attn.cli import doctor as command
-from attn.cli._common import UsageError
 
 try:  # at collection, before each test's sys.path holds only attn and pytest
     import jsonschema

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 from attn import _version
 from attn.registry.errors import ENVIRONMENT_CODES, Code, SelectionError, StateMismatchError
 from attn.registry.listing import diagnose
+from attn.registry.loading import plugin_output_to
 from attn.registry.workers import WorkerState, _capture, apply_state
 
-from ._common import Style, UsageError, plugin_output_to, plural, selected_registries, wrap
+from . import Style, UsageError, plural, selected_registries, wrap
 
 if TYPE_CHECKING:
     import argparse
@@ -64,7 +65,6 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     findings = sorted(collected.values(), key=lambda item: not item[0].is_problem)
     problems = sum(f.is_problem for f, _ in findings)
     notes = len(findings) - problems
-    status = 1 if problems else 0
     entry_points = sum(len(result.plugins) for _, result in checked)
     builtin = plugin = 0  # what --load would import: built-in defaults, plugin backends in effect
     if not args.load:
@@ -87,7 +87,7 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             ],
         }
         out.write(json.dumps(document, indent=2) + "\n")
-        return status
+        return 1 if problems else 0
     style = Style(out)
     for finding, scope in findings:
         where = f", {scope}" if scope else ""
@@ -110,11 +110,10 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     else:
         also = f", {plural(notes, 'note')}" if notes else ""
         out.write(f"{args.prog}: no problems found{also} ({scope}).\n")
-    return status
+    return 1 if problems else 0
 
 
-#: The most a saved state can hold: a hundred times the state of a host with
-#: a thousand backends. Reading stops there (``--against /dev/zero`` ends).
+#: A hundred times the state of a host with a thousand backends (``--against /dev/zero`` ends).
 MAX_STATE_CHARS = 64 * 1024 * 1024
 
 

@@ -9,8 +9,9 @@ from attn import _version
 from attn.registry.enum import close_matches
 from attn.registry.errors import Code
 from attn.registry.listing import build_report
+from attn.registry.loading import plugin_output_to
 
-from ._common import BOLD, WIDTH, Style, plugin_output_to, plural, selected_registries, wrap
+from . import BOLD, WIDTH, Style, plural, selected_registries, wrap
 
 if TYPE_CHECKING:
     import argparse
