@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING
 
 from attn import _version
 from attn.registry.errors import ENVIRONMENT_CODES, Code, SelectionError, StateMismatchError
-from attn.registry.listing import diagnose
 from attn.registry.loading import plugin_output_to
-from attn.registry.workers import WorkerState, _capture, apply_state
 
 from . import Style, UsageError, plural, selected_registries, wrap
 
@@ -26,6 +24,7 @@ if TYPE_CHECKING:
 
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import DiscoveryResult, Finding
+    from attn.registry.workers import WorkerState
 
 
 def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -> str:
@@ -51,6 +50,8 @@ def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -
 
 def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print every finding with its fix and a summary; return the exit code."""
+    from attn.registry.listing import diagnose  # noqa: PLC0415 - each command imports its own
+
     if args.against is not None:
         return _against(args, out, err)
     registries = selected_registries(args)
@@ -124,6 +125,8 @@ def _summary(state: WorkerState) -> str:
 
 def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Write the state of the registries *args* name to the file (or stdout); say so on stderr."""
+    from attn.registry.workers import WorkerState, _capture  # noqa: PLC0415
+
     registries = selected_registries(args)
     with plugin_output_to(err):
         state = WorkerState(tuple(_capture(r) for r in registries))
@@ -145,6 +148,8 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
 def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Compare this environment with the state saved in ``--against``; print the verdict."""
+    from attn.registry.workers import WorkerState, apply_state  # noqa: PLC0415
+
     if args.load or args.json:
         msg = "--against compares with a saved state; it cannot be combined with --load or --json"
         raise UsageError(msg, args.prog)
@@ -223,7 +228,7 @@ def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
 
 def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Choose the backend of the registry *args* names; 0 when one is chosen, 1 when none is."""
-    from attn.registry.selection import Candidate  # noqa: PLC0415 - attn select only
+    from attn.registry.selection import Candidate  # noqa: PLC0415
     from attn.registry.selection import select as choose  # noqa: PLC0415
 
     settings = parse_settings(args.settings, args.prog)
