@@ -77,10 +77,7 @@ def _imported(value: str, prog: str) -> BackendEnumMeta:
 
 
 def selected_registries(args: argparse.Namespace, *named: str | None) -> list[BackendEnumMeta]:
-    """The registries *named* and ``--registry`` pick (class name, group or MODULE:CLASS).
-
-    By default, every one the command knows: attn's two, or those given to `attn.cli.main`.
-    """
+    """The registries *named* and ``--registry`` pick; by default, all the command knows."""
     names = [*filter(None, named), *args.selected]
     imported = {name: _imported(name, args.prog) for name in names if ":" in name}
     known = args.known

@@ -65,20 +65,19 @@ def _table(report: RegistryReport, style: Style, root: str) -> list[str]:
         padded = (p + " " * (w - len(c)) for c, p, w in zip(cells, painted, widths, strict=True))
         return "  ".join(padded).rstrip()
 
-    lines = [line(_HEADERS, [style(h, BOLD) for h in _HEADERS])]
+    lines = [style(f"{report.registry} (entry-point group {report.group})", BOLD)]
+    lines.append(line(_HEADERS, [style(h, BOLD) for h in _HEADERS]))
     lines += [line(r, [*r[:4], style(r[4]), r[5]]) for r in rows]
     return lines + [wrap(note, "    ", "  ") for note in notes]
 
 
-def _listing(report: RegistryReport, controls: Controls, style: Style, root: str) -> list[str]:
-    lines = [style(f"{report.registry} (entry-point group {report.group})", BOLD)]
-    lines += _table(report, style, root)
+def _listing(report: RegistryReport, controls: Controls, style: Style, root: str) -> str:
+    lines = _table(report, style, root)
     if report.plugins_disabled:
-        lines.append(
-            f"Plugins are disabled ({report.disable_variable} is set): only built-ins and "
-            "runtime registrations are in effect."
+        only = "only built-ins and runtime registrations are in effect."
+        return "\n".join(
+            [*lines, f"Plugins are disabled ({report.disable_variable} is set): {only}"]
         )
-        return lines
     if controls.only is not None:
         selection = f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
         lines.append(f"Plugins are limited to the distributions in {selection}.")
@@ -91,15 +90,13 @@ def _listing(report: RegistryReport, controls: Controls, style: Style, root: str
             lines.append(wrap(p.reason, "    "))
     if report.misgrouped:  # not this registry's plugins, but meant to be: say so here too
         lines.append(f"Not read (misspelt entry-point group, a typo of {report.group!r}):")
-        lines += [
-            f"  {name} from {by}, in group {group!r}" for name, by, group in report.misgrouped
-        ]
+        lines += [f"  {n} from {by}, in group {g!r}" for n, by, g in report.misgrouped]
         lines.append(f"  '{root} doctor' says how to fix it.")
     if report.unreadable:
         lines.append("Metadata that cannot be read (plugins in it may be missing above):")
         lines += [wrap(f.message, "    ", "  ") for f in report.unreadable]
         lines.append(f"  '{root} doctor' says how to fix each.")
-    return lines
+    return "\n".join(lines)
 
 
 def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -120,10 +117,7 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write(json.dumps(payload, indent=2) + "\n")
     else:
         style = Style(out)
-        blocks = (
-            "\n".join(_listing(r, c, style, args.root))
-            for r, c in zip(reports, controls, strict=True)
-        )
+        blocks = [_listing(r, c, style, args.root) for r, c in zip(reports, controls, strict=True)]
         out.write("\n\n".join(blocks) + "\n")
     # Under strict mode (of the backend's host), a backend --load finds broken.
     broken = {
@@ -165,11 +159,8 @@ def _kernel(row: BackendRow) -> str:
         return "needs no kernel package"
     if row.available is False and not row.missing:
         return f"needs {', '.join(row.requires)}; not available"
-    needs = ", ".join(
-        f"{package} ({'not installed' if package in row.missing else 'installed'})"
-        for package in row.requires
-    )
-    return f"needs {needs}"
+    needs = (f"{p} ({'not installed' if p in row.missing else 'installed'})" for p in row.requires)
+    return f"needs {', '.join(needs)}"
 
 
 def _origin(row: BackendRow, report: RegistryReport) -> str:
