@@ -89,11 +89,8 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
     spellings = {r.__name__: r for r in known} | {r.group: r for r in known} | imported
     for name in names:
         if name not in spellings:
-            valid = ", ".join(f"{r.__name__} ({r.group})" for r in known)
-            msg = (
-                f"unknown registry {name!r}; valid registries are: {valid}, "
-                "or another host's as MODULE:CLASS"
-            )
+            valid = ", ".join(f"{r.__name__} ({r.group})" for r in known) + ", or another host's"
+            msg = f"unknown registry {name!r}; valid registries are: {valid} as MODULE:CLASS"
             raise UsageError(msg + did_you_mean(name, list(spellings)), args.prog)
     return list(dict.fromkeys(spellings[name] for name in names)) if names else known
 
@@ -121,7 +118,6 @@ class Style:
         self.color = stream.isatty() and not plain
 
     def __call__(self, text: str, code: str | None = None) -> str:
-        """*text* in the ANSI colour *code*, by default that of the status it names."""
         code = code or _COLOURS.get(text)
         return f"\033[{code}m{text}\033[0m" if self.color and text and code else text
 
@@ -157,8 +153,7 @@ _REGISTRIES = (
     {"action": "append", "default": [], "dest": "selected", "metavar": "REGISTRY"},
 )
 
-#: Each command: its summary in ``attn --help``, its description, then its arguments as
-#: (flags, help, options). argparse reflows the texts.
+#: Each command: (summary, description, *arguments as (flags, help, options)); argparse reflows.
 _COMMANDS: dict[str, tuple[Any, ...]] = {
     "list": (
         "the backends in effect and every plugin not in effect",

@@ -1,8 +1,4 @@
-"""The commands that check: ``attn doctor``, ``attn state save`` and ``attn select``.
-
-A state saved for ``attn doctor --against FILE`` is `attn.capture_state()`'s ``to_json()``,
-read back with ``WorkerState.from_json``: nothing in it is executed or unpickled.
-"""
+"""The commands that check: ``attn doctor``, ``attn state save`` and ``attn select``."""
 
 from __future__ import annotations
 
@@ -37,12 +33,11 @@ def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -
             text += "no plugin was checked.\n"
         elif controls.block:
             setting = f"{controls.block_variable}={','.join(controls.block_as_written)}"
-            blocked = {
-                p.origin_label: 0 for r in results for p in r.plugins if p.code is Code.BLOCKED
-            }
+            blocked = [p.origin_label for r in results for p in r.plugins if p.code is Code.BLOCKED]
             if blocked:
-                note = f"Blocked by {setting}: {', '.join(blocked)} (disabled; their code is "
-                text += wrap(note + "never imported).", "    ", "") + "\n"
+                names = ", ".join(dict.fromkeys(blocked))
+                note = f"Blocked by {setting}: {names} (disabled; their code is never imported)."
+                text += wrap(note, "    ", "") + "\n"
             else:
                 text += f"{setting} blocks no installed plugin.\n"
     return text
@@ -147,7 +142,7 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
 
 def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
-    """Compare this environment with the state saved in ``--against``; print the verdict."""
+    """Compare with the state in ``--against``, validated JSON: nothing in it runs or unpickles."""
     from attn.registry.workers import WorkerState, apply_state  # noqa: PLC0415
 
     if args.load or args.json:
@@ -194,7 +189,6 @@ MAX_DEPTH = 100
 
 
 def _depth(value: object) -> int:
-    """How many lists and objects *value* (parsed JSON) nests (``[]`` is 1)."""
     if isinstance(value, dict):
         value = list(value.values())
     return 1 + max(map(_depth, value), default=0) if isinstance(value, list) else 0
