@@ -1,7 +1,7 @@
 """The ``attn`` command: ``list``, ``show``, ``doctor``, ``select`` and ``state save``.
 
-Exit codes as click's: 0 success, 1 a problem was found, 2 a wrong invocation. Errors go to
-stderr as ``Error: ...``, attn's warnings as ``Warning: ...``; docs/cli.md records every choice.
+Exit codes as click uses them: 0 success, 1 a problem was found, 2 a wrong invocation. Errors
+go to stderr as ``Error: ...``, attn's warnings as ``Warning: ...``; docs/cli.md has the rest.
 """
 
 from __future__ import annotations
@@ -361,9 +361,9 @@ def main(
 ) -> int:
     """Run the ``attn`` command with *argv* (default ``sys.argv[1:]``); return the exit code.
 
-    A host ships the same commands for its own *registries* (instead of attn's
-    two), with *prog* as the command's name in usage lines and hints
-    (``"tinyinfer plugins"``; default ``attn``).
+    A host ships the same commands for its own *registries* (instead of attn's two;
+    ``--registry MODULE:CLASS`` adds any other), with *prog* as the command's name in
+    usage lines and hints (``"tinyinfer plugins"``; default ``attn``).
 
     Raises:
         TypeError: an item of *registries* is not a registry class.
