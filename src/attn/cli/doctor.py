@@ -45,10 +45,10 @@ def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -
 
 def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print every finding with its fix and a summary; return the exit code."""
-    from attn.registry.listing import diagnose  # noqa: PLC0415 - each command imports its own
-
     if args.against is not None:
         return _against(args, out, err)
+    from attn.registry.listing import diagnose  # noqa: PLC0415 - each command imports its own
+
     registries = selected_registries(args)
     with plugin_output_to(err):
         checked = [(r, diagnose(r, load=args.load)) for r in registries]
