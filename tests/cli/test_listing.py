@@ -19,8 +19,6 @@ from racy import settle_attn_sources
 #: cold pipeline's matching machinery, and importlib.metadata with what it imports.
 LIST_FORBIDDEN = (
     "attn.cli.doctor",
-    "attn.cli.show",
-    "attn.cli.state",
     "difflib",
     "packaging",
     "importlib.metadata",

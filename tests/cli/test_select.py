@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from attn import UnknownBackendError
-from attn.cli import select as command
-from attn.cli._common import EXIT_OK, EXIT_PROBLEM, Parser, UsageError
+from attn.cli import UsageError, _parser
+from attn.cli import doctor as command
 
 try:  # at collection, before each test's sys.path holds only attn and pytest
     import jsonschema
@@ -36,18 +36,17 @@ def template(site):
 
 def attn_select(*argv: str) -> tuple[int, str, str]:
     """Run ``attn select ARGV`` as the attn command parses it; return (status, stdout, stderr)."""
-    parser = Parser(prog="attn")
+    parser = _parser("select", "attn")
     parser.set_defaults(known=None, root="attn")  # as attn.cli.main sets them
-    command.add_parser(parser.add_subparsers(dest="command", parser_class=Parser))
     out, err = io.StringIO(), io.StringIO()
-    status = command.run(parser.parse_args(["select", *argv]), out, err)
+    status = command.run_select(parser.parse_args(["select", *argv]), out, err)
     return status, out.getvalue(), err.getvalue()
 
 
 def test_the_template_plugin_is_chosen_on_the_cpu_without_torch(template):
     """CPU_ATTN needs torch, which is not installed here: the plugin-added CPU backend is next."""
     status, out, _ = attn_select("AttentionBackendEnum", "--set", "device=cpu")
-    assert status == EXIT_OK
+    assert status == 0
     assert out == (
         "TEMPLATE_ATTN chosen for device='cpu':\n"
         "  CPU_ATTN (builtin): rejected: needs torch, not installed\n"
@@ -58,7 +57,7 @@ def test_the_template_plugin_is_chosen_on_the_cpu_without_torch(template):
 def test_no_valid_candidate_exits_1_with_every_reason():
     """Without the plugin nothing runs on this CPU: exit 1, every candidate and its reasons."""
     status, out, _ = attn_select("attn.backends", "--set", "device=cpu", "--set", "head_size=48")
-    assert status == EXIT_PROBLEM
+    assert status == 1
     assert out == (
         "No attention backend of AttentionBackendEnum for device='cpu', head_size=48 is valid; "
         "tried in order:\n"
@@ -74,7 +73,7 @@ def test_values_are_json_when_they_are_json():
         "AttentionBackendEnum", "--set", "capability=[9,0]", "--set", "head_size=128",
         "--set", "device=cuda", "--set", "use_mla=false",
     )  # fmt: skip
-    assert status == EXIT_PROBLEM
+    assert status == 1
     first = out.splitlines()[0]
     assert "capability=(9, 0), device='cuda', head_size=128, use_mla=False" in first
     assert out.splitlines()[1].startswith("  FLASH_ATTN (builtin): rejected: needs flash-attn")
@@ -84,13 +83,13 @@ def test_an_explicit_backend_is_tried_alone(template):
     """--backend tries that name only: chosen, or exit 1 with its reasons."""
     status, out, _ = attn_select("AttentionBackendEnum", "--backend", "TEMPLATE_ATTN")
     assert (status, out.splitlines()[0]) == (
-        EXIT_OK,
+        0,
         "TEMPLATE_ATTN chosen explicitly for no settings:",
     )
     status, out, _ = attn_select(
         "AttentionBackendEnum", "--backend", "TEMPLATE_ATTN", "--set", "device=cuda"
     )
-    assert status == EXIT_PROBLEM
+    assert status == 1
     assert "TEMPLATE_ATTN (plugin attn-template-plugin 0.1.0): rejected: runs on the CPU" in out
     with pytest.raises(UnknownBackendError, match="Did you mean 'TEMPLATE_ATTN'"):
         attn_select("AttentionBackendEnum", "--backend", "TEMPLATE_ATN")
@@ -117,7 +116,7 @@ def test_a_value_nested_100_deep_is_tried():
     value = '{"k": ' * 50 + "[" * 50 + "]" * 50 + "}" * 50
     assert command.parse_settings([f"a={value}"], "attn select")["a"]
     status, out, _ = attn_select("AttentionBackendEnum", "--set", f"a={value}")
-    assert status == EXIT_PROBLEM
+    assert status == 1
     assert out.startswith("No attention backend of AttentionBackendEnum for a=(('k', (('k', ")
 
 
@@ -159,7 +158,7 @@ def test_json_output_follows_the_schema(template):
     )
     document = json.loads(out)
     validate(document)
-    assert status == EXIT_OK
+    assert status == 0
     assert (document["registry"], document["chosen"], document["explicit"]) == (
         "AttentionBackendEnum",
         "TEMPLATE_ATTN",
@@ -183,4 +182,4 @@ def test_json_output_without_a_choice_follows_the_schema():
     status, out, _ = attn_select("MLAPrefillBackendEnum", "--set", "device=tpu", "--json")
     document = json.loads(out)
     validate(document)
-    assert (status, document["chosen"], document["tried"]) == (EXIT_PROBLEM, None, [])
+    assert (status, document["chosen"], document["tried"]) == (1, None, [])

@@ -1,83 +1,245 @@
-"""The ``attn`` command: ``list``, ``show``, ``doctor``, ``select`` and ``state``.
+"""The ``attn`` command: ``list``, ``show``, ``doctor``, ``select`` and ``state save``.
 
-Usage:
-
-    attn list [REGISTRY ...] [--registry REGISTRY ...] [--json] [--load]
-    attn show NAME [--registry REGISTRY ...] [--load]
-    attn doctor [--registry REGISTRY ...] [--load] [--json]
-    attn doctor --against FILE [--registry REGISTRY ...]
-    attn select [REGISTRY] [--registry REGISTRY] [--set KEY=VALUE ...] [--backend NAME] [--json]
-    attn state save FILE [--registry REGISTRY ...]
-    attn --version
-
-A REGISTRY is a registry's class name or group, or ``MODULE:CLASS`` to import
-another host's; a host runs the same commands over its own registries with
-`main`'s *registries* and *prog*.
-
-Exit codes, as click and httpx use them: 0 success; 1 a problem was found
-(``show`` of an unknown name, ``doctor``'s findings, a plugin problem under
-``ATTN_STRICT=1``); 2 a wrong invocation (bad arguments, no command, an
-invalid ``ATTN_*`` value). Errors go to stderr as ``Error: ...``, attn's
-warnings as ``Warning: ...``. docs/cli.md records every choice.
+Exit codes as click uses them: 0 success, 1 a problem was found, 2 a wrong invocation. Errors
+go to stderr as ``Error: ...``, attn's warnings as ``Warning: ...``; docs/cli.md has the rest.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib
 import os
+import re
 import sys
 import warnings
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
-from attn.registry.errors import AttnConfigError, AttnError, AttnWarning, RejectedPluginWarning
-
-from ._common import (
-    EXIT_OK,
-    EXIT_PROBLEM,
-    EXIT_USAGE,
-    SUMMARIES,
-    Parser,
-    ParserExit,
-    UsageError,
-    did_you_mean,
-    is_registry,
-    printable,
-    version_label,
+from attn import _version
+from attn.registry.enum import BackendEnumMeta
+from attn.registry.errors import (
+    AttnConfigError,
+    AttnError,
+    AttnWarning,
+    InvalidPathError,
+    RejectedPluginWarning,
+    describe,
+    passes_through,
+    shown,
 )
+from attn.registry.loading import attribute, plugin_output_to
+from attn.registry.paths import parse_path
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Iterable, Sequence
-    from types import ModuleType
 
-    from attn.registry.enum import BackendEnumMeta
+    from _typeshed import SupportsWrite
 
 __all__ = ["main"]
 
-
-# -- the command ------------------------------------------------------------------
-
-_COMMANDS = ("list", "show", "doctor", "select", "state")
+WIDTH = 100  # the width the human output is laid out for
 
 
-def _module(command: str) -> ModuleType:
-    """The module (in this package) that declares and runs *command*.
+class UsageError(Exception):
+    """Bad arguments: exit 2, with a hint to the help of *prog*."""
 
-    ``list``'s is ``listing``: a submodule named ``list`` would become the
-    package's attribute ``list`` and hide the built-in in this module.
-    """
-    return importlib.import_module(f"{__name__}.{'listing' if command == 'list' else command}")
+    def __init__(self, message: str, prog: str) -> None:
+        super().__init__(message)
+        self.prog = prog
 
 
-def _parser(command: str | None, prog: str) -> argparse.ArgumentParser:
-    """The parser; with *command*, only that command's module is imported.
+def is_registry(obj: object) -> bool:
+    return isinstance(obj, BackendEnumMeta) and "_attn_state" in vars(obj)
 
-    The other commands are declared by name and summary only, which is all
-    that parsing *command*'s arguments and ``attn --help`` read, so ``attn
-    list`` does not pay for importing ``doctor`` or ``state``.
-    """
-    parser = Parser(
+
+def _imported(value: str, prog: str) -> BackendEnumMeta:
+    """The registry ``MODULE:CLASS`` names, imported: the user asked for it."""
+    module, _, qualname = (part.strip() for part in value.partition(":"))
+    try:
+        path = parse_path(value)
+    except InvalidPathError as exc:
+        reason = f"no {'class after' if module else 'module before'} ':'"
+        reason = exc.reason if module and qualname else reason
+        example = "attn.backends:AttentionBackendEnum"
+        msg = f"invalid registry {value!r}: {reason}; expected MODULE:CLASS, such as {example!r}"
+        raise UsageError(msg, prog) from None
+    try:
+        with plugin_output_to(sys.stderr):  # what it prints stays out of --json
+            obj = attribute(path)
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        raise UsageError(f"cannot import registry {value!r}: {describe(exc)}", prog) from None
+    if not is_registry(obj):
+        msg = f"invalid registry {value!r}: it is {shown(obj)}, not a BackendEnum with a group"
+        raise UsageError(msg, prog)
+    return cast("BackendEnumMeta", obj)
+
+
+def selected_registries(args: argparse.Namespace, *named: str | None) -> list[BackendEnumMeta]:
+    """The registries *named* and ``--registry`` pick; by default, all the command knows."""
+    names = [*filter(None, named), *args.selected]
+    imported = {name: _imported(name, args.prog) for name in names if ":" in name}
+    known = args.known
+    if not known:
+        from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
+
+        known = [AttentionBackendEnum, MLAPrefillBackendEnum]
+    known = list(dict.fromkeys([*known, *imported.values()]))
+    spellings = {r.__name__: r for r in known} | {r.group: r for r in known} | imported
+    for name in names:
+        if name not in spellings:
+            valid = ", ".join(f"{r.__name__} ({r.group})" for r in known) + ", or another host's"
+            msg = f"unknown registry {name!r}; valid registries are: {valid} as MODULE:CLASS"
+            raise UsageError(msg + did_you_mean(name, list(spellings)), args.prog)
+    return list(dict.fromkeys(spellings[name] for name in names)) if names else known
+
+
+def did_you_mean(name: str, options: Sequence[str]) -> str:
+    import difflib  # noqa: PLC0415 - only for a mistyped name
+
+    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    return f". Did you mean {close[0]!r}?" if close else ""
+
+
+BOLD = "1"
+_COLOURS = {
+    **dict.fromkeys(("ok", "used", "yes"), "32"),  # green
+    **dict.fromkeys(("unregistered", "disabled", "shadowed", "note"), "33"),  # yellow
+    **dict.fromkeys(("broken", "invalid", "incompatible", "problem"), "31"),  # red
+}
+
+
+class Style:
+    """Colour for terminals; plain text for pipes, files and ``NO_COLOR``."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        plain = os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb"
+        self.color = stream.isatty() and not plain
+
+    def __call__(self, text: str, code: str | None = None) -> str:
+        code = code or _COLOURS.get(text)
+        return f"\033[{code}m{text}\033[0m" if self.color and text and code else text
+
+
+def wrap(text: str, indent: str, first: str | None = None) -> str:
+    """*text* wrapped to `WIDTH`, indented; words are never broken."""
+    import textwrap  # noqa: PLC0415 - attn list --json wraps nothing
+
+    return textwrap.fill(
+        " ".join(text.split()),
+        width=WIDTH,
+        initial_indent=indent if first is None else first,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 group``, ``2 groups``; ``2 registries`` with *nouns*."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+#: The module of each command's ``run_<command>`` (a module ``list`` would hide the built-in).
+_MODULES = {"list": "listing", "show": "listing", "state": "doctor", "select": "doctor"}
+_REGISTRY = """a registry's class name or entry-point group, spelled exactly, or MODULE:CLASS
+    to import another host's registry"""
+_FLAG = {"action": "store_true"}
+_JSON = ("--json", "print one JSON object", _FLAG)
+_REGISTRIES = (
+    "--registry",
+    f"{_REGISTRY} (repeatable; default: every registry)",
+    {"action": "append", "default": [], "dest": "selected", "metavar": "REGISTRY"},
+)
+
+#: Each command: (summary, description, *arguments as (flags, help, options)); argparse reflows.
+_COMMANDS: dict[str, tuple[Any, ...]] = {
+    "list": (
+        "the backends in effect and every plugin not in effect",
+        """One table per registry: every backend in effect, then every discovered plugin that
+        is not in effect, with its status and reason.""",
+        ("registry", f"{_REGISTRY} (default: all)", {"nargs": "*", "metavar": "REGISTRY"}),
+        _JSON,
+        ("--load", "import and check every backend (runs plugin code)", _FLAG),
+    ),
+    "show": (
+        "one backend in detail, with every claimant",
+        """One backend in every registry that has it: its path, origin, built-in default,
+        kernel availability and every plugin that claims its name.""",
+        ("name", "the backend's name, e.g. FLASH_ATTN", {"metavar": "NAME"}),
+        ("--load", "import and check the backend (runs plugin code)", _FLAG),
+    ),
+    "doctor": (
+        "check installed plugins and print a fix for each problem",
+        """Check the installed plugins and the registries' environment variables; print one
+        finding per problem with its fix. Exit 1 when a problem is found.""",
+        ("--load", "also import every backend (runs plugin code)", _FLAG),
+        ("--json", "print one JSON object (for CI) instead of text", _FLAG),
+        (
+            "--against",
+            """instead, compare this environment with a state saved by 'attn state save FILE'
+            ('-': stdin); exit 1 when a backend resolves differently""",
+            {"metavar": "FILE"},
+        ),
+    ),
+    "select": (
+        "choose a registry's backend for a configuration, with every candidate's verdict",
+        """Try the registry's candidates in order for the settings given and print each
+        verdict with its reasons; the first valid one is chosen.""",
+        (
+            "registry",
+            f"{_REGISTRY} (may be left out when the command knows one registry only)",
+            {"nargs": "?", "metavar": "REGISTRY"},
+        ),
+        (
+            "--set",
+            """a setting (repeatable); VALUE is read as JSON when it is JSON (head_size=128,
+            capability=[9,0], use_mla=true), else as a string (device=cuda)""",
+            {"action": "append", "default": [], "metavar": "KEY=VALUE", "dest": "settings"},
+        ),
+        ("--backend", "try this backend alone", {"metavar": "NAME"}),
+        _JSON,
+    ),
+    "state": (
+        "save what every backend resolves to here, for 'doctor --against FILE'",
+        """Save the resolved backends of this environment (every name: origin, path,
+        distribution and version) as JSON, to compare another node with it using 'attn doctor
+        --against FILE'.""",
+        ("file", "where to write the state ('-': stdout)", {"metavar": "FILE"}),
+    ),
+}
+
+
+class _Help(Exception):  # noqa: N818 - not an error: --help was asked for
+    """The help text, for the command's stdout writer (so that a failed write counts)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser that raises instead of exiting the process."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, self.prog)
+
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
+        if file is None:
+            raise _Help(self.format_help())
+        file.write(self.format_help())
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # shutil.get_terminal_size() without importing shutil, which loads bz2 and lzma.
+        columns = 0
+        with contextlib.suppress(ValueError):
+            columns = int(os.environ.get("COLUMNS", ""))
+        if columns <= 0:
+            with contextlib.suppress(AttributeError, ValueError, OSError):
+                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        return argparse.HelpFormatter(self.prog, width=(columns if columns > 0 else 80) - 2)
+
+
+def _parser(command: str | None, prog: str) -> _Parser:
+    """The parser: *command*'s arguments, and only the names of the other commands."""
+    parser = _Parser(
         prog=prog,
         description="List and diagnose backends and the plugins that provide them.",
         epilog="Exit status: 0 success, 1 a problem was found, 2 a usage error.",
@@ -85,110 +247,74 @@ def _parser(command: str | None, prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--version", action="store_true", help="print attn's version and the Python in use"
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for name in _COMMANDS:
-        if command is None or name == command:
-            _module(name).add_parser(sub)
-        else:
-            sub.add_parser(name, help=SUMMARIES[name])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (summary, description, *arguments) in _COMMANDS.items():
+        if name != command:
+            sub.add_parser(name, help=summary)
+            continue
+        cmd = sub.add_parser(name, help=summary, description=description)
+        if name == "state":
+            cmd = cmd.add_subparsers(dest="action", metavar="ACTION", required=True).add_parser(
+                "save",
+                help="write the state to FILE ('-' for stdout)",
+                description="Write this environment's resolved backends to FILE as JSON ('-' "
+                "for stdout).",
+            )
+        cmd.set_defaults(prog=cmd.prog)  # what the command's messages call it (``attn list``)
+        for flags, text, options in (_REGISTRIES, *arguments):
+            cmd.add_argument(flags, help=text, **options)
     return parser
 
 
-def _command(argv: Sequence[str], prog: str) -> str | None:
-    """The command *argv* names (its first argument that is not an option), if any.
-
-    Raises:
-        UsageError: it is not a command; attn's own message, as argparse's varies by Python.
-    """
+def _run(argv: list[str], out: IO[str], err: IO[str], known: object, prog: str) -> int:
+    # The command *argv* names: attn's own message, as argparse's varies by Python.
     command = next((a for a in argv if not a.startswith("-")), None)
     if command is not None and command not in _COMMANDS:
         msg = f"unknown command {command!r}; the commands are: {', '.join(_COMMANDS)}"
-        raise UsageError(msg + did_you_mean(command, _COMMANDS), prog)
-    return command
-
-
-def _run(
-    argv: Sequence[str] | None,
-    out: IO[str],
-    err: IO[str],
-    registries: Sequence[BackendEnumMeta] | None,
-    prog: str,
-) -> int:
-    if registries is not None and not all(map(is_registry, registries)):
-        msg = f"main(registries=...) expects registry classes, got {registries!r}"
-        raise TypeError(msg)
-    argv = sys.argv[1:] if argv is None else list(argv)
-    parser = _parser(_command(argv, prog), prog)
-    # What every command reads besides its arguments: the registries it knows, the command's name.
-    parser.set_defaults(known=registries, root=prog)
+        raise UsageError(msg + did_you_mean(command, list(_COMMANDS)), prog)
+    parser = _parser(command, prog)
+    parser.set_defaults(known=known, root=prog)  # what every command reads besides its arguments
     try:
         args, extra = parser.parse_known_args(argv)
-    except ParserExit as exc:  # --help: written as the commands write, so a failed write counts
-        out.write(exc.output)
-        return exc.status
-    if extra:
-        # argparse blames the top-level parser; the arguments belong to the command.
-        after_command = (
-            args.command is not None and extra[0] in argv[argv.index(args.command) + 1 :]
-        )
-        hint = f"{prog} {args.command}" if after_command else prog
-        raise UsageError(f"unrecognized arguments: {' '.join(extra)}", hint)
+    except _Help as exc:
+        out.write(str(exc))
+        return 0
+    if extra:  # argparse blames the top-level parser; the arguments belong to the command
+        after = args.command is not None and extra[0] in argv[argv.index(args.command) + 1 :]
+        msg = f"unrecognized arguments: {' '.join(extra)}"
+        raise UsageError(msg, f"{prog} {args.command}" if after else prog)
     if args.version:
-        out.write(f"attn {version_label()} (Python {sys.version.split()[0]}, {sys.executable})\n")
-        return EXIT_OK
+        out.write(f"attn {_version()} (Python {sys.version.split()[0]}, {sys.executable})\n")
+        return 0
     if args.command is None:
         parser.print_help(err)
-        return EXIT_USAGE
-    status: int = _module(args.command).run(args, out, err)
-    return status
+        return 2
+    module = importlib.import_module(f"{__name__}.{_MODULES.get(args.command, args.command)}")
+    return int(getattr(module, f"run_{args.command}")(args, out, err))
 
 
-class OutputError(Exception):
-    """stdout cannot take what the command prints: exit 1, saying why."""
-
-
-class _Stdout:
-    """``sys.stdout`` for the commands, flushed at each write; a write refused is an OutputError.
-
-    A closed pipe (``attn list | head``) stays a ``BrokenPipeError``: the reader left.
-    """
-
-    def __init__(self, stream: IO[str] | None) -> None:
-        self._stream = stream
-        try:
-            self._tty = stream is not None and stream.isatty()
-        except (AttributeError, OSError, ValueError):  # a closed file, a stream without isatty
-            self._tty = False
-
-    def isatty(self) -> bool:
-        return self._tty
-
-    def write(self, text: str) -> None:
-        if self._stream is None:
-            msg = "stdout is closed"
-            raise OutputError(msg)
-        try:
-            # Colour codes (`Style`) only go to a terminal; no other control passes.
-            self._stream.write(printable(text, colour=self._tty))
-            self._stream.flush()
-        except BrokenPipeError:
-            raise
-        except UnicodeEncodeError as exc:
-            bad = exc.object[exc.start : exc.end]
-            msg = f"stdout's encoding ({exc.encoding}) cannot encode {bad!r}"
-            raise OutputError(f"{msg}; set PYTHONIOENCODING=utf-8") from exc
-        except (OSError, ValueError) as exc:  # ValueError: a closed file object
-            raise OutputError(getattr(exc, "strerror", None) or exc) from exc
+#: attn's colour codes, then what would move the cursor, retitle or clear the terminal, or reorder
+#: text (C0 and C1 controls but the newline, DEL, bidirectional overrides and isolates).
+_CONTROLS = re.compile(
+    "(\033\\[(?:0|1|31|32|33)m)|[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
 
 
 class _Stderr:
-    """``sys.stderr`` for the commands: what is written goes there with its controls escaped."""
+    r"""A stream that writes control characters as escapes (``\x1b``); plugins' prints too."""
+
+    _tty = False  # whether attn's colours pass
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
 
-    def write(self, text: str) -> int:
-        return self._stream.write(printable(text))
+    def printable(self, text: str) -> str:
+        return _CONTROLS.sub(
+            lambda m: (self._tty and m[1]) or m[0].encode("unicode_escape").decode("ascii"), text
+        )
+
+    def write(self, text: str) -> object:
+        return self._stream.write(self.printable(text))
 
     def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
@@ -198,10 +324,33 @@ class _Stderr:
         return getattr(self._stream, name)
 
 
-def _report_warnings(caught: Sequence[warnings.WarningMessage], err: IO[str]) -> None:
-    # Not rejected plugins: every command shows them itself, with the reason.
-    texts = (str(w.message) for w in caught if not issubclass(w.category, RejectedPluginWarning))
-    err.writelines(f"Warning: {text}\n" for text in dict.fromkeys(texts))
+class _Stdout(_Stderr):
+    """``sys.stdout``, flushed at each write; a refused write is an `AttnError` (exit 1)."""
+
+    def __init__(self, stream: IO[str] | None) -> None:
+        super().__init__(cast("IO[str]", stream))
+        self._closed = stream is None
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # closed, or no isatty
+            self._tty = self._stream.isatty()
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    def write(self, text: str) -> None:
+        if self._closed:
+            raise AttnError("cannot write the output: stdout is closed")
+        try:  # attn's colours only go to a terminal; no other control passes
+            self._stream.write(self.printable(text))
+            self._stream.flush()
+        except BrokenPipeError:  # `attn list | head`: the reader left, `main` ends quietly
+            raise
+        except UnicodeEncodeError as exc:
+            bad = exc.object[exc.start : exc.end]
+            msg = f"stdout's encoding ({exc.encoding}) cannot encode {bad!r}"
+            raise AttnError(f"cannot write the output: {msg}; set PYTHONIOENCODING=utf-8") from exc
+        except (OSError, ValueError) as exc:  # ValueError: a closed file object
+            reason = getattr(exc, "strerror", None) or exc
+            raise AttnError(f"cannot write the output: {reason}") from exc
 
 
 def main(
@@ -212,60 +361,50 @@ def main(
 ) -> int:
     """Run the ``attn`` command with *argv* (default ``sys.argv[1:]``); return the exit code.
 
-    A host ships the same commands for its own registries: with *registries*,
-    the commands work on those (and on any that ``--registry MODULE:CLASS``
-    names) instead of attn's two, and *prog* is the command's name in usage
-    lines and hints (``"tinyinfer plugins"``; default ``attn``).
+    A host ships the same commands for its own *registries* (instead of attn's two;
+    ``--registry MODULE:CLASS`` adds any other), with *prog* as the command's name in
+    usage lines and hints (``"tinyinfer plugins"``; default ``attn``).
 
     Raises:
         TypeError: an item of *registries* is not a registry class.
     """
-    if sys.stderr is not None:
-        return _main(argv, registries, prog, cast("IO[str]", _Stderr(sys.stderr)))
-    # `attn list 2>&-`: what would go to stderr is dropped; the output and exit code are the same.
-    with open(os.devnull, "w", encoding="utf-8") as discard:  # noqa: PTH123 - a text stream
-        return _main(argv, registries, prog, discard)
+    if registries is not None and not all(map(is_registry, registries)):
+        raise TypeError(f"main(registries=...) expects registry classes, got {registries!r}")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with contextlib.ExitStack() as stack:
+        # `attn list 2>&-`: what stderr would show is dropped; the output and exit code stay.
+        err = sys.stderr or stack.enter_context(open(os.devnull, "w", encoding="utf-8"))  # noqa: PTH123
+        return _main(argv, registries, prog or "attn", cast("IO[str]", _Stderr(err)))
 
 
-def _main(  # noqa: PLR0911 - one return per outcome
-    argv: Sequence[str] | None,
-    registries: Sequence[BackendEnumMeta] | None,
-    prog: str | None,
-    err: IO[str],
-) -> int:
-    out = cast("IO[str]", _Stdout(sys.stdout))
+def _main(argv: list[str], known: object, prog: str, err: IO[str]) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
+            # Not rejected plugins: every command shows them itself, with the reason.
+            warnings.simplefilter("ignore", RejectedPluginWarning)
             try:
-                return _run(argv, out, err, registries, prog or "attn")
+                return _run(argv, cast("IO[str]", _Stdout(sys.stdout)), err, known, prog)
             finally:
-                _report_warnings(caught, err)
-    except OutputError as exc:
-        err.write(f"Error: cannot write the output: {exc}\n")
-        return EXIT_PROBLEM
-    except ParserExit as exc:
-        return exc.status
+                err.writelines(
+                    f"Warning: {t}\n" for t in dict.fromkeys(str(w.message) for w in caught)
+                )
     except UsageError as exc:
         err.write(f"Error: {exc}\nTry '{exc.prog} --help' for help.\n")
-        return EXIT_USAGE
-    except AttnConfigError as exc:
-        err.write(f"Error: {exc}\n")
-        return EXIT_USAGE
+        return 2
     except AttnError as exc:
         err.write(f"Error: {exc}\n")
-        return EXIT_PROBLEM
+        return 2 if isinstance(exc, AttnConfigError) else 1
     except KeyboardInterrupt:
         err.write("Aborted.\n")
         return 130
     except BrokenPipeError:
-        # `attn list | head`: the reader left. Stop quietly with exit 1, as Python's
-        # documentation of SIGPIPE says (pip exits 1 too), pointing fd 1 at
-        # /dev/null so that the interpreter's last flush cannot fail again.
+        # `attn list | head`: the reader left. Exit 1 quietly, as Python's documentation of
+        # SIGPIPE says (pip too), with fd 1 on /dev/null so the last flush cannot fail again.
         with contextlib.suppress(AttributeError, OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             try:
                 os.dup2(devnull, sys.stdout.fileno())
             finally:
                 os.close(devnull)
-        return EXIT_PROBLEM
+        return 1

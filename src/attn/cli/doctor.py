@@ -1,32 +1,17 @@
-"""``attn doctor [--load] [--json]``: check the environment and print a fix for each problem.
-
-``attn doctor --against FILE`` instead compares this environment with a state
-saved by ``attn state save FILE`` (or ``attn.capture_state()``) elsewhere.
-"""
+"""The commands that check: ``attn doctor``, ``attn state save`` and ``attn select``."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, TypeAlias
+import sys
+from contextlib import nullcontext
+from typing import TYPE_CHECKING
 
-from attn.registry.errors import ENVIRONMENT_CODES, Code, StateMismatchError
-from attn.registry.listing import diagnose
-from attn.registry.workers import apply_state
+from attn import _version
+from attn.registry.errors import ENVIRONMENT_CODES, Code, SelectionError, StateMismatchError
+from attn.registry.loading import plugin_output_to
 
-from ._common import (
-    EXIT_OK,
-    EXIT_PROBLEM,
-    SUMMARIES,
-    Style,
-    UsageError,
-    add_registry_option,
-    plugin_output_to,
-    plural,
-    selected_registries,
-    version_label,
-    wrap,
-)
-from .state import load, registries_label
+from . import Style, UsageError, plural, selected_registries, wrap
 
 if TYPE_CHECKING:
     import argparse
@@ -35,105 +20,10 @@ if TYPE_CHECKING:
 
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import DiscoveryResult, Finding
+    from attn.registry.workers import WorkerState
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Declare ``attn doctor`` and its arguments."""
-    parser = sub.add_parser(
-        "doctor",
-        help=SUMMARIES["doctor"],
-        description="Check the installed plugins and the registries' environment variables; print "
-        "one finding per problem with its fix. Exit 1 when a problem is found.",
-    )
-    add_registry_option(parser)
-    parser.add_argument(
-        "--load", action="store_true", help="also import every backend (runs plugin code)"
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="print one JSON object (for CI) instead of text"
-    )
-    parser.add_argument(
-        "--against",
-        metavar="FILE",
-        help="instead, compare this environment with a state saved by 'attn state save FILE' "
-        "('-': stdin); exit 1 when a backend resolves differently",
-    )
-
-
-#: What doctor found in one registry.
-_Checked: TypeAlias = "tuple[BackendEnumMeta, DiscoveryResult]"
-
-
-def _collect(checked: Sequence[_Checked]) -> list[tuple[Finding, str | None]]:
-    """Every finding once, problems first, with its group (``None``: the whole environment)."""
-    collected: dict[tuple[str, str, str | None], tuple[Finding, str | None]] = {}
-    for registry, result in checked:
-        for finding in result.findings:
-            scope = None if finding.kind in ENVIRONMENT_CODES else registry.group
-            collected.setdefault((finding.kind, finding.message, scope), (finding, scope))
-    return sorted(collected.values(), key=lambda item: not item[0].is_problem)
-
-
-def _not_imported(checked: Sequence[_Checked]) -> tuple[int, int]:
-    """How many built-in and plugin backends ``--load`` would import."""
-    builtin = sum(d is not None for r, _ in checked for d in r._attn_defaults.values())
-    return builtin, sum(len(result.used) for _, result in checked)
-
-
-def _to_json(
-    checked: Sequence[_Checked], collected: Sequence[tuple[Finding, str | None]], *, load: bool
-) -> dict[str, object]:
-    builtin, plugin = (0, 0) if load else _not_imported(checked)
-    problems = sum(f.is_problem for f, _ in collected)
-    return {
-        "attn_version": version_label(),
-        "loaded": load,
-        "plugins_disabled": all(result.plugins_disabled for _, result in checked),
-        "groups": [registry.group for registry, _ in checked],
-        "plugin_entry_points": sum(len(result.plugins) for _, result in checked),
-        "not_imported": {"builtin": builtin, "plugin": plugin},
-        "problems": problems,
-        "notes": len(collected) - problems,
-        "findings": [
-            {
-                "severity": "problem" if f.is_problem else "note",
-                "kind": f.kind,
-                "group": scope,
-                "subject": f.subject,
-                "message": f.message,
-                "fix": f.fix,
-            }
-            for f, scope in collected
-        ],
-    }
-
-
-def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
-    """Compare this environment with the state saved in ``--against``; print the verdict."""
-    if args.load or args.json:
-        msg = "--against compares with a saved state; it cannot be combined with --load or --json"
-        raise UsageError(msg, args.prog)
-    path = args.against
-    state = load(path, args.prog)
-    selected_registries(
-        args, args.selected
-    )  # declare the registries, as a worker importing them does
-    try:
-        with plugin_output_to(err):
-            apply_state(state)
-    except StateMismatchError as exc:
-        out.write(f"{exc}\n")
-        out.write(f"{args.prog}: this environment differs from the state in {path}.\n")
-        return EXIT_PROBLEM
-    backends = sum(len(r.backends) for r in state.registries)
-    out.write(
-        f"{args.prog}: this environment resolves all {plural(backends, 'backend')} of "
-        f"{registries_label(len(state.registries))} like the state in {path}.\n"
-    )
-    return EXIT_OK
-
-
-def _controls_note(checked: Sequence[_Checked]) -> str:
+def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -> str:
     """What each host's controls keep out of the check: every plugin, or the blocked ones."""
     text = ""
     for prefix, controls in {r.env_prefix: r._attn_state.controls() for r, _ in checked}.items():
@@ -141,62 +31,237 @@ def _controls_note(checked: Sequence[_Checked]) -> str:
         if all(result.plugins_disabled for result in results):
             text += f"Plugins are disabled ({controls.disable_variable} is set): "
             text += "no plugin was checked.\n"
-            continue
-        if not controls.block:
-            continue
-        setting = f"{controls.block_variable}={','.join(controls.block_as_written)}"
-        blocked = {
-            p.origin_label: None for r in results for p in r.plugins if p.code is Code.BLOCKED
-        }
-        if not blocked:
-            text += f"{setting} blocks no installed plugin.\n"
-            continue
-        note = (
-            f"Blocked by {setting}: {', '.join(blocked)} (disabled; their code is never imported)."
-        )
-        text += wrap(note, "    ", first="") + "\n"
+        elif controls.block:
+            setting = f"{controls.block_variable}={','.join(controls.block_as_written)}"
+            blocked = [p.origin_label for r in results for p in r.plugins if p.code is Code.BLOCKED]
+            if blocked:
+                names = ", ".join(dict.fromkeys(blocked))
+                note = f"Blocked by {setting}: {names} (disabled; their code is never imported)."
+                text += wrap(note, "    ", "") + "\n"
+            else:
+                text += f"{setting} blocks no installed plugin.\n"
     return text
 
 
-def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print every finding with its fix and a summary; return the exit code."""
     if args.against is not None:
         return _against(args, out, err)
-    registries = selected_registries(args, args.selected)
+    from attn.registry.listing import diagnose  # noqa: PLC0415 - each command imports its own
+
+    registries = selected_registries(args)
     with plugin_output_to(err):
         checked = [(r, diagnose(r, load=args.load)) for r in registries]
-    collected = _collect(checked)
-    problems = sum(f.is_problem for f, _ in collected)
-    status = EXIT_PROBLEM if problems else EXIT_OK
+    # Every finding once, problems first, with its group (None: the whole environment).
+    collected: dict[tuple[str, str, str | None], tuple[Finding, str | None]] = {}
+    for registry, result in checked:
+        for finding in result.findings:
+            scope = None if finding.kind in ENVIRONMENT_CODES else registry.group
+            collected.setdefault((finding.kind, finding.message, scope), (finding, scope))
+    findings = sorted(collected.values(), key=lambda item: not item[0].is_problem)
+    problems = sum(f.is_problem for f, _ in findings)
+    notes = len(findings) - problems
+    entry_points = sum(len(result.plugins) for _, result in checked)
+    builtin = plugin = 0  # what --load would import: built-in defaults, plugin backends in effect
+    if not args.load:
+        builtin = sum(d is not None for r, _ in checked for d in r._attn_defaults.values())
+        plugin = sum(len(result.used) for _, result in checked)
     if args.json:
-        # One write: json.dump writes each token, one system call apiece when
-        # stdout is unbuffered (PYTHONUNBUFFERED=1, as many container images set).
-        out.write(json.dumps(_to_json(checked, collected, load=args.load), indent=2) + "\n")
-        return status
+        document = {
+            "attn_version": _version(),
+            "loaded": args.load,
+            "plugins_disabled": all(result.plugins_disabled for _, result in checked),
+            "groups": [registry.group for registry, _ in checked],
+            "plugin_entry_points": entry_points,
+            "not_imported": {"builtin": builtin, "plugin": plugin},
+            "problems": problems,
+            "notes": notes,
+            "findings": [
+                {"severity": "problem" if f.is_problem else "note", "kind": f.kind, "group": scope}
+                | {"subject": f.subject, "message": f.message, "fix": f.fix}
+                for f, scope in findings
+            ],
+        }
+        out.write(json.dumps(document, indent=2) + "\n")
+        return 1 if problems else 0
     style = Style(out)
-    for finding, scope in collected:
-        verdict = style.word("problem" if finding.is_problem else "note")
+    for finding, scope in findings:
         where = f", {scope}" if scope else ""
-        heading = f"{verdict} ({finding.kind}{where}): {finding.message}"
-        out.write(wrap(heading, "    ", first="") + "\n")
-        out.write(wrap(f"fix: {finding.fix}", "    ", first="  ") + "\n")
+        verdict = style("problem" if finding.is_problem else "note")
+        out.write(wrap(f"{verdict} ({finding.kind}{where}): {finding.message}", "    ", "") + "\n")
+        out.write(wrap(f"fix: {finding.fix}", "    ", "  ") + "\n")
     out.write(_controls_note(checked))
     if not args.load:
-        builtin, plugin = _not_imported(checked)
         out.write(
             f"Not imported: {builtin} built-in and {plural(plugin, 'plugin backend')} "
             "(import failures are not checked).\n"
             f"Run '{args.prog} --load' to import every backend (it runs plugin code).\n"
         )
-    entry_points = sum(len(result.plugins) for _, result in checked)
     scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
     if args.load:
         scope += ", every backend imported"
-    notes = len(collected) - problems
     if problems:
         also = f" and {plural(notes, 'note')}" if notes else ""
         out.write(f"{args.prog}: {plural(problems, 'problem')}{also} ({scope}).\n")
     else:
         also = f", {plural(notes, 'note')}" if notes else ""
         out.write(f"{args.prog}: no problems found{also} ({scope}).\n")
-    return status
+    return 1 if problems else 0
+
+
+#: A hundred times the state of a host with a thousand backends (``--against /dev/zero`` ends).
+MAX_STATE_CHARS = 64 * 1024 * 1024
+
+
+def _summary(state: WorkerState) -> str:
+    backends = plural(sum(len(r.backends) for r in state.registries), "backend")
+    return f"{backends} of {plural(len(state.registries), 'registry', 'registries')}"
+
+
+def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Write the state of the registries *args* name to the file (or stdout); say so on stderr."""
+    from attn.registry.workers import WorkerState, _capture  # noqa: PLC0415
+
+    registries = selected_registries(args)
+    with plugin_output_to(err):
+        state = WorkerState(tuple(_capture(r) for r in registries))
+    text = json.dumps({"attn_version": _version(), **state.to_json()}, indent=2) + "\n"
+    if args.file == "-":
+        out.write(text)
+        return 0
+    try:
+        with open(args.file, "w", encoding="utf-8") as handle:  # noqa: PTH123 - os-level path
+            handle.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.file}: {exc.strerror or exc}", args.prog) from exc
+    err.write(
+        f"Saved {_summary(state)} to {args.file}; check another environment with "
+        f"'{args.root} doctor --against {args.file}'.\n"
+    )
+    return 0
+
+
+def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Compare with the state in ``--against``, validated JSON: nothing in it runs or unpickles."""
+    from attn.registry.workers import WorkerState, apply_state  # noqa: PLC0415
+
+    if args.load or args.json:
+        msg = "--against compares with a saved state; it cannot be combined with --load or --json"
+        raise UsageError(msg, args.prog)
+    path = args.against
+    name = "stdin" if path == "-" else path
+    not_state = f"{name} is not a saved attn state"
+    try:
+        with open(path, encoding="utf-8") if path != "-" else nullcontext(sys.stdin) as handle:  # noqa: PTH123 - os-level path
+            if handle is None:  # `attn doctor --against - <&-`
+                raise UsageError("cannot read stdin: stdin is closed", args.prog)
+            text = handle.read(MAX_STATE_CHARS + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}", args.prog) from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{not_state}: not UTF-8 text ({exc.reason})", args.prog) from exc
+    if len(text) > MAX_STATE_CHARS:  # /dev/zero, or a file that is no state
+        raise UsageError(f"{not_state}: longer than {MAX_STATE_CHARS:,} characters", args.prog)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+        raise UsageError(f"{not_state}: not JSON ({exc})", args.prog) from exc
+    try:
+        state = WorkerState.from_json(data)
+    except ValueError as exc:
+        msg = f"{name} is {exc}; write it with 'attn state save FILE'"
+        raise UsageError(msg, args.prog) from exc
+    selected_registries(args)  # declare the registries, as a worker importing them does
+    try:
+        with plugin_output_to(err):
+            apply_state(state)
+    except StateMismatchError as exc:
+        out.write(f"{exc}\n{args.prog}: this environment differs from the state in {path}.\n")
+        return 1
+    out.write(
+        f"{args.prog}: this environment resolves all {_summary(state)} like the state in {path}.\n"
+    )
+    return 0
+
+
+#: How many lists and objects a ``--set`` value may nest (``capability=[9,0]`` nests 1).
+MAX_DEPTH = 100
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        value = list(value.values())
+    return 1 + max(map(_depth, value), default=0) if isinstance(value, list) else 0
+
+
+def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
+    """``KEY=VALUE`` pairs as settings, VALUE as JSON when it is JSON; a later KEY wins.
+
+    Raises:
+        UsageError: a pair has no ``=``, its KEY is not an identifier, or its
+            VALUE is JSON nested more than `MAX_DEPTH` deep.
+    """
+    settings: dict[str, object] = {}
+    for pair in pairs:
+        key, equals, text = pair.partition("=")
+        if not equals or not key.isidentifier():
+            raise UsageError(f"--set expects KEY=VALUE with KEY an identifier, got {pair!r}", prog)
+        try:
+            value = json.loads(text)
+            deep = _depth(value) > MAX_DEPTH
+        except RecursionError:  # nested too deeply for the parser, or for _depth
+            deep = True
+        except ValueError:
+            value, deep = text, False
+        if deep:
+            msg = f"--set {key}: the value is JSON nested more than {MAX_DEPTH} deep"
+            raise UsageError(msg, prog)
+        settings[key] = value
+    return settings
+
+
+def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Choose the backend of the registry *args* names; 0 when one is chosen, 1 when none is."""
+    from attn.registry.selection import Candidate  # noqa: PLC0415
+    from attn.registry.selection import select as choose  # noqa: PLC0415
+
+    settings = parse_settings(args.settings, args.prog)
+    registries = selected_registries(args, args.registry)
+    if len(registries) != 1:
+        names = ", ".join(f"{r.__name__} ({r.group})" for r in registries)
+        raise UsageError(f"select needs one registry; name one of: {names}", args.prog)
+    (registry,) = registries
+    try:
+        with plugin_output_to(err):
+            selection = choose(registry, args.backend, **settings)
+    except SelectionError as exc:
+        tried = tuple(row for row in exc.tried if isinstance(row, Candidate))
+        chosen, explicit, text = None, exc.explicit, str(exc)
+    else:
+        chosen, explicit, tried = selection.name, selection.explicit, selection.tried
+        text = str(selection)
+    if args.json:
+        rows = [
+            {
+                "name": row.name,
+                "origin": row.origin,
+                "distribution": row.distribution,
+                "distribution_version": row.version,
+                "path": row.path,
+                "verdict": row.verdict,
+                "fallback": row.fallback,
+                "reasons": [{"code": r.code, "message": r.message} for r in row.reasons],
+            }
+            for row in tried
+        ]
+        payload = {
+            "attn_version": _version(),
+            "registry": registry.__name__,
+            "settings": settings,
+            "explicit": explicit,
+            "chosen": chosen,
+            "tried": rows,
+        }
+        text = json.dumps(payload, indent=2, default=str)
+    out.write(f"{text}\n")
+    return 0 if chosen is not None else 1

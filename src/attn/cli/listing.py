@@ -1,183 +1,123 @@
-"""``attn list [REGISTRY ...] [--json] [--load]``: the backends in effect, per registry."""
+"""``attn list`` (the backends in effect, per registry) and ``attn show NAME`` (one in detail)."""
 
 from __future__ import annotations
 
 import json
 from typing import IO, TYPE_CHECKING
 
+from attn import _version
+from attn.registry.enum import close_matches
+from attn.registry.errors import Code
 from attn.registry.listing import build_report
+from attn.registry.loading import plugin_output_to
 
-from ._common import (
-    EXIT_OK,
-    EXIT_PROBLEM,
-    REGISTRY_HELP,
-    SUMMARIES,
-    WIDTH,
-    Style,
-    add_registry_option,
-    available,
-    fit,
-    selected_registries,
-    source,
-    version_label,
-    wrap,
-)
+from . import BOLD, WIDTH, Style, plural, selected_registries, wrap
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from attn.registry.controls import Controls
-    from attn.registry.listing import RegistryReport
+    from attn.registry.enum import BackendEnumMeta
+    from attn.registry.listing import BackendRow, RegistryReport
+    from attn.registry.report import PluginRecord
+
+
+def _source(row: BackendRow, report: RegistryReport) -> str:
+    """Where a backend in effect comes from: a distribution, or the registering module."""
+    if row.origin == "builtin":
+        return report.host or "attn"
+    if row.origin == "runtime":
+        return row.registered_by or "unknown module"
+    if row.distribution_version:
+        return f"{row.distribution} {row.distribution_version}"
+    return row.distribution or "unknown distribution"
+
 
 _HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
-_FROM = _HEADERS.index("FROM")
-_STATUS = _HEADERS.index("STATUS")
-_MIN_FROM = 12
 #: A longer name widens only its own row, not every row of the table.
 _MAX_NAME = 32
+_YES = {None: "unknown", True: "yes", False: "no"}
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Declare ``attn list`` and its arguments."""
-    parser = sub.add_parser(
-        "list",
-        help=SUMMARIES["list"],
-        description="One table per registry: every backend in effect, then every "
-        "discovered plugin that is not in effect, with its status and reason.",
-    )
-    parser.add_argument(
-        "registry", nargs="*", metavar="REGISTRY", help=f"{REGISTRY_HELP} (default: all)"
-    )
-    add_registry_option(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--load", action="store_true", help="import and check every backend (runs plugin code)"
-    )
-
-
-def _table(report: RegistryReport, style: Style) -> list[str]:
-    rows = [
-        [
-            row.name,
-            row.origin,
-            source(row, report),
-            "yes" if row.overridden else "no",
-            row.status,
-            available(row),
-        ]
-        for row in report.backends
-    ]
+def _table(report: RegistryReport, style: Style, root: str) -> list[str]:
+    rows: list[list[str]] = []
+    notes = []
+    for b in report.backends:
+        available = "-" if b.path is None else _YES[b.available]
+        rows.append([b.name, b.origin, _source(b, report), _YES[b.overridden], b.status, available])
+        if b.status == "unregistered":
+            how = f"'{root} show {b.name}' says how to register one."
+            notes.append(f"{b.name}: unregistered (no built-in default); {how}")
+        elif b.status == "broken" and b.reason:
+            notes.append(f"{b.name} is {style('broken')}: {b.reason}")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
     widths[0] = min(widths[0], _MAX_NAME)
-    others = sum(w for i, w in enumerate(widths) if i != _FROM) + 2 * (len(_HEADERS) - 1)
-    widths[_FROM] = max(len(_HEADERS[_FROM]), min(widths[_FROM], max(WIDTH - others, _MIN_FROM)))
+    # FROM takes what the other columns leave, at least 12 characters; longer ones end in "...".
+    others = sum(widths) - widths[2] + 2 * (len(_HEADERS) - 1)
+    widths[2] = max(len("FROM"), min(widths[2], max(WIDTH - others, 12)))
     for r in rows:
-        r[_FROM] = fit(r[_FROM], widths[_FROM])
+        r[2] = r[2] if len(r[2]) <= widths[2] else r[2][: max(widths[2] - 3, 1)] + "..."
 
     def line(cells: Sequence[str], painted: Sequence[str]) -> str:
-        padded = [p + " " * (w - len(c)) for c, p, w in zip(cells, painted, widths, strict=True)]
-        if len(cells[0]) > widths[0]:
-            # An over-long name keeps its own line; the row continues below it.
+        if len(cells[0]) > widths[0]:  # an over-long name has a line of its own
             return painted[0] + "\n" + line(["", *cells[1:]], ["", *painted[1:]])
+        padded = (p + " " * (w - len(c)) for c, p, w in zip(cells, painted, widths, strict=True))
         return "  ".join(padded).rstrip()
 
-    lines = [line(_HEADERS, [style.bold(h) for h in _HEADERS])]
-    for r in rows:
-        painted = list(r)
-        painted[_STATUS] = style.word(r[_STATUS])
-        lines.append(line(r, painted))
-    return lines
+    lines = [style(f"{report.registry} (entry-point group {report.group})", BOLD)]
+    lines.append(line(_HEADERS, [style(h, BOLD) for h in _HEADERS]))
+    lines += [line(r, [*r[:4], style(r[4]), r[5]]) for r in rows]
+    return lines + [wrap(note, "    ", "  ") for note in notes]
 
 
-def _render(report: RegistryReport, controls: Controls, style: Style, *, root: str) -> list[str]:
-    lines = [style.bold(f"{report.registry} (entry-point group {report.group})")]
-    lines += _table(report, style)
-    for row in report.backends:
-        if row.status == "unregistered":
-            lines.append(
-                wrap(
-                    f"{row.name}: unregistered (no built-in default); "
-                    f"'{root} show {row.name}' says how to register one.",
-                    "    ",
-                    first="  ",
-                )
-            )
-        elif row.status == "broken" and row.reason:
-            lines.append(
-                wrap(
-                    f"{row.name} is {style.word('broken')}: {row.reason}",
-                    "    ",
-                    first="  ",
-                )
-            )
+def _listing(report: RegistryReport, controls: Controls, style: Style, root: str) -> str:
+    lines = _table(report, style, root)
     if report.plugins_disabled:
-        lines.append(
-            f"Plugins are disabled ({report.disable_variable} is set): only built-ins and "
-            "runtime registrations are in effect."
+        only = "only built-ins and runtime registrations are in effect."
+        return "\n".join(
+            [*lines, f"Plugins are disabled ({report.disable_variable} is set): {only}"]
         )
-        return lines
     if controls.only is not None:
         selection = f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
         lines.append(f"Plugins are limited to the distributions in {selection}.")
     rejected = [p for p in report.plugins if p.status != "used"]
     if rejected:
         lines.append("Plugins not in effect:")
-        for p in rejected:
-            lines.append(f"  {p.name} = {p.value!r} from {p.origin_label}: {style.word(p.status)}")
-            if p.reason:
-                lines.append(wrap(p.reason, "    "))
-    if report.misgrouped:
-        # Not plugins of this registry, but almost certainly meant to be: say so
-        # where users look first, not only in doctor.
+    for p in rejected:
+        lines.append(f"  {p.name} = {p.value!r} from {p.origin_label}: {style(p.status)}")
+        if p.reason:
+            lines.append(wrap(p.reason, "    "))
+    if report.misgrouped:  # not this registry's plugins, but meant to be: say so here too
         lines.append(f"Not read (misspelt entry-point group, a typo of {report.group!r}):")
-        lines += [
-            f"  {name} from {label}, in group {group!r}" for name, label, group in report.misgrouped
-        ]
+        lines += [f"  {n} from {by}, in group {g!r}" for n, by, g in report.misgrouped]
         lines.append(f"  '{root} doctor' says how to fix it.")
-    lines += _unreadable_note(report, root)
-    return lines
+    if report.unreadable:
+        lines.append("Metadata that cannot be read (plugins in it may be missing above):")
+        lines += [wrap(f.message, "    ", "  ") for f in report.unreadable]
+        lines.append(f"  '{root} doctor' says how to fix each.")
+    return "\n".join(lines)
 
 
-def _unreadable_note(report: RegistryReport, root: str) -> list[str]:
-    """The note about metadata nobody can read, pointing at doctor; empty when there is none."""
-    if not report.unreadable:
-        return []
-    return [
-        "Metadata that cannot be read (plugins in it may be missing above):",
-        *(wrap(f.message, "    ", first="  ") for f in report.unreadable),
-        f"  '{root} doctor' says how to fix each.",
-    ]
-
-
-def _attn_version(reports: Sequence[RegistryReport]) -> str:
-    """The installed attn: the version the plugins were checked against, if discovery read it."""
-    scanned = (r.host_version for r in reports if r.host == "attn" and r.host_version)
-    return next(scanned, None) or version_label()
-
-
-def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Print the listing of the registries *args* name; return the exit code."""
-    registries = selected_registries(args, [*args.registry, *args.selected])
+    registries = selected_registries(args, *args.registry)
     reports = [build_report(r, load=args.load, output=err) for r in registries]
     controls = [r._attn_state.controls() for r in registries]
     if args.json:
+        # The attn the plugins were checked against, if discovery read its version.
+        scanned = (r.host_version for r in reports if r.host == "attn" and r.host_version)
         payload = {
-            "attn_version": _attn_version(reports),
-            # Not in the contract's schema; consumers ignore fields they do not know.
-            # Each host's variables, by name.
+            "attn_version": next(scanned, None) or _version(),
+            # Each host's variables by name (not in the schema: consumers ignore it).
             "controls": {k: v for c in controls for k, v in c.to_json().items()},
             "registries": [r.to_json() for r in reports],
         }
-        # One write: json.dump writes each token, one system call apiece when
-        # stdout is unbuffered (PYTHONUNBUFFERED=1, as many container images set).
+        # One write, not json.dump's write per token (a system call each when unbuffered).
         out.write(json.dumps(payload, indent=2) + "\n")
     else:
         style = Style(out)
-        blocks = [
-            "\n".join(_render(r, c, style, root=args.root))
-            for r, c in zip(reports, controls, strict=True)
-        ]
+        blocks = [_listing(r, c, style, args.root) for r, c in zip(reports, controls, strict=True)]
         out.write("\n\n".join(blocks) + "\n")
     # Under strict mode (of the backend's host), a backend --load finds broken.
     broken = {
@@ -189,9 +129,135 @@ def run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     }
     if broken:
         variables = "=1, ".join(dict.fromkeys(broken.values()))
-        err.write(
-            f"Error: {variables}=1 and {len(broken)} backend(s) cannot be "
-            f"loaded: {', '.join(broken)}\n"
+        count = f"{len(broken)} backend(s) cannot be loaded: {', '.join(broken)}"
+        err.write(f"Error: {variables}=1 and {count}\n")
+    return 1 if broken else 0
+
+
+def _fields(fields: Mapping[str, str | None], indent: int = 2) -> list[str]:
+    """``label:  value`` for each value given, aligned at column 17 and wrapped under it."""
+    return [
+        wrap(value, " " * 17, " " * indent + f"{label + ':':<{17 - indent}}")
+        for label, value in fields.items()
+        if value
+    ]
+
+
+def _either(items: Sequence[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return f"{', '.join(items[:-1])} or {items[-1]}" if len(items) > 1 else "".join(items)
+
+
+def _kernel(row: BackendRow) -> str:
+    if row.path is None:
+        return "unknown until a backend is registered"
+    if row.status == "broken":
+        return "unknown: the class cannot be loaded (see status)"
+    if row.available is None:
+        return "unknown: attn does not import a plugin's code to describe it"
+    if not row.requires:
+        return "needs no kernel package"
+    if row.available is False and not row.missing:
+        return f"needs {', '.join(row.requires)}; not available"
+    needs = (f"{p} ({'not installed' if p in row.missing else 'installed'})" for p in row.requires)
+    return f"needs {', '.join(needs)}"
+
+
+def _origin(row: BackendRow, report: RegistryReport) -> str:
+    if row.origin != "builtin":
+        by = "registered by" if row.origin == "runtime" else "from"
+        return f"{row.origin}, {by} {_source(row, report)}"
+    host, version = report.host or "attn", report.host_version
+    if version is None:  # discovery did not scan (plugins disabled): ask the metadata
+        from attn.registry._metadata import installed_version  # noqa: PLC0415
+
+        version = installed_version(host)
+    return f"builtin, from {host} {version}" if version else f"builtin, from {host}"
+
+
+def _claimant(p: PluginRecord, style: Style, controls: Controls) -> list[str]:
+    status = style(p.status)
+    if p.code is Code.BLOCKED:
+        status += f" by {controls.block_variable}"
+    elif p.code is Code.NOT_SELECTED:
+        status += f" by {controls.plugins_variable}"
+    fields = {
+        "value": repr(p.value),
+        "metadata": p.location,
+        "requires": ", ".join(p.requirements) or "none declared (compatibility cannot be checked)",
+        "reason": p.reason,
+        "wins": p.won_because and f"{p.won_because}; {controls.prefer_variable} chooses another",
+    }
+    return [f"  - {p.origin_label}: {status}", *_fields(fields, 6)]
+
+
+def _detail(
+    report: RegistryReport, registry: BackendEnumMeta, style: Style, args: argparse.Namespace
+) -> str | None:
+    name = args.name
+    row = next((b for b in report.backends if b.name == name), None)
+    claimants = [p for p in report.plugins if p.name == name]
+    if row is None and not claimants:
+        return None
+    why = "has no built-in default" if name in registry._attn_defaults else "is not a built-in"
+    default = (
+        f"{row.default_path} (built-in)" if row and row.default_path else f"none: {name} {why}"
+    )
+    if row is None:
+        fix = f"'{args.root} doctor' says how to fix it"
+        fields = {"status": f"not in effect: no claimant is used; {fix}", "default": default}
+    else:
+        status = style(row.status) + (f": {row.reason}" if row.reason else "")
+        if row.status == "ok" and not args.load and row.origin == "plugin":
+            status += f" (not imported: '{args.root} show {name} --load' imports and checks it)"
+        fields = {
+            "path": row.path or "none: not registered",
+            "origin": _origin(row, report),
+            "default": default,
+            "overridden": "yes" if row.overridden else "no",
+            "status": status,
+            "kernel": _kernel(row),
+        }
+    if report.plugins_disabled:
+        fields["claimants"] = f"not read: {report.disable_variable} is set"
+        claimants = []
+    elif claimants:
+        count = plural(len(claimants), "entry point")
+        fields["claimants"] = f"{count} named {name!r} in {report.group}"
+    else:
+        fields["claimants"] = f"none: no plugin declares {name!r}"
+    lines = [style(f"{name} in {report.registry} (entry-point group {report.group})", BOLD)]
+    lines += _fields(fields)
+    controls = registry._attn_state.controls()
+    return "\n".join([*lines, *(line for p in claimants for line in _claimant(p, style, controls))])
+
+
+def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Print the backend *args* names in every registry that has it; return the exit code."""
+    name, registries = args.name, selected_registries(args)
+    with plugin_output_to(err):
+        reports = [build_report(r, load=(name,) if args.load else False) for r in registries]
+    style = Style(out)
+    blocks = [
+        _detail(report, r, style, args) for r, report in zip(registries, reports, strict=True)
+    ]
+    if any(blocks):
+        out.write("\n\n".join(filter(None, blocks)) + "\n")
+        return 0
+    message = f"Error: unknown backend {name!r} in {_either([r.registry for r in reports])}.\n"
+    for report in reports:
+        message += "".join(
+            f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
+            f"looks like a typo of {report.group!r}; attn does not read that group.\n"
+            for claimed, label, misspelt in report.misgrouped
+            if claimed == name
         )
-        return EXIT_PROBLEM
-    return EXIT_OK
+    names = [b.name for r in reports for b in r.backends]
+    close = close_matches(name, names + [p.name for r in reports for p in r.plugins], cutoff=0.6)
+    if close:
+        message += f"Did you mean {_either([repr(c) for c in close])}?\n"
+    message += (
+        f"'{args.root} doctor' checks the installed plugins and says how to fix what it finds.\n"
+    )
+    err.write(message)
+    return 1
