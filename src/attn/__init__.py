@@ -1,8 +1,4 @@
-"""attn: backend registries as Enums, extended by pip-installed plugins.
-
-``import attn`` is cheap: public names are imported on first access, and
-nothing is scanned until a registry is used.
-"""
+"""attn: backend registries as Enums, extended by pip-installed plugins (names load on use)."""
 
 from __future__ import annotations
 

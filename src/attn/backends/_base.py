@@ -21,12 +21,8 @@ def _no_implementation(cls: type, computes: str) -> NoReturn:
 class AttentionBackend(Backend):
     """Base class of every attention backend, built-in or plugin.
 
-    The host's handle on one attention kernel: what it needs and supports, and
-    the class that computes ([get_impl_cls][attn.backends.AttentionBackend.get_impl_cls]).
-    Selection and `attn list --load` import it, so it must import cheaply: the
-    kernel library is imported inside methods and named in `requires`. A subclass
-    that defines nothing more loads and lists; a host runs it once it overrides
-    `get_impl_cls()`.
+    Listing and selection import it: import the kernel library inside methods and name it
+    in `requires`. A host runs the backend once it overrides `get_impl_cls()`.
     """
 
     supported_head_sizes: ClassVar[tuple[int, ...]] = ()
@@ -34,14 +30,7 @@ class AttentionBackend(Backend):
 
     @classmethod
     def get_impl_cls(cls) -> type:
-        """The class that computes attention: a class, not an instance.
-
-        The host calls `Impl(*, scale=None, causal=False)`, then
-        `forward(query, key, value)` on `[..., seq, head_size]` arrays of one
-        dtype and device, and gets `[..., query seq, value head_size]` back
-        (docs/plugin-authors.md, "The kernel contract").
-        [TorchSDPAImpl][attn.backends.torch_sdpa.TorchSDPAImpl] is attn's own.
-        Import the kernel library here or in the implementation, not at module level.
+        """The class that computes attention (docs/plugin-authors.md, "The kernel contract").
 
         Raises:
             NotImplementedError: the backend does not provide one.
@@ -57,27 +46,16 @@ class AttentionBackend(Backend):
     def get_kv_cache_shape(
         cls, num_blocks: int, block_size: int, num_kv_heads: int, head_size: int
     ) -> tuple[int, ...]:
-        """The shape of one layer's paged KV cache, which the host allocates for the kernel.
-
-        The default is `(2, num_blocks, block_size, num_kv_heads, head_size)`:
-        keys at index 0, values at 1, a block holding `block_size` tokens of
-        one sequence. Override it for another layout.
-        """
+        """The shape of one layer's paged KV cache: keys at index 0, values at 1."""
         return (2, num_blocks, block_size, num_kv_heads, head_size)
 
 
 class MLAPrefillBackend(Backend):
-    """Base class of every MLA prefill backend, built-in or plugin.
-
-    The rules of [AttentionBackend][attn.backends.AttentionBackend] apply:
-    cheap to import, kernel packages in `requires`, `get_impl_cls()` to run.
-    """
+    """Base class of every MLA prefill backend; the rules of `AttentionBackend` apply."""
 
     @classmethod
     def get_impl_cls(cls) -> type:
-        """The class that computes MLA prefill: a class, not an instance.
-
-        attn ships and calls none: the host's MLA prefill path uses its own interface.
+        """The class that computes MLA prefill (attn ships and calls none).
 
         Raises:
             NotImplementedError: the backend does not provide one.
@@ -107,10 +85,7 @@ _B = TypeVar("_B", AttentionBackend, MLAPrefillBackend)
 def builtin(
     base: type[_B], module: str, name: str, key: str, *requires: str, **namespace: object
 ) -> type[_B]:
-    """The built-in class *module*.*name* of member *key*, whose kernel needs *requires*.
-
-    It imports none of them, and checks settings against its row of `attn.backends._facts`.
-    """
+    """The built-in class *module*.*name* of member *key*, whose kernel needs *requires*."""
     namespace.update(
         __module__=module,
         __qualname__=name,

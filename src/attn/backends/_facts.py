@@ -1,14 +1,9 @@
-"""What each built-in kernel supports, and the order attn's registries try them in.
-
-The facts come from vLLM (each row names the file it was read from); the
-built-in classes check settings against their row, docs/selection.md renders
-the same tables and says which settings are read, and a test keeps them in step.
-"""
+"""What each built-in kernel supports (from vLLM; docs/selection.md shows it), and the orders."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from attn.registry.selection import dtype_name
 
@@ -126,12 +121,10 @@ _FULL = (*_HALF, "float32")
 _KV = ("auto", "float16", "bfloat16")
 _FP8 = (*_KV, "fp8", "fp8_e4m3")
 _FP8_ALL = (*_FP8, "fp8_e5m2")
-_TRITON_KV = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
-_MLA_HEAD = Sizes((576,))
-_BY_16 = Sizes(multiple=16)
-_FA_HEADS = Sizes(multiple=8, high=256)
+_TRITON_KV, _AUTO_FP8 = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2"), ("auto", "fp8")
 _FLASHMLA_KV = ("auto", "bfloat16", "fp8", "fp8_e4m3")
 _SPARSE_KV = ("auto", "bfloat16", "fp8_ds_mla", "fp8")
+_BY_16, _FA_HEADS = Sizes(multiple=16), Sizes(multiple=8, high=256)
 _HEADS_64_256 = Sizes((64, 128, 256))
 _ROCM_HEADS = Sizes((32, 64, 80, 96, 128, 160, 192, 224, 256))
 _TREE_HEADS = Sizes((32, 64, 96, 128, 160, 192, 224, 256))
@@ -141,67 +134,49 @@ _PREFILL = _V1 + "mla/prefill/"
 _CUDA, _ROCM, _CUDA_XPU, _GPUS = ("cuda",), ("rocm",), ("cuda", "xpu"), ("cuda", "rocm", "xpu")
 
 
-def _mla(
-    file: str,
-    devices: tuple[str, ...],
-    capability: tuple[Capability, Capability | None] | None,
-    kv_dtypes: tuple[str, ...],
-    blocks: Sizes = Sizes(),
-    *,
-    dtypes: tuple[str, ...] = _HALF,
-    sparse: bool = False,
-) -> Facts:
-    # An MLA kernel of vLLM's: head size 576 (512 latent + 64 rope).
-    source = _V1 + "mla/" + file
-    return Facts(
-        source, devices, capability, dtypes, kv_dtypes, _MLA_HEAD, blocks, mla=True, sparse=sparse
-    )
+def _v1(file: str, *fields: Any, **flags: Any) -> Facts:  # noqa: ANN401 - Facts' own fields
+    return Facts(_V1 + file, *fields, **flags)
+
+
+def _mla(file: str, *fields: Any, blocks: Sizes = Sizes(), **flags: Any) -> Facts:  # noqa: ANN401
+    # vLLM's MLA kernels take head size 576 (512 latent + 64 rope).
+    return _v1("mla/" + file, *fields, Sizes((576,)), blocks, mla=True, **flags)
 
 
 # Facts(source, devices, capability, dtypes, KV cache dtypes, head sizes, block sizes)
 ATTENTION: dict[str, Facts] = {
-    "FLASH_ATTN": Facts(_V1 + "flash_attn.py", _CUDA_XPU, _SM80, _HALF, _FP8, _FA_HEADS, _BY_16),
-    "FLASH_SINK_ATTN": Facts(
-        _V1 + "flash_sink_attn.py", _CUDA, _SM80, _HALF, _FP8, _FA_HEADS, _BY_16
+    "FLASH_ATTN": _v1("flash_attn.py", _CUDA_XPU, _SM80, _HALF, _FP8, _FA_HEADS, _BY_16),
+    "FLASH_SINK_ATTN": _v1("flash_sink_attn.py", _CUDA, _SM80, _HALF, _FP8, _FA_HEADS, _BY_16),
+    "TRITON_ATTN": _v1("triton_attn.py", _GPUS, None, _FULL, _TRITON_KV, Sizes(low=32), _BY_16),
+    "XFORMERS": _v1(
+        "xformers.py", _CUDA, None, _HALF, _KV, Sizes(multiple=8, low=32, high=256), _BY_16
     ),
-    "TRITON_ATTN": Facts(
-        _V1 + "triton_attn.py", _GPUS, None, _FULL, _TRITON_KV, Sizes(low=32), _BY_16
-    ),
-    "XFORMERS": Facts(
-        _V1 + "xformers.py", _CUDA, None, _HALF, _KV, Sizes(multiple=8, low=32, high=256), _BY_16
-    ),
-    "ROCM_ATTN": Facts(_V1 + "rocm_attn.py", _ROCM, None, _FULL, _TRITON_KV, _ROCM_HEADS, _BY_16),
-    "ROCM_AITER_MLA": _mla("rocm_aiter_mla.py", _ROCM, None, ("auto", "fp8"), Sizes((1,))),
-    "ROCM_AITER_FA": Facts(
-        _V1 + "rocm_aiter_fa.py", _ROCM, None, _HALF, _TRITON_KV, _HEADS_64_256, _BY_16
-    ),
+    "ROCM_ATTN": _v1("rocm_attn.py", _ROCM, None, _FULL, _TRITON_KV, _ROCM_HEADS, _BY_16),
+    "ROCM_AITER_MLA": _mla("rocm_aiter_mla.py", _ROCM, None, _HALF, _AUTO_FP8, blocks=Sizes((1,))),
+    "ROCM_AITER_FA": _v1("rocm_aiter_fa.py", _ROCM, None, _HALF, _TRITON_KV, _HEADS_64_256, _BY_16),
     "TORCH_SDPA": Facts(
         "attn's own (attn/backends/torch_sdpa.py): any device torch runs on", (), None, _FULL, ()
     ),
-    "FLASHINFER": Facts(
-        _V1 + "flashinfer.py", _CUDA, _SM75_121, _HALF, _FP8_ALL, _HEADS_64_256, Sizes((16, 32, 64))
+    "FLASHINFER": _v1(
+        "flashinfer.py", _CUDA, _SM75_121, _HALF, _FP8_ALL, _HEADS_64_256, Sizes((16, 32, 64))
     ),
-    "FLASHINFER_MLA": _mla("flashinfer_mla.py", _CUDA, _10X, _FP8, Sizes((32, 64))),
-    "TRITON_MLA": _mla("triton_mla.py", _GPUS, None, _KV),
-    "CUTLASS_MLA": _mla("cutlass_mla.py", _CUDA, _10X, _FP8, Sizes((128,))),
-    "FLASHMLA": _mla("flashmla.py", _CUDA, _9_10X, _FLASHMLA_KV, Sizes((64,))),
+    "FLASHINFER_MLA": _mla("flashinfer_mla.py", _CUDA, _10X, _HALF, _FP8, blocks=Sizes((32, 64))),
+    "TRITON_MLA": _mla("triton_mla.py", _GPUS, None, _HALF, _KV),
+    "CUTLASS_MLA": _mla("cutlass_mla.py", _CUDA, _10X, _HALF, _FP8, blocks=Sizes((128,))),
+    "FLASHMLA": _mla("flashmla.py", _CUDA, _9_10X, _HALF, _FLASHMLA_KV, blocks=Sizes((64,))),
     "FLASHMLA_SPARSE": _mla(
-        "flashmla_sparse.py", _CUDA, _9_10X, _SPARSE_KV, Sizes((64,)), dtypes=_BF16, sparse=True
+        "flashmla_sparse.py", _CUDA, _9_10X, _BF16, _SPARSE_KV, blocks=Sizes((64,)), sparse=True
     ),
-    "FLASH_ATTN_MLA": _mla("flashattn_mla.py", _CUDA, _majors(9), _KV, _BY_16),
-    "PALLAS": Facts(_V1 + "pallas.py", ("tpu",), None, _BF16, (), Sizes(multiple=128)),
-    "IPEX": Facts(_V1 + "ipex_attn.py", ("xpu", "cpu"), None, _FULL, ()),
+    "FLASH_ATTN_MLA": _mla("flashattn_mla.py", _CUDA, _majors(9), _HALF, _KV, blocks=_BY_16),
+    "PALLAS": _v1("pallas.py", ("tpu",), None, _BF16, (), Sizes(multiple=128)),
+    "IPEX": _v1("ipex_attn.py", ("xpu", "cpu"), None, _FULL, ()),
     "NO_ATTENTION": Facts("vLLM's registry: for models without attention layers", (), None, (), ()),
-    "FLEX_ATTENTION": Facts(
-        _V1 + "flex_attention.py", ("cuda", "cpu"), None, _FULL, _KV, Sizes(), _BY_16
+    "FLEX_ATTENTION": _v1("flex_attention.py", ("cuda", "cpu"), None, _FULL, _KV, Sizes(), _BY_16),
+    "TREE_ATTN": _v1("tree_attn.py", ("cuda", "rocm"), None, _HALF, _KV, _TREE_HEADS, _BY_16),
+    "ROCM_AITER_UNIFIED_ATTN": _v1(
+        "rocm_aiter_unified_attn.py", _ROCM, None, _HALF, _TRITON_KV, Sizes(low=32), _BY_16
     ),
-    "TREE_ATTN": Facts(
-        _V1 + "tree_attn.py", ("cuda", "rocm"), None, _HALF, _KV, _TREE_HEADS, _BY_16
-    ),
-    "ROCM_AITER_UNIFIED_ATTN": Facts(
-        _V1 + "rocm_aiter_unified_attn.py", _ROCM, None, _HALF, _TRITON_KV, Sizes(low=32), _BY_16
-    ),
-    "CPU_ATTN": Facts(_V1 + "cpu_attn.py", ("cpu",), None, _FULL, ("auto",), _CPU_HEADS),
+    "CPU_ATTN": _v1("cpu_attn.py", ("cpu",), None, _FULL, ("auto",), _CPU_HEADS),
 }
 
 
@@ -222,41 +197,34 @@ _BLACKWELL = 10
 Order = tuple[tuple[str, ...], tuple[str, ...]]  # (on capability 10.x, on every other)
 
 
-def _any(*names: str) -> Order:
-    return names, names
+def _order(blackwell: str, other: str | None = None) -> Order:
+    return tuple(blackwell.split()), tuple((other or blackwell).split())
 
 
 #: Per (device, use_mla); vLLM's TPU ignores use_mla.
 _ATTENTION_ORDER: dict[tuple[str, bool], Order] = {
-    ("cuda", False): (
-        ("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"),
-        ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"),
+    ("cuda", False): _order(
+        "FLASHINFER FLASH_ATTN TRITON_ATTN FLEX_ATTENTION",
+        "FLASH_ATTN FLASHINFER TRITON_ATTN FLEX_ATTENTION",
     ),
-    ("cuda", True): (
-        (
-            "FLASHINFER_MLA",
-            "CUTLASS_MLA",
-            "FLASH_ATTN_MLA",
-            "FLASHMLA",
-            "TRITON_MLA",
-            "FLASHMLA_SPARSE",
-        ),
-        ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", "FLASHMLA_SPARSE"),
+    ("cuda", True): _order(
+        "FLASHINFER_MLA CUTLASS_MLA FLASH_ATTN_MLA FLASHMLA TRITON_MLA FLASHMLA_SPARSE",
+        "FLASH_ATTN_MLA FLASHMLA FLASHINFER_MLA TRITON_MLA FLASHMLA_SPARSE",
     ),
-    ("rocm", False): _any("ROCM_ATTN", "ROCM_AITER_FA", "ROCM_AITER_UNIFIED_ATTN", "TRITON_ATTN"),
-    ("rocm", True): _any("ROCM_AITER_MLA", "TRITON_MLA"),
-    ("cpu", False): _any("CPU_ATTN"),
-    ("tpu", False): _any("PALLAS"),
-    ("tpu", True): _any("PALLAS"),
-    ("xpu", False): _any("FLASH_ATTN", "TRITON_ATTN"),
-    ("xpu", True): _any("TRITON_MLA"),
+    ("rocm", False): _order("ROCM_ATTN ROCM_AITER_FA ROCM_AITER_UNIFIED_ATTN TRITON_ATTN"),
+    ("rocm", True): _order("ROCM_AITER_MLA TRITON_MLA"),
+    ("cpu", False): _order("CPU_ATTN"),
+    ("tpu", False): _order("PALLAS"),
+    ("tpu", True): _order("PALLAS"),
+    ("xpu", False): _order("FLASH_ATTN TRITON_ATTN"),
+    ("xpu", True): _order("TRITON_MLA"),
 }
 
 _MLA_PREFILL_ORDER: dict[str, Order] = {
-    "cuda": (("FLASH_ATTN", "TRITON_RAGGED", "FLASHINFER", "TOKENSPEED_MLA"), ("FLASH_ATTN",)),
-    "rocm": _any("ROCM_AITER_FA", "FLASH_ATTN"),
-    "cpu": _any("ZEN_CPU", "CPU"),
-    "xpu": _any("FLASH_ATTN"),
+    "cuda": _order("FLASH_ATTN TRITON_RAGGED FLASHINFER TOKENSPEED_MLA", "FLASH_ATTN"),
+    "rocm": _order("ROCM_AITER_FA FLASH_ATTN"),
+    "cpu": _order("ZEN_CPU CPU"),
+    "xpu": _order("FLASH_ATTN"),
 }
 
 
@@ -270,10 +238,7 @@ def _listed(registry: BackendEnumMeta, order: Order, capability: object) -> list
 
 
 def attention_priorities(registry: BackendEnumMeta, **settings: object) -> list[str]:
-    """``AttentionBackendEnum``'s order for *settings*: by device, capability and ``use_mla``.
-
-    Without a device, CUDA's order; an unknown device has no built-in candidate.
-    """
+    """``AttentionBackendEnum``'s order for *settings* (no device: CUDA's; unknown: none)."""
     key = (str(settings.get("device") or "cuda"), bool(settings.get("use_mla")))
     return _listed(registry, _ATTENTION_ORDER.get(key, ((), ())), settings.get("capability"))
 

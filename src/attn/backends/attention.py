@@ -1,8 +1,4 @@
-"""The built-in attention backends: one class per member of AttentionBackendEnum.
-
-None imports its kernel library; each checks settings against its row of
-`attn.backends._facts.ATTENTION`. Only TORCH_SDPA ships an implementation.
-"""
+"""The built-in attention backends: one class per member of AttentionBackendEnum."""
 
 from __future__ import annotations
 
@@ -16,7 +12,6 @@ _builtin = partial(builtin, AttentionBackend, __name__)
 
 
 def _torch_sdpa(cls: type) -> type:  # noqa: ARG001 - a classmethod of TorchSDPABackend
-    """`attn.backends.torch_sdpa.TorchSDPAImpl`, which imports torch when it computes."""
     with _fork.importing():
         from .torch_sdpa import TorchSDPAImpl  # noqa: PLC0415 - keeps torch off import
 

@@ -1,8 +1,4 @@
-"""The built-in MLA prefill backends: one class per member of MLAPrefillBackendEnum.
-
-As for attention, none imports its kernel library; each checks settings
-against its row of `attn.backends._facts.MLA_PREFILL`.
-"""
+"""The built-in MLA prefill backends: one class per member of MLAPrefillBackendEnum."""
 
 from __future__ import annotations
 

@@ -109,12 +109,10 @@ class MLAPrefillBackendEnum(
 def register_backend(
     backend: AttentionBackendEnum | PluginBackend[AttentionBackend], class_path: str | None = None
 ) -> Callable[[type], type]:
-    """Register an attention backend class at runtime.
+    """Register an attention backend class at runtime, replacing a plugin's entry for the name.
 
-    As a decorator (no *class_path*: `@register_backend(AttentionBackendEnum.CUSTOM)`)
-    it records the decorated class; as a direct call it records *class_path*
-    (``module:QualName`` or ``module.QualName``) and returns an identity function.
-    A runtime registration replaces a plugin's entry for that name.
+    Without *class_path* it is a decorator of the class; with *class_path* (``module:QualName``
+    or ``module.QualName``) it records that path and returns an identity function.
     """
     return registration(AttentionBackendEnum, backend, class_path, depth=2)
 

@@ -1,9 +1,4 @@
-"""The host-agnostic core of attn: declare a registry, get plugins for free.
-
-A host declares one `BackendEnum` per kind of backend (docs/host-authors.md)
-and gets lookups, registration, entry-point plugins, listing, doctor and
-selection. Nothing here imports the attention modules.
-"""
+"""The host-agnostic core of attn: a host declares a `BackendEnum`, plugins come for free."""
 
 from __future__ import annotations
 
