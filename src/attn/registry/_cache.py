@@ -1,7 +1,6 @@
-"""The discovery cache: one scan for a host's registries, shared in this process and on disk.
+"""The discovery cache: one scan for a host's registries, in this process and on disk.
 
-The file (`marshal` of plain tuples, validated on load) is trusted while nothing it depends on
-changed (a ``stat`` of each ``sys.path`` entry and cached metadata file says so).
+The file (`marshal` of plain tuples, validated on load) is trusted while the stamps it holds match.
 """
 
 from __future__ import annotations
@@ -192,12 +191,10 @@ def host_scan(
     host_key = canonical_name(host)
     ordered = tuple(sorted(set(groups)))
     using = reader(prefix)
-    # Relative entries are read against the working folder. If it was removed they find
-    # nothing, and stay relative, which no absolute entry of another process equals.
-    try:
+    # Without a working folder, relative entries stay relative: no other process's key equals.
+    cwd = ""
+    with contextlib.suppress(OSError):
         cwd = os.getcwd()
-    except OSError:
-        cwd = ""
     resolved = tuple(os.path.join(cwd, e) if isinstance(e, str) else repr(e) for e in sys.path)
     process_key = (ordered, tuple(sys.path), resolved, using)
     held = _SHARED.get(host_key)
@@ -211,13 +208,11 @@ def host_scan(
     off = parse_bool(variable, os.environ.get(variable)) or not standard_finders()
     base = os.environ.get("XDG_CACHE_HOME", "")
     base = base if os.path.isabs(base) else os.path.join(os.path.expanduser("~"), ".cache")
-    folder = file = None
+    file = None
     if not off and hasattr(os, "geteuid") and os.path.isabs(base):
-        folder = os.path.join(base, "attn")
-        # A name, not a check (the key is stored and compared): a tuple of ints, unlike a
-        # string, hashes the same in every process.
+        # A name, not a check (the key is stored): a tuple of ints hashes alike in every process.
         digest = hash(tuple(repr(key).encode("utf-8", "surrogateescape"))) & 0xFFFF_FFFF_FFFF_FFFF
-        file = os.path.join(folder, f"{host_key}-{digest:016x}.marshal")
+        file = os.path.join(base, "attn", f"{host_key}-{digest:016x}.marshal")
     found = None if file is None or fresh else _load(file, key)
     if found is None:
         started = time.time_ns()
@@ -230,8 +225,9 @@ def host_scan(
         # racy index): the file is written only when nothing it depends on was.
         trusted = all(s is None or s[0] < started - RACY_NS for _, s in stamps)
         # refresh() reads no file, and a new answer makes the host's other files stale too.
-        if fresh and folder is not None and file is not None:
+        if fresh and file is not None:
             before = held[1] if held is not None else _load(file, key)
+            folder = os.path.dirname(file)
             if (before is None or before.records != records) and _ours(folder):
                 # f"{host}-{16 hex digits}.marshal", not another host's whose name starts so.
                 for name in os.listdir(folder):

@@ -53,20 +53,6 @@ def entry_point_pattern() -> re.Pattern[str]:
     return EntryPoint.pattern
 
 
-def _fast(using: str | None = None) -> bool:
-    # importlib.metadata reads a zip, a wheel or an egg, what another meta-path finder
-    # provides, and everything on Windows or a Python the tests have not seen (reader()).
-    return (using or reader()) == "fast" and os.sep == "/" and standard_finders()
-
-
-def _location(dist: Distribution) -> tuple[str, str | None]:
-    # Where *dist*'s metadata is (a PathDistribution's private _path), and if it is on disk.
-    path = getattr(dist, "_path", None)
-    if path is None:
-        return f"<{type(dist).__name__}>", None
-    return str(path), str(path) if os.path.exists(str(path)) else None  # noqa: PTH110
-
-
 def _reference_entry_points(dist: Distribution, local: str | None) -> EntryPoints:
     # What Python cannot read whole (it stays silent on some of it): attn's reader says which.
     problem = None if local is None else _scan.local_entry_points(local)[1]
@@ -120,7 +106,9 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]
             label = f"{type(finder).__module__}.{type(finder).__qualname__}"
             failures.append(Problem(Code.FINDER_FAILED, detail=describe(exc), finder=label))
         for dist in dists:
-            location, local = _location(dist)
+            path = getattr(dist, "_path", None)  # a PathDistribution's metadata folder
+            location = f"<{type(dist).__name__}>" if path is None else str(path)
+            local = location if path is not None and os.path.exists(location) else None  # noqa: PTH110
             eps, problem = _reference_entry_points(dist, local)
             key = _scan.key_of(location)
             copy = DistributionRecord(key, location, index, entry, eps, None, problem)
@@ -141,7 +129,9 @@ def scan(
     Metadata is read for copies with entry points *wants_metadata* wants or that cannot be read,
     of the names in *also* and of names found twice; *kept_only* leaves the others out.
     """
-    fast = _fast(using)
+    # importlib.metadata reads a zip, a wheel or an egg, what another meta-path finder
+    # provides, and everything on Windows or a Python the tests have not seen (reader()).
+    fast = (using or reader()) == "fast" and os.sep == "/" and standard_finders()
     copies: list[Copy] = []
     unreadable: dict[Problem, DistributionRecord] = {}
     for index, entry in enumerate(list(sys.path if path is None else path)):
@@ -198,31 +188,17 @@ def installed_with(path_entry: str, location: str, root: str) -> bool:
 
 
 def installed_version(name: str, root: str | None = None) -> str | None:
-    """*name*'s version, as `importlib.metadata.version` but past empty and stale copies.
+    """*name*'s version as `importlib.metadata.version`, past copies without one.
 
-    A copy without a version (an interrupted install) is skipped; with *root* (where *name*'s
-    code was imported from), the copy installed with that code comes first.
+    The copy installed with the code under *root* (where *name* was imported from) comes first.
     """
     key = canonical_name(name)
-    entries = [entry for entry in sys.path if isinstance(entry, str)]
     try:
-        fast = _fast()
+        using = reader()
     except AttnConfigError:  # a bad <PREFIX>_READER is discovery's error, not the version's
-        fast = False
-    listed = [_scan.metadata_children(entry) for entry in entries] if fast else [None]
-    copies: list[tuple[str, str, str | None]] = []  # (sys.path entry, location, version)
-    if None in listed:  # an entry only the reference reads: it answers for every entry
-        from importlib.metadata import distributions  # noqa: PLC0415 - kept off import attn
-
-        for dist in distributions(name=name, path=entries):
-            location, local = _location(dist)
-            version = _reference_metadata(dist, local).version
-            copies.append((os.path.dirname(location.rstrip("/")), location, version))  # noqa: PTH120
-    else:
-        for entry, children in zip(entries, listed, strict=True):
-            found = [location for k, location in children or () if k == key]
-            copies += [(entry, path, _scan.local_metadata(path).version) for path in found]
-    copies = [copy for copy in copies if copy[2]]
+        using = "reference"
+    records = scan(lambda _: False, (key,), kept_only=True, using=using)
+    copies = [record for record in records if record.key == key and record.version]
     if root is not None:
-        copies.sort(key=lambda copy: not installed_with(copy[0], copy[1], root))  # stable
-    return copies[0][2] if copies else None
+        copies.sort(key=lambda copy: not installed_with(copy.path_entry, copy.location, root))
+    return copies[0].version if copies else None

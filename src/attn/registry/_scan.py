@@ -111,17 +111,12 @@ def key_of(location: str) -> str:
 
 def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
     """*path*'s text as ``Path.read_text``, ``None`` if absent, or why *file* cannot be read."""
-    chunks = []
     try:
         fd = os.open(path, _READ_FLAGS)
         try:
-            mode = os.fstat(fd).st_mode
-            # Only a regular file is read (a FIFO or a device would block or never end), and
-            # it reads short only at its end: no second call.
-            while stat.S_ISREG(mode) and (chunk := os.read(fd, 1 << 16)):
-                chunks.append(chunk)
-                if len(chunk) < 1 << 16:
-                    break
+            st = os.fstat(fd)
+            # Only a regular file is read (a FIFO or a device would block or never end).
+            data = os.read(fd, st.st_size + 1) if stat.S_ISREG(st.st_mode) else b""
         finally:
             os.close(fd)
     except (FileNotFoundError, NotADirectoryError):
@@ -130,10 +125,9 @@ def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
         return None, Problem(Code.PERMISSION_DENIED, file)
     except OSError as exc:
         return None, Problem(Code.READ_ERROR, file, exc.strerror or str(exc))
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(st.st_mode):
         why = Problem(Code.READ_ERROR, file, "not a regular file")
-        return None, Problem(Code.IS_A_FOLDER, file) if stat.S_ISDIR(mode) else why
-    data = b"".join(chunks)
+        return None, Problem(Code.IS_A_FOLDER, file) if stat.S_ISDIR(st.st_mode) else why
     try:
         return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"), None
     except UnicodeDecodeError as exc:
