@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from attn import _fork
-
 from ._base import AttentionBackend, builtin
+from .torch_sdpa import TorchSDPAImpl  # torch itself is imported when it computes
 
 _builtin = partial(builtin, AttentionBackend, __name__)
-
-
-def _torch_sdpa(cls: type) -> type:  # noqa: ARG001 - a classmethod of TorchSDPABackend
-    with _fork.importing():
-        from .torch_sdpa import TorchSDPAImpl  # noqa: PLC0415 - keeps torch off import
-
-    return TorchSDPAImpl
-
 
 FlashAttentionBackend = _builtin("FlashAttentionBackend", "FLASH_ATTN", "flash-attn")
 FlashSinkAttentionBackend = _builtin("FlashSinkAttentionBackend", "FLASH_SINK_ATTN", "flash-attn")
@@ -28,7 +19,7 @@ RocmAiterFlashAttentionBackend = _builtin(
     "RocmAiterFlashAttentionBackend", "ROCM_AITER_FA", "amd-aiter"
 )
 TorchSDPABackend = _builtin(
-    "TorchSDPABackend", "TORCH_SDPA", "torch", get_impl_cls=classmethod(_torch_sdpa)
+    "TorchSDPABackend", "TORCH_SDPA", "torch", get_impl_cls=classmethod(lambda _: TorchSDPAImpl)
 )
 FlashInferBackend = _builtin("FlashInferBackend", "FLASHINFER", "flashinfer-python")
 FlashInferMLABackend = _builtin("FlashInferMLABackend", "FLASHINFER_MLA", "flashinfer-python")

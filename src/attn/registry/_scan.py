@@ -235,8 +235,8 @@ def local_entry_points(location: str) -> EntryPoints:
     return tuple(found), problem
 
 
-def metadata_children(entry: str) -> list[tuple[str, str]] | None:
-    """``(key, location)`` of the metadata in *entry*, in order; ``None`` for a file or an egg."""
+def fast_entry(index: int, entry: str) -> list[Copy] | None:
+    """Every copy in the ``sys.path`` folder *entry*, in order; ``None`` for a file or an egg."""
     if os.path.basename(entry).lower().endswith(".egg"):
         return None
     try:
@@ -254,17 +254,9 @@ def metadata_children(entry: str) -> list[tuple[str, str]] | None:
     found = [(key_of(n), n) for n in names if n.lower().endswith((".dist-info", ".egg-info"))]
     # importlib.metadata groups the copies of one name, in order of first sight.
     order = {key: rank for rank, key in enumerate(dict.fromkeys(key for key, _ in found))}
-    return [(key, root + name) for key, name in sorted(found, key=lambda c: order[c[0]])]
-
-
-def fast_entry(index: int, entry: str) -> list[Copy] | None:
-    """Every copy in the ``sys.path`` folder *entry*; ``None`` if the fast reader skips it."""
-    children = metadata_children(entry)
-    if children is None:
-        return None
     copies: list[Copy] = []
-    for key, location in children:
-        eps, problem = local_entry_points(location)
-        record = DistributionRecord(key, location, index, entry, eps, None, problem)
-        copies.append((record, partial(local_metadata, location)))
+    for key, name in sorted(found, key=lambda c: order[c[0]]):
+        eps, problem = local_entry_points(root + name)
+        record = DistributionRecord(key, root + name, index, entry, eps, None, problem)
+        copies.append((record, partial(local_metadata, root + name)))
     return copies
