@@ -24,11 +24,8 @@ def _deprecated_alias(owner: str) -> type[AttentionBackendEnum]:
     # _Backend, the seeds' name for the attention registry, with its warning.
     import warnings  # noqa: PLC0415 - off the warm path
 
-    warnings.warn(
-        f"{owner}._Backend is deprecated; use attn.AttentionBackendEnum",
-        DeprecationWarning,
-        stacklevel=3,  # the code that touched owner._Backend
-    )
+    msg = f"{owner}._Backend is deprecated; use attn.AttentionBackendEnum"
+    warnings.warn(msg, DeprecationWarning, stacklevel=3)  # the code that touched owner._Backend
     return AttentionBackendEnum
 
 

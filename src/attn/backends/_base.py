@@ -11,10 +11,8 @@ __all__ = ["AttentionBackend", "MLAPrefillBackend", "builtin"]
 
 
 def _no_implementation(cls: type, computes: str) -> NoReturn:
-    msg = (
-        f"{cls.__module__}.{cls.__qualname__} does not provide an {computes} "
-        "implementation; override get_impl_cls()"
-    )
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    msg = f"{name} does not provide an {computes} implementation; override get_impl_cls()"
     raise NotImplementedError(msg)
 
 

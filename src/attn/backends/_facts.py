@@ -29,8 +29,7 @@ class Sizes:
     def accepts(self, size: int) -> bool:
         if self.listed:
             return size in self.listed
-        in_range = self.low <= size and (self.high is None or size <= self.high)
-        return in_range and size % self.multiple == 0
+        return self.low <= size <= (self.high or size) and size % self.multiple == 0
 
     def __str__(self) -> str:
         """As the tables say it: ``64, 128``, ``multiple of 8 up to 256``, ``any``."""
@@ -85,17 +84,13 @@ class Facts:
                 reasons.append(f"{kind} attention only" if wanted else f"no {kind} attention")
         return reasons
 
-    def _check_capability(self, capability: object) -> list[str]:
-        if not (
-            isinstance(capability, tuple)
-            and len(capability) == 2  # noqa: PLR2004 - (major, minor)
-            and all(isinstance(part, int) for part in capability)
-        ):
-            return [f"capability must be a (major, minor) pair of ints, not {capability!r}"]
+    def _check_capability(self, cap: object) -> list[str]:
+        if not (isinstance(cap, tuple) and [isinstance(p, int) for p in cap] == [True, True]):
+            return [f"capability must be a (major, minor) pair of ints, not {cap!r}"]
         low, high = self.capability or ((0, 0), None)
-        if low <= capability and (high is None or capability <= high):
+        if low <= cap <= (high or cap):
             return []
-        return [f"capability {_version(capability)} not supported ({self.capabilities})"]
+        return [f"capability {_version(cap)} not supported ({self.capabilities})"]
 
     @property
     def capabilities(self) -> str:
@@ -191,8 +186,6 @@ MLA_PREFILL: dict[str, Facts] = {
     "ZEN_CPU": Facts(_PREFILL + "zen_cpu_sdpa.py", ("cpu",), None, _FULL, (), mla=True),
 }
 
-# -- the hosts' orders: vLLM's platform modules and MLA prefill selector -----------
-
 _BLACKWELL = 10
 Order = tuple[tuple[str, ...], tuple[str, ...]]  # (on capability 10.x, on every other)
 
@@ -201,7 +194,7 @@ def _order(blackwell: str, other: str | None = None) -> Order:
     return tuple(blackwell.split()), tuple((other or blackwell).split())
 
 
-#: Per (device, use_mla); vLLM's TPU ignores use_mla.
+#: vLLM's platform orders, per (device, use_mla); its TPU ignores use_mla.
 _ATTENTION_ORDER: dict[tuple[str, bool], Order] = {
     ("cuda", False): _order(
         "FLASHINFER FLASH_ATTN TRITON_ATTN FLEX_ATTENTION",
@@ -220,6 +213,7 @@ _ATTENTION_ORDER: dict[tuple[str, bool], Order] = {
     ("xpu", True): _order("TRITON_MLA"),
 }
 
+#: vLLM's MLA prefill selector, per device.
 _MLA_PREFILL_ORDER: dict[str, Order] = {
     "cuda": _order("FLASH_ATTN TRITON_RAGGED FLASHINFER TOKENSPEED_MLA", "FLASH_ATTN"),
     "rocm": _order("ROCM_AITER_FA FLASH_ATTN"),

@@ -17,8 +17,6 @@ class TorchSDPAImpl:
 
     def forward(self, query: Any, key: Any, value: Any) -> Any:  # noqa: ANN401 - torch tensors
         """Attend *query* to *key* and *value* (``[..., seq, head_size]`` tensors)."""
-        from torch.nn.functional import scaled_dot_product_attention  # noqa: PLC0415
+        from torch.nn.functional import scaled_dot_product_attention as sdpa  # noqa: PLC0415
 
-        return scaled_dot_product_attention(
-            query, key, value, is_causal=self.causal, scale=self.scale
-        )
+        return sdpa(query, key, value, is_causal=self.causal, scale=self.scale)

@@ -1,7 +1,4 @@
-"""The discovery cache: one scan for a host's registries, in this process and on disk.
-
-The file (`marshal` of plain tuples, validated on load) is trusted while the stamps it holds match.
-"""
+"""The discovery cache: one scan per host, in this process and in a validated `marshal` file."""
 
 from __future__ import annotations
 
@@ -148,8 +145,7 @@ def _ours(path: str | int, kind: Callable[[int], bool] = stat.S_ISDIR) -> bool:
         st = os.stat(path)
     except OSError:
         return False
-    mode = st.st_mode
-    return kind(mode) and st.st_uid == os.geteuid() and not mode & (stat.S_IWGRP | stat.S_IWOTH)
+    return kind(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
 
 
 def _open(path: str, flags: int) -> int:

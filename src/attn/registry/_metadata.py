@@ -108,7 +108,7 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]
         for dist in dists:
             path = getattr(dist, "_path", None)  # a PathDistribution's metadata folder
             location = f"<{type(dist).__name__}>" if path is None else str(path)
-            local = location if path is not None and os.path.exists(location) else None  # noqa: PTH110
+            local = location if path is not None and os.access(location, os.F_OK) else None
             eps, problem = _reference_entry_points(dist, local)
             key = _scan.key_of(location)
             copy = DistributionRecord(key, location, index, entry, eps, None, problem)
@@ -172,10 +172,8 @@ def editable_source(location: str) -> str | None:
         editable, url = data["dir_info"]["editable"], data["url"]
     except (ValueError, LookupError, TypeError):  # not JSON, or not of PEP 610's shape
         return None
-    if editable is not True or not isinstance(url, str):
-        return None
-    parts = urlsplit(url)
-    return unquote(parts.path) if parts.scheme == "file" else None
+    parts = urlsplit(url) if editable is True and isinstance(url, str) else None
+    return unquote(parts.path) if parts is not None and parts.scheme == "file" else None
 
 
 def installed_with(path_entry: str, location: str, root: str) -> bool:
