@@ -1,8 +1,7 @@
 """The lock a fork waits for, so that a child never inherits half of attn's work.
 
-`LOCK` is held by every discovery, refresh and registration; an import attn
-starts outside it runs in `importing()`. A fork takes `LOCK` and waits for those
-imports (what another thread holds stays held in the child), as `logging` does.
+Discovery, refresh and registration hold `LOCK`; an import attn starts outside it runs in
+`importing()`. A fork takes `LOCK` and waits for those imports, as `logging` does.
 """
 
 from __future__ import annotations
@@ -48,21 +47,16 @@ def _before_fork() -> None:
     _DONE.wait_for(lambda: not any(t != me for t in _IMPORTS), FORK_WAIT)
 
 
-def _after_fork_in_parent() -> None:
-    LOCK.release()
-
-
 def _after_fork_in_child() -> None:
-    global LOCK, _DONE  # noqa: PLW0603 - the child's only thread starts with a free lock
+    global LOCK, _DONE, _IMPORTS  # noqa: PLW0603 - the child's only thread starts with a free lock
     LOCK = threading.RLock()
     _DONE = threading.Condition(LOCK)
-    for thread in [t for t in _IMPORTS if t != threading.get_ident()]:  # not the forking one's
-        del _IMPORTS[thread]
+    _IMPORTS = {t: n for t, n in _IMPORTS.items() if t == threading.get_ident()}
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows
     os.register_at_fork(
         before=_before_fork,
-        after_in_parent=_after_fork_in_parent,
+        after_in_parent=lambda: LOCK.release(),  # noqa: PLW0108 - a child rebinds LOCK
         after_in_child=_after_fork_in_child,
     )
