@@ -12,7 +12,7 @@ from attn import _fork
 from .backend import Backend
 from .errors import PluginWarning, UnknownBackendError
 from .loading import LoadContext, load, loading_now, resolve
-from .paths import ClassPath, code_root, parse_path, path_of_class
+from .paths import ClassPath, code_root, parse_path
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:
@@ -236,9 +236,9 @@ class BackendEnum(_BackendMethods, enum.Enum, metaclass=BackendEnumMeta):
 
     @classmethod
     def select(cls, backend: object = None, **settings: object) -> Selection:
-        """Choose the backend for *settings*: the first valid candidate, or *backend* alone.
+        """Choose *backend*, or else the first valid candidate for *settings*.
 
-        Candidates are [`priorities()`][priorities], then plugin-added names, sorted;
+        Candidates: [`priorities()`][priorities], then plugin-added names, sorted;
         ``<PREFIX>_<NOUN>`` (``ATTN_ATTENTION_BACKEND``) chooses without *backend*.
 
         Raises:
@@ -300,7 +300,6 @@ class PluginBackend(_BackendMethods, Generic[_I]):
 
 
 def declared_registries() -> tuple[BackendEnumMeta, ...]:
-    """Every registry declared so far in this process, in declaration order."""
     return tuple(_DECLARED.values())
 
 
@@ -329,22 +328,21 @@ def registration(
     def put(path: ClassPath, by: str | None, stacklevel: int) -> None:
         during = loading_now() or _NOT_LOADING  # plugin code registers while attn imports it
         dist, config = during.distribution, state.config
+        entry = Entry(name, path, "runtime", None, None, None, by, dist, during.version)
         if dist is not None and all(
             p.name != name or p.distribution != dist for p in state.ensure().plugins
         ):
             import warnings  # noqa: PLC0415 - only when plugin code misbehaves
 
-            label = dist if during.version is None else f"{dist} {during.version}"
             warnings.warn(
-                f"plugin code of {label} registered {config.noun} {name!r} while attn imported "
-                f"it for {during.backend!r}, but {dist} does not declare {name!r}: this "
-                "replaces it past conflict checks and controls. Report it to the plugin's "
+                f"plugin code of {entry.plugin_label} registered {config.noun} {name!r} while "
+                f"attn imported it for {during.backend!r}, but {dist} does not declare {name!r}: "
+                "this replaces it past conflict checks and controls. Report it to the plugin's "
                 f"authors; '{config.host} doctor --load' lists such registrations",
                 PluginWarning,
                 stacklevel=stacklevel,  # the registering code
             )
-        plugin = {"plugin_distribution": dist, "plugin_version": during.version}
-        state.register(Entry(name, path, "runtime", registered_by=by, **plugin))
+        state.register(entry)
 
     if class_path is not None:
         caller = sys._getframe(depth).f_globals.get("__name__")
@@ -354,7 +352,7 @@ def registration(
     state.ready()
 
     def decorator(cls: type) -> type:
-        put(path_of_class(cls), cls.__module__, 3)
+        put(parse_path(f"{cls.__module__}:{cls.__qualname__}"), cls.__module__, 3)
         return cls
 
     return decorator
@@ -363,9 +361,7 @@ def registration(
 def register(
     backend: BackendEnum | PluginBackend[Any], class_path: str | None = None
 ) -> Callable[[type], type]:
-    """Register *class_path* for *backend* at runtime, or return a decorator that registers a class.
-
-    With *class_path*, it returns an identity function, as the seeds do.
+    """Register *class_path* for *backend*, or return a decorator that registers a class.
 
     Raises:
         TypeError: *backend* is not a member or plugin backend of a registry.
