@@ -169,15 +169,17 @@ def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> st
 
 def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
     """Import *path* and return the class, which must derive from *interface*."""
-    imported = False
+    stack: list[LoadContext] = _LOADING.__dict__.setdefault("stack", [])
+    stack.append(ctx)
     try:
-        stack: list[LoadContext] = _LOADING.__dict__.setdefault("stack", [])
-        stack.append(ctx)
-        try:
-            obj = attribute(path)
-        finally:
-            stack.pop()
-        imported = True
+        obj = attribute(path)
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        raise _fail(ctx, path, _import_failure(exc, path, ctx), interface=False) from exc
+    finally:
+        stack.pop()
+    try:
         if not isinstance(obj, type):
             problem = f"{path.colon!r} is not a class but {type(obj).__name__} {shown(obj)}"
         elif issubclass(obj, interface):
@@ -191,11 +193,8 @@ def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
     except BaseException as exc:
         if passes_through(exc):
             raise
-        if imported:
-            problem = f"checking {path.colon!r} against the interface raised {describe(exc)}"
-        raise _fail(
-            ctx, path, problem if imported else _import_failure(exc, path, ctx), imported
-        ) from exc
+        problem = f"checking {path.colon!r} against the interface raised {describe(exc)}"
+        raise _fail(ctx, path, problem, interface=True) from exc
     raise _fail(ctx, path, problem, interface=True)
 
 
