@@ -264,10 +264,7 @@ class BackendEnum(_BackendMethods, enum.Enum, metaclass=BackendEnumMeta):
 
 @final
 class PluginBackend(_BackendMethods, Generic[_I]):
-    """A backend a plugin added under a new name: a member's four methods and ``name``.
-
-    One object per lookup until ``refresh()``; compares and pickles as (registry, name).
-    """
+    """A plugin's new backend: a member's four methods; compared and pickled as (registry, name)."""
 
     __slots__ = ("_generation", "name", "registry")
 

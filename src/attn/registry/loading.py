@@ -222,10 +222,7 @@ def plugin_output_to(err: IO[str]) -> Iterator[None]:
 def load(
     registry: Registry, name: str, entry: Which = "in effect", *, output: IO[str] | None = None
 ) -> type:
-    """Import and check *name*'s class in effect, or *entry*'s (``None``: the built-in's).
-
-    What plugin code prints meanwhile goes to *output*, if given.
-    """
+    """Import and check *name*'s class in effect, or *entry*'s (``None``: the built-in's)."""
     if isinstance(entry, str):
         entry, path = resolve(registry, name)
     else:

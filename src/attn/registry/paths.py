@@ -33,11 +33,7 @@ class ClassPath(NamedTuple):
 
 
 def parse_path(path: object) -> ClassPath:
-    """Parse ``module:QualName`` or ``module.QualName`` into a `ClassPath`.
-
-    Raises:
-        InvalidPathError: *path* is not a string of either form.
-    """
+    """Parse ``module:QualName`` or ``module.QualName``; `InvalidPathError` if neither."""
     if isinstance(path, ClassPath):
         return path
     if not isinstance(path, str):

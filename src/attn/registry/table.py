@@ -1,7 +1,4 @@
-"""Each registry's `RegistryState`: the plugins discovery merged, the runtime layer on top.
-
-A change publishes a new `Snapshot` in one assignment; writers hold `_fork.LOCK`.
-"""
+"""Each registry's state: the plugins discovery merged, runtime registrations on top."""
 
 from __future__ import annotations
 
@@ -83,7 +80,7 @@ class Entry(NamedTuple):
 
 
 class Snapshot(NamedTuple):
-    """A registry's whole state, replaced (never changed) at once; ``warm``, a cached outcome."""
+    """A registry's whole state, read-only, replaced at once; ``warm``, a cached outcome."""
 
     result: DiscoveryResult | None = None
     discovered: Mapping[str, Entry] = _NOTHING
@@ -232,7 +229,8 @@ class RegistryState:
             for name, module, qualname, dist, version, value in outcome.entries()
         }
         runtime = self._layers.runtime
-        self._layers = Snapshot(result, discovered, runtime, {**discovered, **runtime}, warm=warm)
+        table = MappingProxyType({**discovered, **runtime})
+        self._layers = Snapshot(result, MappingProxyType(discovered), runtime, table, warm=warm)
         seen = set() if scan is None else scan.warned
         warned = [w for w in outcome.warnings if w not in seen]
         seen.update(warned)
@@ -254,8 +252,8 @@ class RegistryState:
             self.ready()
             layers = self._layers
             self._layers = layers._replace(
-                runtime={**layers.runtime, entry.name: entry},
-                table={**layers.table, entry.name: entry},
+                runtime=MappingProxyType({**layers.runtime, entry.name: entry}),
+                table=MappingProxyType({**layers.table, entry.name: entry}),
                 cleared=layers.cleared - {entry.name},
             )
 
@@ -265,8 +263,8 @@ class RegistryState:
             self.ready()
             layers = self._layers
             self._layers = layers._replace(
-                runtime={n: e for n, e in layers.runtime.items() if n != name},
-                table={n: e for n, e in layers.table.items() if n != name},
+                runtime=MappingProxyType({n: e for n, e in layers.runtime.items() if n != name}),
+                table=MappingProxyType({n: e for n, e in layers.table.items() if n != name}),
                 cleared=layers.cleared | {name},
             )
             return name in layers.table
@@ -279,12 +277,7 @@ class RegistryState:
         """A read-only copy of the state, which later changes do not alter."""
         if self.discovered_yet:
             self.ensure()
-        layers = self._layers  # published whole, and never changed: no lock, no copy
-        return layers._replace(
-            discovered=MappingProxyType(layers.discovered),
-            runtime=MappingProxyType(layers.runtime),
-            table=MappingProxyType(layers.table),
-        )
+        return self._layers  # published whole, read-only, never changed: no lock, no copy
 
     def invalidate(self) -> None:
         """Forget the discovery and the host's scan: the next access discovers again."""
