@@ -236,10 +236,7 @@ class BackendEnum(_BackendMethods, enum.Enum, metaclass=BackendEnumMeta):
 
     @classmethod
     def select(cls, backend: object = None, **settings: object) -> Selection:
-        """Choose *backend*, or else the first valid candidate for *settings*.
-
-        Candidates: [`priorities()`][priorities], then plugin-added names, sorted;
-        ``<PREFIX>_<NOUN>`` (``ATTN_ATTENTION_BACKEND``) chooses without *backend*.
+        """Choose *backend*, or the first valid of [`priorities()`][priorities] for *settings*.
 
         Raises:
             SelectionError: the explicit choice, or every candidate, is rejected.
