@@ -1,7 +1,8 @@
 """The lock a fork waits for, so that a child never inherits half of attn's work.
 
 Discovery, refresh and registration hold `LOCK`; an import attn starts outside it runs in
-`importing()`. A fork takes `LOCK` and waits for those imports, as `logging` does.
+`importing()`. A fork takes `LOCK` and waits for those imports (a lock another thread holds
+stays held in the child), as `logging` does.
 """
 
 from __future__ import annotations

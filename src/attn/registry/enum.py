@@ -89,7 +89,6 @@ class BackendEnumMeta(enum.EnumMeta):
         groups[group] = None
         type.__setattr__(new, "_attn_defaults", defaults)
         type.__setattr__(new, "_attn_state", RegistryState(config, tuple(defaults), groups))
-        # Without an interface, any subclass of the core's Backend is a backend.
         type.__setattr__(new, "_attn_interface", Backend if interface is None else interface)
         _DECLARED[f"{new.__module__}:{new.__qualname__}"] = new
         return new

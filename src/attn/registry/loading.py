@@ -1,4 +1,4 @@
-"""`load()`: resolve a backend's name, import its class and check it, or a `BackendLoadError`."""
+"""`load()`: import and check a backend's class; what plugin code raises is a `BackendLoadError`."""
 
 from __future__ import annotations
 

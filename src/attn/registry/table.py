@@ -157,7 +157,7 @@ class RegistryState:
             # Strict mode, a bad ATTN_* value: every access fails until it is fixed.
             self.invalidate()
             raise
-        # After the table is in place (under -W error, only this access fails); at the caller.
+        # Once the table is set (-W error fails only this access), at the first caller outside attn.
         frame, level = sys._getframe(), 1
         while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
             frame, level = frame.f_back, level + 1
