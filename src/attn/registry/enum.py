@@ -209,13 +209,13 @@ class _BackendMethods:
         return loaded if registry._attn_state.lookup(name) is before else load(registry, name)
 
     def is_overridden(self) -> bool:
-        """Whether a registration replaces the default (a plugin's name: a runtime one)."""
+        """Whether a registration overrides the default (of a plugin's backend: a runtime one)."""
         registry, name = self._key()
         entry = registry._attn_state.lookup(name)
         return entry is not None and (entry.origin == "runtime" or name in registry._attn_defaults)
 
     def clear_override(self) -> None:
-        """Drop the override (a plugin's name: the backend) until ``refresh()``."""
+        """Drop the override, or a plugin's backend itself, until ``refresh()``."""
         registry, name = self._key()
         registry._attn_state.clear(name)
 
