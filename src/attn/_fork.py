@@ -1,8 +1,8 @@
 """The lock a fork waits for, so that a child never inherits half of attn's work.
 
-`LOCK` is held by every discovery, refresh and registration; an import attn
-starts outside it runs in `importing()`. A fork takes `LOCK` and waits for those
-imports (what another thread holds stays held in the child), as `logging` does.
+Discovery, refresh and registration hold `LOCK`; an import attn starts outside it runs in
+`importing()`. A fork takes `LOCK` and waits for those imports (a lock another thread holds
+stays held in the child), as `logging` does.
 """
 
 from __future__ import annotations
@@ -22,47 +22,39 @@ __all__ = ["FORK_WAIT", "LOCK", "importing"]
 
 FORK_WAIT = 60.0  # how long a fork waits for the imports of other threads (seconds)
 LOCK = threading.RLock()
-_IMPORTS: dict[int, int] = {}  # thread -> imports attn started that it is inside
+_IMPORTS: list[int] = []  # a thread, once per import attn started that it is inside
 _DONE = threading.Condition(LOCK)
 
 
 @contextlib.contextmanager
 def importing() -> Iterator[None]:
     """Around an import attn starts outside `LOCK`: a fork waits until it is over."""
-    me = threading.get_ident()
     with LOCK:
-        _IMPORTS[me] = _IMPORTS.get(me, 0) + 1
+        _IMPORTS.append(threading.get_ident())
     try:
         yield
     finally:
         with LOCK:
-            if left := _IMPORTS.pop(me, 1) - 1:
-                _IMPORTS[me] = left
+            _IMPORTS.remove(threading.get_ident())
             _DONE.notify_all()
 
 
 def _before_fork() -> None:
     LOCK.acquire()
-    me = threading.get_ident()
     # wait() lets the importing threads take LOCK meanwhile; it returns with LOCK held.
-    _DONE.wait_for(lambda: not any(t != me for t in _IMPORTS), FORK_WAIT)
-
-
-def _after_fork_in_parent() -> None:
-    LOCK.release()
+    _DONE.wait_for(lambda: set(_IMPORTS) <= {threading.get_ident()}, FORK_WAIT)
 
 
 def _after_fork_in_child() -> None:
-    global LOCK, _DONE  # noqa: PLW0603 - the child's only thread starts with a free lock
+    global LOCK, _DONE, _IMPORTS  # noqa: PLW0603 - the child's only thread starts with a free lock
     LOCK = threading.RLock()
     _DONE = threading.Condition(LOCK)
-    for thread in [t for t in _IMPORTS if t != threading.get_ident()]:  # not the forking one's
-        del _IMPORTS[thread]
+    _IMPORTS = [t for t in _IMPORTS if t == threading.get_ident()]
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows
     os.register_at_fork(
         before=_before_fork,
-        after_in_parent=_after_fork_in_parent,
+        after_in_parent=lambda: LOCK.release(),  # noqa: PLW0108 - a child rebinds LOCK
         after_in_child=_after_fork_in_child,
     )

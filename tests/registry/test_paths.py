@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attn.registry import InvalidPathError
-from attn.registry.paths import ClassPath, parse_path, path_of_class
+from attn.registry.paths import ClassPath, parse_path
 
 
 @pytest.mark.parametrize(
@@ -79,23 +79,3 @@ def test_forms_round_trip():
     assert path.dotted == "pkg.mod.Outer.Inner"
     assert str(path) == "pkg.mod:Outer.Inner"
     assert parse_path(path) is path
-
-
-class Outer:
-    class Inner:
-        pass
-
-
-def test_path_of_nested_class_uses_colon_form():
-    """A nested class keeps its module boundary."""
-    assert path_of_class(Outer.Inner) == ClassPath(__name__, "Outer.Inner")
-
-
-def test_path_of_local_class_is_refused():
-    """A class defined in a function has no importable path."""
-
-    class Local:
-        pass
-
-    with pytest.raises(InvalidPathError, match="inside a function"):
-        path_of_class(Local)

@@ -43,8 +43,8 @@ def same_modules() -> Iterator[None]:
 class Backend:
     """A backend: a class a registry hands out by name.
 
-    [`is_available()`][is_available] checks that the packages its kernel
-    [`requires`][requires] are installed, without importing them.
+    [`is_available()`][is_available] checks, importing nothing, that its [`requires`][requires]
+    are installed.
     """
 
     requires: ClassVar[tuple[str, ...]] = ()

@@ -1,9 +1,4 @@
-"""The Enum base of every registry, its metaclass, and plugin-added backends.
-
-A registry is a `BackendEnum` subclass declared with class keywords (``group``,
-``host``, ``interface``, ...); its values are lazy class paths (``module:QualName``,
-or dotted), or ``None`` for no default.
-"""
+"""The Enum base of every registry, its metaclass, and the backends plugins add."""
 
 from __future__ import annotations
 
@@ -17,7 +12,7 @@ from attn import _fork
 from .backend import Backend
 from .errors import PluginWarning, UnknownBackendError
 from .loading import LoadContext, load, loading_now, resolve
-from .paths import ClassPath, code_root, parse_path, path_of_class
+from .paths import ClassPath, code_root, parse_path
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:
@@ -36,11 +31,11 @@ _DECLARED: dict[str, BackendEnumMeta] = {}  # every registry, by module:qualname
 _NOT_LOADING = LoadContext("", "", "", "", "")
 
 
-def _keyword(name: str, doc: str) -> Any:
+def _keyword(name: str) -> Any:
     def read_only(cls: BackendEnumMeta, _value: object) -> None:
         raise AttributeError(f"{cls.__name__}.{name} is read-only")
 
-    return property(lambda cls: str(getattr(cls._attn_state.config, name)), read_only, doc=doc)
+    return property(lambda cls: str(getattr(cls._attn_state.config, name)), read_only)
 
 
 class BackendEnumMeta(enum.EnumMeta):
@@ -64,7 +59,6 @@ class BackendEnumMeta(enum.EnumMeta):
         register_hint: str | None = None,
         **kwds: Any,
     ) -> BackendEnumMeta:
-        # The API of the bases and of the class itself, read from the classes.
         api = {n for k in (*bases, metacls) for c in k.__mro__ for n in vars(c) if n[0] != "_"}
         if shadowing := [name for name in classdict._member_names if name in api]:
             raise TypeError(
@@ -95,15 +89,14 @@ class BackendEnumMeta(enum.EnumMeta):
         groups[group] = None
         type.__setattr__(new, "_attn_defaults", defaults)
         type.__setattr__(new, "_attn_state", RegistryState(config, tuple(defaults), groups))
-        # Without an interface, any subclass of the core's Backend is a backend.
         type.__setattr__(new, "_attn_interface", Backend if interface is None else interface)
         _DECLARED[f"{new.__module__}:{new.__qualname__}"] = new
         return new
 
-    group = _keyword("group", "The entry-point group plugins declare (``attn.backends``).")
-    host = _keyword("host", "The host distribution, which plugins' ``Requires-Dist`` must satisfy.")
-    noun = _keyword("noun", "How messages name one backend (``attention backend``).")
-    env_prefix = _keyword("env_prefix", "The prefix of the registry's variables (``ATTN``).")
+    group = _keyword("group")
+    host = _keyword("host")
+    noun = _keyword("noun")
+    env_prefix = _keyword("env_prefix")
 
     def __getitem__(cls, name: str) -> Any:
         """The member or plugin-added backend called *name*, else `UnknownBackendError`."""
@@ -186,20 +179,13 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
     return UnknownBackendError("\n".join(lines), name=str(name), registry=config.registry)
 
 
-def _get_path(cls: BackendEnumMeta, name: str, include_classname: bool) -> str:
-    path = resolve(cls, name)[1]
-    return path.dotted if include_classname else path.module
+class _BackendMethods:
+    """What a member and a backend a plugin added both do."""
 
+    __slots__ = ()
 
-def _get_class(cls: BackendEnumMeta, name: str) -> type:
-    before = cls._attn_state.lookup(name)
-    loaded = load(cls, name)
-    # Plugin code that registers this name while attn imports it wins, as later.
-    return loaded if cls._attn_state.lookup(name) is before else load(cls, name)
-
-
-class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
-    """Base of every registry: members are built-in backends with lazy paths."""
+    def _key(self) -> tuple[BackendEnumMeta, str]:
+        return type(self), self.name  # type: ignore[return-value, attr-defined]  # a member's
 
     def get_path(self, include_classname: bool = True) -> str:
         """The effective class path, dotted (``module.QualName``), or its module only.
@@ -207,7 +193,8 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         Raises:
             BackendNotRegisteredError: no default, and nothing registered.
         """
-        return _get_path(type(self), self.name, include_classname)
+        path = resolve(*self._key())[1]
+        return path.dotted if include_classname else path.module
 
     def get_class(self) -> type:
         """Import and return the effective backend class.
@@ -215,15 +202,26 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
         Raises:
             BackendLoadError: the class cannot be imported or is not a backend.
         """
-        return _get_class(type(self), self.name)
+        registry, name = self._key()
+        before = registry._attn_state.lookup(name)
+        loaded = load(registry, name)
+        # Plugin code that registers this name while attn imports it wins, as later.
+        return loaded if registry._attn_state.lookup(name) is before else load(registry, name)
 
     def is_overridden(self) -> bool:
-        """Whether a plugin or runtime registration replaces the built-in default."""
-        return type(self)._attn_state.lookup(self.name) is not None
+        """Whether a registration overrides the default (of a plugin's backend: a runtime one)."""
+        registry, name = self._key()
+        entry = registry._attn_state.lookup(name)
+        return entry is not None and (entry.origin == "runtime" or name in registry._attn_defaults)
 
     def clear_override(self) -> None:
-        """Drop the override, going back to the built-in default until ``refresh()``."""
-        type(self)._attn_state.clear(self.name)
+        """Drop the override, or a plugin's backend itself, until ``refresh()``."""
+        registry, name = self._key()
+        registry._attn_state.clear(name)
+
+
+class BackendEnum(_BackendMethods, enum.Enum, metaclass=BackendEnumMeta):
+    """Base of every registry: members are built-in backends with lazy paths."""
 
     @classmethod
     def refresh(cls) -> None:
@@ -237,10 +235,7 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
 
     @classmethod
     def select(cls, backend: object = None, **settings: object) -> Selection:
-        """Choose the backend for *settings*: the first valid candidate, or *backend* alone.
-
-        Candidates are [`priorities()`][priorities], then plugin-added names, sorted;
-        ``<PREFIX>_<NOUN>`` (``ATTN_ATTENTION_BACKEND``) chooses without *backend*.
+        """Choose *backend*, or the first valid of [`priorities()`][priorities] for *settings*.
 
         Raises:
             SelectionError: the explicit choice, or every candidate, is rejected.
@@ -264,12 +259,8 @@ class BackendEnum(enum.Enum, metaclass=BackendEnumMeta):
 
 
 @final
-class PluginBackend(Generic[_I]):
-    """A backend that a plugin added under a new name, with a member's four methods and ``name``.
-
-    Lookups return the same object until the registry is refreshed; it compares
-    and pickles as (registry, name), looked up again in the receiving process.
-    """
+class PluginBackend(_BackendMethods, Generic[_I]):
+    """A plugin's new backend: a member's four methods; compared and pickled as (registry, name)."""
 
     __slots__ = ("_generation", "name", "registry")
 
@@ -277,44 +268,31 @@ class PluginBackend(Generic[_I]):
         """Bind *name* of *registry* (the registry's lookup makes them)."""
         self.registry, self.name, self._generation = registry, name, generation
 
+    def _key(self) -> tuple[BackendEnumMeta, str]:
+        return self.registry, self.name
+
     def __repr__(self) -> str:
         """Like an enum member's repr, marked as a plugin backend."""
         return f"<{self.registry.__name__}.{self.name}: plugin backend>"
 
     def __eq__(self, other: object) -> bool:
         """Equal to the plugin backend of the same registry and name."""
-        if not isinstance(other, PluginBackend):
-            return NotImplemented
-        return (self.registry, self.name) == (other.registry, other.name)
+        return self._key() == other._key() if isinstance(other, PluginBackend) else NotImplemented
 
     def __hash__(self) -> int:
         """Hash of the registry and the name."""
-        return hash((self.registry, self.name))
+        return hash(self._key())
 
     def __reduce__(self) -> tuple[object, tuple[BackendEnumMeta, str]]:
-        """Pickle as ``registry[name]``: the registry by reference, looked up where loaded."""
-        return (operator.getitem, (self.registry, self.name))
-
-    def get_path(self, include_classname: bool = True) -> str:
-        """The effective class path, dotted (``module.QualName``), or its module only."""
-        return _get_path(self.registry, self.name, include_classname)
+        """Pickle as ``registry[name]``, looked up again where loaded."""
+        return (operator.getitem, self._key())
 
     def get_class(self) -> type[_I]:
         """Import and return the backend class."""
-        return cast("type[_I]", _get_class(self.registry, self.name))
-
-    def is_overridden(self) -> bool:
-        """Whether a runtime registration replaced the plugin's class."""
-        entry = self.registry._attn_state.lookup(self.name)
-        return entry is not None and entry.origin == "runtime"
-
-    def clear_override(self) -> None:
-        """Remove this backend until the registry is refreshed."""
-        self.registry._attn_state.clear(self.name)
+        return cast("type[_I]", super().get_class())
 
 
 def declared_registries() -> tuple[BackendEnumMeta, ...]:
-    """Every registry declared so far in this process, in declaration order."""
     return tuple(_DECLARED.values())
 
 
@@ -333,10 +311,7 @@ def registration(
     depth: int,
 ) -> Callable[[type], type]:
     """`register()` for *registry* only, naming the caller *depth* frames up as registrant."""
-    if not (
-        isinstance(backend, registry)
-        or (isinstance(backend, PluginBackend) and backend.registry is registry)
-    ):
+    if not isinstance(backend, _BackendMethods) or backend._key()[0] is not registry:
         raise TypeError(
             f"expected a member of {registry.__name__} or a backend a plugin added to it, "
             f"got {backend!r}"
@@ -346,22 +321,21 @@ def registration(
     def put(path: ClassPath, by: str | None, stacklevel: int) -> None:
         during = loading_now() or _NOT_LOADING  # plugin code registers while attn imports it
         dist, config = during.distribution, state.config
+        entry = Entry(name, path, "runtime", None, None, None, by, dist, during.version)
         if dist is not None and all(
             p.name != name or p.distribution != dist for p in state.ensure().plugins
         ):
             import warnings  # noqa: PLC0415 - only when plugin code misbehaves
 
-            label = dist if during.version is None else f"{dist} {during.version}"
             warnings.warn(
-                f"plugin code of {label} registered {config.noun} {name!r} while attn imported "
-                f"it for {during.backend!r}, but {dist} does not declare {name!r}: this "
-                "replaces it past conflict checks and controls. Report it to the plugin's "
+                f"plugin code of {entry.plugin_label} registered {config.noun} {name!r} while "
+                f"attn imported it for {during.backend!r}, but {dist} does not declare {name!r}: "
+                "this replaces it past conflict checks and controls. Report it to the plugin's "
                 f"authors; '{config.host} doctor --load' lists such registrations",
                 PluginWarning,
                 stacklevel=stacklevel,  # the registering code
             )
-        plugin = {"plugin_distribution": dist, "plugin_version": during.version}
-        state.register(Entry(name, path, "runtime", registered_by=by, **plugin))
+        state.register(entry)
 
     if class_path is not None:
         caller = sys._getframe(depth).f_globals.get("__name__")
@@ -371,7 +345,7 @@ def registration(
     state.ready()
 
     def decorator(cls: type) -> type:
-        put(path_of_class(cls), cls.__module__, 3)
+        put(parse_path(f"{cls.__module__}:{cls.__qualname__}"), cls.__module__, 3)
         return cls
 
     return decorator
@@ -380,16 +354,13 @@ def registration(
 def register(
     backend: BackendEnum | PluginBackend[Any], class_path: str | None = None
 ) -> Callable[[type], type]:
-    """Register *class_path* for *backend* at runtime, or return a decorator that registers a class.
-
-    With *class_path*, it returns an identity function, as the seeds do.
+    """Register *class_path* for *backend*, or return a decorator that registers a class.
 
     Raises:
         TypeError: *backend* is not a member or plugin backend of a registry.
         InvalidPathError: *class_path* is malformed, or the class is local to a function.
     """
-    if not isinstance(backend, (BackendEnum, PluginBackend)):
+    if not isinstance(backend, _BackendMethods):
         msg = f"expected a member of a registry or a backend a plugin added to one, got {backend!r}"  # type: ignore[unreachable]
         raise TypeError(msg)
-    registry = backend.registry if isinstance(backend, PluginBackend) else type(backend)
-    return registration(registry, backend, class_path, depth=2)
+    return registration(backend._key()[0], backend, class_path, depth=2)

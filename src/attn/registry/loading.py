@@ -1,8 +1,4 @@
-"""The one path (`load()`) that resolves a backend's name, imports its class and checks it.
-
-Whatever plugin code raises but ``KeyboardInterrupt`` (``SystemExit`` included),
-and an object that fails to describe itself, becomes a `BackendLoadError`.
-"""
+"""`load()`: import and check a backend's class; what plugin code raises is a `BackendLoadError`."""
 
 from __future__ import annotations
 
@@ -36,7 +32,7 @@ if TYPE_CHECKING:
 
 
 class Registry(Protocol):
-    """What loading reads of a registry class (a ``BackendEnum`` subclass)."""
+    """What loading reads of a registry class."""
 
     __name__: str
     _attn_state: RegistryState
@@ -45,7 +41,7 @@ class Registry(Protocol):
 
 
 class LoadContext(NamedTuple):
-    """Who a path belongs to, so a failure can say so (``source``: ``acc-foo 1.0``, ...)."""
+    """Who a path belongs to, so a failure can say so."""
 
     backend: str
     registry: str
@@ -57,7 +53,7 @@ class LoadContext(NamedTuple):
 
 
 def resolve(registry: Registry, name: str) -> tuple[Entry | None, ClassPath]:
-    """The entry for *name* and its path, or ``None`` and the default (raises as `load()`)."""
+    """The entry for *name* and its path, or ``None`` and the default."""
     entry = registry._attn_state.lookup(name)
     return (None, _default(registry, name)) if entry is None else (entry, entry.path)
 
@@ -88,7 +84,7 @@ def _default(registry: Registry, name: str) -> ClassPath:
 
 
 def attribute(path: ClassPath) -> object:
-    """The object *path* names: its module imported (once), then each attribute of its qualname."""
+    """The object *path* names, its module imported once."""
     # Not import_module() each time: on 3.10 it takes the import lock, which a fork may orphan.
     obj: object | None = sys.modules.get(path.module)
     if obj is None or getattr(getattr(obj, "__spec__", None), "_initializing", False):
@@ -100,7 +96,7 @@ def attribute(path: ClassPath) -> object:
 
 
 def interface_of(registry: Registry) -> type:
-    """The class every backend of *registry* derives from (imported once if given by path)."""
+    """The class every backend of *registry* derives from (imported once if a path)."""
     interface = registry._attn_interface
     if isinstance(interface, str):
         registry._attn_interface = interface = cast("type", attribute(parse_path(interface)))
@@ -172,20 +168,18 @@ def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> st
 
 
 def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
-    """Import *path* and return the class, which must derive from *interface*.
-
-    Raises:
-        BackendLoadError: the import raised (chained), or the object is no such class.
-    """
-    imported = False
+    """Import *path* and return the class, which must derive from *interface*."""
+    stack: list[LoadContext] = _LOADING.__dict__.setdefault("stack", [])
+    stack.append(ctx)
     try:
-        stack: list[LoadContext] = _LOADING.__dict__.setdefault("stack", [])
-        stack.append(ctx)
-        try:
-            obj = attribute(path)
-        finally:
-            stack.pop()
-        imported = True
+        obj = attribute(path)
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        raise _fail(ctx, path, _import_failure(exc, path, ctx), interface=False) from exc
+    finally:
+        stack.pop()
+    try:
         if not isinstance(obj, type):
             problem = f"{path.colon!r} is not a class but {type(obj).__name__} {shown(obj)}"
         elif issubclass(obj, interface):
@@ -199,17 +193,14 @@ def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
     except BaseException as exc:
         if passes_through(exc):
             raise
-        if imported:
-            problem = f"checking {path.colon!r} against the interface raised {describe(exc)}"
-        raise _fail(
-            ctx, path, problem if imported else _import_failure(exc, path, ctx), imported
-        ) from exc
+        problem = f"checking {path.colon!r} against the interface raised {describe(exc)}"
+        raise _fail(ctx, path, problem, interface=True) from exc
     raise _fail(ctx, path, problem, interface=True)
 
 
 @contextlib.contextmanager
 def plugin_output_to(err: IO[str]) -> Iterator[None]:
-    """Within this block, what plugin code prints goes to *err* (fd 1 too if it is a file)."""
+    """What plugin code prints in this block goes to *err* (fd 1 too if it is a file)."""
     saved = None
     with contextlib.suppress(AttributeError, OSError, ValueError):  # not a file, or no fd 1
         target = err.fileno()
@@ -231,15 +222,7 @@ def plugin_output_to(err: IO[str]) -> Iterator[None]:
 def load(
     registry: Registry, name: str, entry: Which = "in effect", *, output: IO[str] | None = None
 ) -> type:
-    """Import and check *name*'s class in effect, or *entry*'s (``None``: the built-in's).
-
-    With *output*, what plugin code prints meanwhile goes there.
-
-    Raises:
-        BackendNotRegisteredError: a member without a default that nothing registered.
-        UnknownBackendError: *name* is no longer provided.
-        BackendLoadError: the class cannot be imported or is not a backend class.
-    """
+    """Import and check *name*'s class in effect, or *entry*'s (``None``: the built-in's)."""
     if isinstance(entry, str):
         entry, path = resolve(registry, name)
     else:
@@ -251,7 +234,7 @@ def load(
 def try_load(
     registry: Registry, name: str, entry: Which = "in effect", *, output: IO[str] | None = None
 ) -> tuple[type | None, BackendLoadError | None]:
-    """`load()`, with a load failure returned beside ``None`` instead of raised."""
+    """`load()`, with a load failure returned, not raised."""
     try:
         return load(registry, name, entry, output=output), None
     except BackendLoadError as exc:

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from .errors import InvalidPathError
 
-__all__ = ["ClassPath", "code_root", "parse_path", "path_of_class"]
+__all__ = ["ClassPath", "code_root", "parse_path"]
 
 
 class ClassPath(NamedTuple):
@@ -33,11 +33,7 @@ class ClassPath(NamedTuple):
 
 
 def parse_path(path: object) -> ClassPath:
-    """Parse ``module:QualName`` or ``module.QualName`` into a `ClassPath`.
-
-    Raises:
-        InvalidPathError: *path* is not a string of either form.
-    """
+    """Parse ``module:QualName`` or ``module.QualName``; `InvalidPathError` if neither."""
     if isinstance(path, ClassPath):
         return path
     if not isinstance(path, str):
@@ -59,11 +55,6 @@ def parse_path(path: object) -> ClassPath:
         if not (part and all(p.isidentifier() for p in part.split("."))):
             raise InvalidPathError(path, f"{part!r} is not a dotted {what} name")
     return ClassPath(module, qualname)
-
-
-def path_of_class(cls: type) -> ClassPath:
-    """The importable path of *cls*; `InvalidPathError` if it was defined inside a function."""
-    return parse_path(f"{cls.__module__}:{cls.__qualname__}")
 
 
 def code_root(module: str) -> str | None:

@@ -1,8 +1,4 @@
-"""Each registry's `RegistryState`: the plugins discovery merged, the runtime layer on top.
-
-Each change publishes a new `Snapshot` in one assignment, so readers never see
-half of one; writers hold `_fork.LOCK`, shared by every registry.
-"""
+"""Each registry's state: the plugins discovery merged, runtime registrations on top."""
 
 from __future__ import annotations
 
@@ -61,7 +57,7 @@ class Entry(NamedTuple):
 
     @property
     def plugin_label(self) -> str | None:
-        """``DIST VERSION`` of the plugin whose code made a runtime registration, if one did."""
+        """``DIST VERSION`` of the plugin whose code made a runtime registration."""
         if self.plugin_distribution is None or self.plugin_version is None:
             return self.plugin_distribution
         return f"{self.plugin_distribution} {self.plugin_version}"
@@ -84,7 +80,7 @@ class Entry(NamedTuple):
 
 
 class Snapshot(NamedTuple):
-    """A registry's whole state, replaced (never changed) at once; ``warm``, a cached outcome."""
+    """A registry's whole state, read-only, replaced at once; ``warm``, a cached outcome."""
 
     result: DiscoveryResult | None = None
     discovered: Mapping[str, Entry] = _NOTHING
@@ -94,13 +90,9 @@ class Snapshot(NamedTuple):
     warm: Outcome | None = None
 
 
-#: The class of a merge's warnings, by code.
-_WARNINGS: dict[str, type[AttnWarning]] = {
-    Code.SHADOWED: ConflictWarning,
-    Code.INCOMPATIBLE: RejectedPluginWarning,
-    Code.INVALID: RejectedPluginWarning,
-    Code.UNREADABLE_METADATA: RejectedPluginWarning,
-}
+_REJECTED = (Code.INCOMPATIBLE, Code.INVALID, Code.UNREADABLE_METADATA)
+_WARNINGS: dict[str, type[AttnWarning]] = {Code.SHADOWED: ConflictWarning}
+_WARNINGS.update(dict.fromkeys(_REJECTED, RejectedPluginWarning))
 
 # os.path, not pathlib, which is a noticeable part of attn's import cost.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # noqa: PTH100, PTH120
@@ -114,13 +106,13 @@ class RegistryState:
     def __init__(
         self, config: RegistryConfig, builtins: Sequence[str], groups: dict[str, None]
     ) -> None:
-        """The undiscovered state; *groups* are those of the host's registries, as declared."""
+        """Undiscovered; *groups* are those of the host's registries, as declared."""
         self.config, self._builtin_names, self._groups = config, tuple(builtins), groups
         self._layers = Snapshot()
 
     @property
     def discovered_yet(self) -> bool:
-        """Whether a discovery (from a scan or from the cache) is in effect."""
+        """Whether a discovery (scanned or cached) is in effect."""
         return self._layers.result is not None or self._layers.warm is not None
 
     def ensure(self) -> DiscoveryResult:
@@ -137,10 +129,7 @@ class RegistryState:
             return self.ensure()
 
     def ready(self) -> object:
-        """Run discovery unless it has run, as `ensure()` but staying on the warm path.
-
-        Returns a token that changes at each discovery.
-        """
+        """`ensure()` on the warm path; returns a token that changes at each discovery."""
         layers = self._layers
         if layers.result is None and layers.warm is None:
             with _fork.LOCK:
@@ -168,8 +157,7 @@ class RegistryState:
             # Strict mode, a bad ATTN_* value: every access fails until it is fixed.
             self.invalidate()
             raise
-        # Once the table is in place: under -W error, only this access fails. At the
-        # first caller outside attn, whichever entry point ran discovery.
+        # Once the table is set (-W error fails only this access), at the first caller outside attn.
         frame, level = sys._getframe(), 1
         while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
             frame, level = frame.f_back, level + 1
@@ -183,8 +171,7 @@ class RegistryState:
         groups = (group, *self._groups)
 
         def scan() -> tuple[RecordData, ...]:
-            # The cold path only (and under _fork.LOCK, so a fork waits for it).
-            from .discovery import scan_host  # noqa: PLC0415
+            from .discovery import scan_host  # noqa: PLC0415 - the cold path only
             from .report import plain  # noqa: PLC0415
 
             return plain(scan_host(host, groups, prefix))  # type: ignore[no-any-return]
@@ -212,14 +199,13 @@ class RegistryState:
             return self._pipeline(controls, self._scan(controls, fresh))
 
     def _merge(self, *, fresh: bool = False) -> Sequence[tuple[str, str]]:
-        # The warnings to issue: not those another registry issued for the same scan.
+        # Returns the warnings to issue: not those another registry issued for the same scan.
         config, controls = self.config, self.controls()
         scan = self._scan(controls, fresh)
         context = (environment_key(config.env_prefix), self._builtin_names)
         outcome = warm = None if scan is None else scan.outcome(config.group, context)
         result = None
-        if outcome is None:
-            # The cold path only (a cached outcome holds its warnings).
+        if outcome is None:  # the cold path only (a cached outcome holds its warnings)
             from ._findings import merge_warnings  # noqa: PLC0415
             from .report import plain  # noqa: PLC0415
 
@@ -243,7 +229,8 @@ class RegistryState:
             for name, module, qualname, dist, version, value in outcome.entries()
         }
         runtime = self._layers.runtime
-        self._layers = Snapshot(result, discovered, runtime, {**discovered, **runtime}, warm=warm)
+        table = MappingProxyType({**discovered, **runtime})
+        self._layers = Snapshot(result, MappingProxyType(discovered), runtime, table, warm=warm)
         seen = set() if scan is None else scan.warned
         warned = [w for w in outcome.warnings if w not in seen]
         seen.update(warned)
@@ -265,8 +252,8 @@ class RegistryState:
             self.ready()
             layers = self._layers
             self._layers = layers._replace(
-                runtime={**layers.runtime, entry.name: entry},
-                table={**layers.table, entry.name: entry},
+                runtime=MappingProxyType({**layers.runtime, entry.name: entry}),
+                table=MappingProxyType({**layers.table, entry.name: entry}),
                 cleared=layers.cleared - {entry.name},
             )
 
@@ -276,8 +263,8 @@ class RegistryState:
             self.ready()
             layers = self._layers
             self._layers = layers._replace(
-                runtime={n: e for n, e in layers.runtime.items() if n != name},
-                table={n: e for n, e in layers.table.items() if n != name},
+                runtime=MappingProxyType({n: e for n, e in layers.runtime.items() if n != name}),
+                table=MappingProxyType({n: e for n, e in layers.table.items() if n != name}),
                 cleared=layers.cleared | {name},
             )
             return name in layers.table
@@ -288,17 +275,12 @@ class RegistryState:
 
     def snapshot(self) -> Snapshot:
         """A read-only copy of the state, which later changes do not alter."""
-        if self._layers.result is None and self._layers.warm is not None:
+        if self.discovered_yet:
             self.ensure()
-        layers = self._layers  # published whole, and never changed: no lock, no copy
-        return layers._replace(
-            discovered=MappingProxyType(layers.discovered),
-            runtime=MappingProxyType(layers.runtime),
-            table=MappingProxyType(layers.table),
-        )
+        return self._layers  # published whole, read-only, never changed: no lock, no copy
 
     def invalidate(self) -> None:
-        """Forget the discovery result and the host's scan: the next access discovers again."""
+        """Forget the discovery and the host's scan: the next access discovers again."""
         with _fork.LOCK:
             forget(self.config.host)
             self._layers = self._layers._replace(result=None, warm=None)
