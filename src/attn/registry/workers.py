@@ -1,8 +1,4 @@
-"""The same backends in every process: a driver's captured state, applied and checked in workers.
-
-A [`WorkerState`][WorkerState] holds plain strings only; applying it imports nothing it names.
-See docs/workers.md for ``multiprocessing``, ``concurrent.futures`` and Ray.
-"""
+"""The same backends in every process: a driver's captured state, applied and checked in workers."""
 
 from __future__ import annotations
 
@@ -26,12 +22,9 @@ if TYPE_CHECKING:
 
 __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 
-#: What ``to_json`` writes as ``format``; ``from_json`` accepts this only.
 STATE_FORMAT = "attn-worker-state"
 STATE_VERSION = 1
-_ORIGINS = ("builtin", "plugin", "runtime")
-#: Modules that declared a registry in the process that pickled a state and
-#: failed to import here, with why (reported by `apply_state()`).
+#: The modules a state's unpickling failed to import, with why (`apply_state()` reports them).
 _UNIMPORTABLE: dict[str, str] = {}
 
 
@@ -46,12 +39,7 @@ class RuntimeRegistration:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CapturedRegistry:
-    """One registry as the driver resolved it.
-
-    ``cleared``: the names dropped with ``clear_override()``; ``controls``: the
-    ``<PREFIX>_*`` variables (``None``: unset); ``selections``: the selections
-    made with the current table.
-    """
+    """One registry as the driver resolved it, with its ``clear_override()`` names and controls."""
 
     registry: str
     module: str
@@ -76,14 +64,13 @@ class CapturedRegistry:
 class WorkerState:
     """What every declared registry resolves to in the process that captured it.
 
-    Made by [`capture_state()`][capture_state], applied by [`apply_state()`][apply_state].
-    It pickles, and converts to and from JSON.
+    Made by [`capture_state()`][capture_state]; it pickles, and converts to and from JSON.
     """
 
     registries: tuple[CapturedRegistry, ...]
 
     def __post_init__(self) -> None:
-        """Hold the registries as a tuple, whatever iterable was given."""
+        """Hold the registries as a tuple."""
         object.__setattr__(self, "registries", tuple(self.registries))
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
@@ -112,17 +99,15 @@ class WorkerState:
         for key, expected in (("format", STATE_FORMAT), ("version", STATE_VERSION)):
             if top.get(key) != expected:
                 _fail(f"{key!r} is {top.get(key)!r}, expected {expected!r}")
-        items = _of(list, top.get("registries"), "'registries'")
-        registries = tuple(
-            _read(CapturedRegistry, r, f"registries[{i}]") for i, r in enumerate(items)
-        )
-        for i, r in enumerate(registries):
+        registries: list[CapturedRegistry] = []
+        for i, raw in enumerate(_of(list, top.get("registries"), "'registries'")):
+            registries.append(r := _read(CapturedRegistry, raw, f"registries[{i}]"))
             if r.fingerprint != fingerprint(r.group, map(astuple, r.backends)):
                 _fail(
                     f"registries[{i}].fingerprint does not match its backends (edited by hand?); "
                     "save the state again"
                 )
-        return cls(registries)
+        return cls(tuple(registries))
 
 
 def _unpickled(registries: tuple[CapturedRegistry, ...], modules: tuple[str, ...]) -> WorkerState:
@@ -132,9 +117,6 @@ def _unpickled(registries: tuple[CapturedRegistry, ...], modules: tuple[str, ...
         except Exception as exc:  # noqa: BLE001, PERF203 - apply_state reports each as a mismatch
             _UNIMPORTABLE[module] = f"{type(exc).__name__}: {exc}"
     return WorkerState(registries)
-
-
-# -- JSON: records as objects, tuples as arrays, controls and settings as objects -------
 
 
 def _json(value: object, name: str = "") -> object:
@@ -158,7 +140,6 @@ def _of(kind: type[Any], value: object, where: str) -> Any:  # noqa: ANN401 - a 
 
 
 def _setting(value: object, where: str) -> object:
-    """A setting's value: text, a number, a bool, null, or arrays of them (as tuples)."""
     if isinstance(value, list):
         return tuple(_setting(v, where) for v in value)
     if type(value) not in {str, int, float, bool, type(None)}:
@@ -167,7 +148,6 @@ def _setting(value: object, where: str) -> object:
 
 
 def _read(record: type[Any], raw: object, where: str) -> Any:  # noqa: ANN401 - a *record*
-    """A *record* read from JSON, every field checked by its type."""
     obj = _of(dict, raw, where)
     return record(
         **{f.name: _field(f.name, f.type, obj, f"{where}.{f.name}") for f in fields(record)}
@@ -178,7 +158,7 @@ def _text(name: str, obj: Mapping[str, object], null: bool, here: str) -> object
     value = obj.get(name)
     if not isinstance(value, str) and not (null and value is None and name in obj):
         _fail(f"{here} is {value!r}, expected a string{' or null' if null else ''}")
-    if name == "origin" and value not in _ORIGINS:
+    if name == "origin" and value not in {"builtin", "plugin", "runtime"}:
         _fail(f"{here} is {value!r}, expected builtin, plugin or runtime")
     if name == "path" and value is not None:
         try:
@@ -217,11 +197,7 @@ def _field(name: str, kind: object, obj: Mapping[str, object], here: str) -> obj
     return tuple(_read(rows, item, f"{here}[{i}]") for i, item in enumerate(_of(list, value, here)))
 
 
-# -- capturing and applying ---------------------------------------------------------
-
-
 def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
-    """One registry's resolution now (runs discovery unless it has run)."""
     state = state_of(registry)
     with _fork.LOCK:  # the table, registrations and clears of one moment
         rows = resolution(registry)
@@ -253,15 +229,11 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
 
 
 def capture_state() -> WorkerState:
-    """Capture every registry declared so far, for [`apply_state()`][apply_state] in a worker.
-
-    Runs discovery where it has not run. Registrations made after it are not in the state.
-    """
+    """Capture every registry declared so far, for [`apply_state()`][apply_state] in a worker."""
     return WorkerState(tuple(_capture(r) for r in declared_registries()))
 
 
 def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
-    """The registry class in this process, or why there is none; nothing is imported."""
     declared = {f"{r.__module__}:{r.__qualname__}": r for r in declared_registries()}
     found = declared.get(captured.location)
     if found is None and captured.module == "__main__":  # a spawned child's copy of the script
@@ -287,50 +259,40 @@ def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
 def apply_state(state: WorkerState, *, check: bool = True) -> None:
     """Make this process resolve backends like the one that captured *state*.
 
-    The driver's runtime registrations and ``clear_override()`` calls are made
-    again here, importing nothing. With *check*, each registry's resolution is
-    then compared with the driver's, row by row, and each selection the driver
-    made is made again (which imports the candidates it tries).
+    The driver's runtime registrations and ``clear_override()`` calls are made again, importing
+    nothing; with *check*, each resolution and selection is then compared with the driver's.
 
     Raises:
-        StateMismatchError: with *check*, a backend resolves or a selection
-            chooses differently here, or a registry of the state is not
-            declared here; the message names each with both sides.
+        StateMismatchError: with *check*, a backend resolves or a selection chooses
+            differently here, or a registry of the state is not declared here.
         TypeError: *state* is not a [`WorkerState`][WorkerState].
     """
-    if not isinstance(state, WorkerState):
-        # Untyped callers (initargs, Ray) can pass anything.
+    if not isinstance(state, WorkerState):  # untyped callers (initargs, Ray) pass anything
         msg = f"apply_state() expects an attn.WorkerState, got {type(state).__name__}"  # type: ignore[unreachable]
         raise TypeError(msg)
     found = [(captured, *_find(captured)) for captured in state.registries]
-    for captured, registry, _ in found:
+    pairs, chose = [], []
+    for captured, registry, why in found:
+        rows = None
         if registry is not None:
+            held = state_of(registry)
             with _fork.LOCK:
                 for name in captured.cleared:
-                    state_of(registry).clear(name)
+                    held.clear(name)
                 for r in captured.runtime:
-                    entry = Entry(
-                        r.name, parse_path(r.path), "runtime", registered_by=r.registered_by
-                    )
-                    state_of(registry).register(entry)
-    if not check:
-        return
-    # Row by row: equal rows are equal fingerprints, whatever made the driver's,
-    # and no hashlib (OpenSSL's) to import at every worker's start.
-    pairs = [
-        (c, None if r is None else tuple(BackendResolution(*row) for row in resolution(r)), why)
-        for c, r, why in found
-    ]
-    chose: list[tuple[str, list[str]]] = []
-    for captured, registry, _ in found:
-        if registry is not None and captured.selections:  # no registry: a mismatch already
-            with _fork.importing():
-                from .selection import reselect  # noqa: PLC0415 - a lookup needs no selection
+                    path, by = parse_path(r.path), r.registered_by
+                    held.register(Entry(r.name, path, "runtime", registered_by=by))
+        if registry is not None and check:
+            # Row by row, not by fingerprint: no hashlib (OpenSSL's) at every worker's start.
+            rows = tuple(BackendResolution(*row) for row in resolution(registry))
+            if captured.selections:
+                with _fork.importing():
+                    from .selection import reselect  # noqa: PLC0415 - a lookup needs no selection
 
-            shown = [reselect(registry, driver) for driver in captured.selections]
-            chose += [(captured.registry, lines) for lines in shown if lines]
-    error = mismatch(pairs, chose)
-    if error is not None:
+                shown = [reselect(registry, driver) for driver in captured.selections]
+                chose += [(captured.registry, lines) for lines in shown if lines]
+        pairs.append((captured, rows, why))
+    if check and (error := mismatch(pairs, chose)) is not None:
         raise error
 
 
@@ -342,10 +304,8 @@ class _SetupHook(functools.partial[None]):
 
 
 def ray_setup_hook(state: WorkerState | None = None, *, check: bool = True) -> Callable[[], None]:
-    """A Ray ``worker_process_setup_hook`` that applies *state* in every worker process.
+    """A Ray ``worker_process_setup_hook`` applying *state* (default: captured now) in each worker.
 
-    ``ray.init(runtime_env={"worker_process_setup_hook": attn.ray_setup_hook()})``
-    captures the driver's state now (or uses *state*) and applies it as each
-    worker starts; a mismatch fails the worker's start-up. Ray is not imported.
+    A mismatch fails the worker's start-up. Ray is not imported.
     """
     return _SetupHook(apply_state, capture_state() if state is None else state, check=check)
