@@ -1,36 +1,22 @@
-"""Selection: the backend of a registry for this machine and this configuration.
-
-Candidates are tried in order (the host's ``priorities(**settings)``, then plugin-added names)
-and the first whose class loads, whose ``requires`` are installed and whose
-``validate_configuration(**settings)`` says nothing against it is chosen; nothing after it is
-imported. See docs/selection.md.
-"""
+"""Selection: the first candidate backend whose class loads and accepts the settings."""
 
 from __future__ import annotations
 
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from attn import _fork
 
 from .errors import Code, SelectionError, describe, passes_through
-from .loading import Registry, load
+from .loading import load
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
 
+    from .enum import BackendEnumMeta
     from .table import Entry
-
-
-class _Registry(Registry, Protocol):
-    """What selection reads of a registry class."""
-
-    def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
-
-
-BackendEnumMeta = _Registry
 
 __all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name", "select"]
 
@@ -60,8 +46,7 @@ class Reason:
 class Candidate:
     """One row of `Selection.tried`: a class tried for a name, and the verdict.
 
-    ``fallback``: a built-in default tried because the override of its name,
-    on the row before, was rejected.
+    ``fallback``: the built-in default, tried after the rejected override on the row before.
     """
 
     name: str
@@ -89,8 +74,7 @@ Settings = tuple[tuple[str, "Hashable"], ...]
 class Selection:
     """The backend chosen for one configuration, and every candidate tried for it.
 
-    ``backend_class`` is the class checked: ``backend.get_class()``, or the
-    built-in default after a rejected override (the last row's ``fallback``).
+    ``backend_class`` is the class checked (the built-in default after a rejected override).
     """
 
     backend: Any
@@ -228,8 +212,7 @@ def _choose(
     return SelectionError(message, registry.__name__, tuple(tried), explicit is not None)
 
 
-#: How many results (choices and rejections) the cache keeps per registry, dropping the
-#: least recently used.
+#: How many results (choices and rejections) the cache keeps per registry.
 CACHE_SIZE = 128
 
 _Key = tuple[object, Settings]
@@ -240,18 +223,18 @@ _CACHE: dict[BackendEnumMeta, tuple[object, OrderedDict[_Key, Selection | Select
 
 
 def _results(registry: BackendEnumMeta, token: object) -> OrderedDict[_Key, Any]:
-    """The cache's results for *registry*'s table *token* (under `attn._fork.LOCK`)."""
+    """The cache's results for *registry*'s table *token*, emptied at a new one (under LOCK)."""
     held = _CACHE.get(registry)
-    return held[1] if held is not None and held[0] is token else OrderedDict()
+    if held is None or held[0] is not token:
+        held = _CACHE[registry] = (token, OrderedDict())
+    return held[1]
 
 
 def select(registry: BackendEnumMeta, /, backend: object = None, **settings: object) -> Selection:
-    """Choose *registry*'s backend for *settings* (see the module's docstring).
+    """Choose *registry*'s backend for *settings*: the first valid candidate, or *backend* alone.
 
-    *backend* (a name, member or plugin-added backend) is an explicit choice,
-    tried alone; without it, the variable ``<PREFIX>_<NOUN>`` is one when set.
-    The result is cached per settings (`CACHE_SIZE` of them per registry)
-    until the registry's table changes.
+    Without *backend*, the variable ``<PREFIX>_<NOUN>`` is the explicit choice when set. The
+    result is cached per settings until the registry's table changes.
 
     Raises:
         SelectionError: the explicit choice, or every candidate, is rejected.
@@ -269,15 +252,13 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
     with _fork.LOCK:
         found = _results(registry, token).get(key)
         if found is not None:
-            _CACHE[registry][1].move_to_end(key)
+            _results(registry, token).move_to_end(key)
     if found is None:
         found = _choose(registry, None if explicit is None else str(explicit), frozen)
         with _fork.LOCK:
             if token is registry._attn_state._layers:  # else the table changed: already stale
                 results = _results(registry, token)
-                _CACHE[registry] = (token, results)
                 results[key] = found
-                results.move_to_end(key)
                 while len(results) > CACHE_SIZE:
                     results.popitem(last=False)
     if isinstance(found, SelectionError):
@@ -285,23 +266,15 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
     return found
 
 
-# -- workers: the driver's selections as data, chosen again -------------------------------
-
-
 def _plain(value: object) -> bool:
     """Whether *value* is data a state may hold: text, numbers, ``None``, tuples of them."""
-    if type(value) is tuple:
-        return all(_plain(v) for v in value)
-    return type(value) in {str, int, float, bool, type(None)}
+    plain = type(value) in {str, int, float, bool, type(None)}
+    return plain or (type(value) is tuple and all(map(_plain, value)))
 
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A selection the driver made, as the plain data a worker state holds.
-
-    ``explicit``: the name chosen explicitly, if one was; ``path``: the chosen
-    class's dotted path; ``tried``: the rows as `Selection` shows them.
-    """
+    """A selection the driver made, as plain data: ``path`` of the chosen class, rows as text."""
 
     settings: tuple[tuple[str, object], ...]
     name: str
@@ -311,10 +284,7 @@ class Recorded:
 
 
 def recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
-    """The selections cached for *registry*'s current table as data, least recently used first.
-
-    Rejections, and selections whose settings hold other objects, are left out.
-    """
+    """The selections (not rejections) cached for *registry*'s table whose settings are plain."""
     token = _token(registry)
     with _fork.LOCK:
         results = tuple(_results(registry, token).values())
