@@ -1,9 +1,4 @@
-"""A pytest plugin (``pytest -p attn.testing``): fake plugins and conformance checks.
-
-The ``attn_plugins`` fixture installs fake plugin distributions, with installed ones left out,
-and undoes everything after the test; [`BackendConformance`][BackendConformance] checks a
-backend class, one test per check. ``import attn`` does not import this module.
-"""
+"""A pytest plugin (``pytest -p attn.testing``): fake plugins and conformance checks."""
 
 from __future__ import annotations
 
@@ -30,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 
-# A distribution name as the packaging specifications define it.
 _DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
 
 
@@ -62,18 +56,14 @@ class AttnPlugins:
         requires: Sequence[str] = ("attn",),
         files: Mapping[str, str] | None = None,
     ) -> Path:
-        """Install a fake plugin distribution and refresh every registry.
+        """Install a fake plugin distribution and refresh every registry; return its dist-info.
 
         Args:
-            distribution: the distribution's name (the ``Name`` field).
+            distribution: the distribution's name.
             entry_points: ``{group: {backend name: "module:QualName"}}``.
             version: the ``Version`` field.
             requires: the ``Requires-Dist`` entries; ``()`` declares none on attn.
-            files: ``{relative path: source text}`` written beside the metadata,
-                e.g. ``{"vendor_fast/__init__.py": "..."}``.
-
-        Returns:
-            The path of the ``*.dist-info`` folder written.
+            files: ``{relative path: source text}`` written beside the metadata.
 
         Raises:
             ValueError: *distribution* was already added in this test, a field
@@ -101,14 +91,11 @@ class AttnPlugins:
         # As wheels name the folder: runs of -_. become one underscore.
         info = self.root / f"{re.sub(r'[-_.]+', '_', distribution)}-{version}.dist-info"
         info.mkdir()
-        metadata = [f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"]
-        metadata += [f"Requires-Dist: {requirement}\n" for requirement in requires]
+        head = f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"
         written = {
-            "METADATA": "".join(metadata),
+            "METADATA": head + "".join(f"Requires-Dist: {r}\n" for r in requires),
             "entry_points.txt": "".join(
-                f"[{group}]\n"
-                + "".join(f"{name} = {value}\n" for name, value in eps.items())
-                + "\n"
+                f"[{group}]\n" + "".join(f"{n} = {v}\n" for n, v in eps.items()) + "\n"
                 for group, eps in entry_points.items()
             ),
         }
@@ -121,13 +108,7 @@ class AttnPlugins:
         return info
 
     def refresh(self) -> None:
-        """Make every registry discover again at its next access.
-
-        Discovery stays lazy, so a conflict warning or a strict-mode error
-        surfaces in the test, where ``pytest.warns`` and ``pytest.raises`` see
-        it. Installed plugins stay out (unless `include_installed`) for every
-        host declared by now, through its ``_<PREFIX>_TESTING_SITES``.
-        """
+        """Make every registry discover again at its next access (within the test, lazily)."""
         importlib.invalidate_caches()
         for registry in declared_registries():
             sites = TESTING_SITES_VARIABLE.format(prefix=registry.env_prefix)
@@ -147,10 +128,8 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
     snapshots: dict[BackendEnumMeta, Snapshot] = {r: state_of(r).snapshot() for r in registries}
     root = tmp_path_factory.mktemp("attn_plugins")
     sys.path.insert(0, str(root))
-    pythonpath = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), pythonpath]))
-    # The discovery cache is keyed by sys.path: fakes in a new folder each test
-    # would only fill the user's cache with files no later run can use.
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.getenv("PYTHONPATH")]))
+    # The discovery cache is keyed by sys.path: each test's new folder would only fill it.
     for registry in registries:
         os.environ[f"{registry.env_prefix}_NO_CACHE"] = "1"
     plugins = AttnPlugins(root)
@@ -166,14 +145,11 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
         heads = tuple(f"{u}{r.env_prefix}_" for r in declared_registries() for u in ("", "_"))
         owned = [k for k in {*os.environ, *saved_env} if k == "PYTHONPATH" or k.startswith(heads)]
         for name in owned:
-            if name in saved_env:
-                os.environ[name] = saved_env[name]
-            else:
-                del os.environ[name]
+            os.environ.pop(name, None)
+        os.environ.update((name, saved_env[name]) for name in owned if name in saved_env)
         importlib.invalidate_caches()
         for registry in declared_registries():
-            snapshot = snapshots.get(registry)
-            if snapshot is None:
+            if (snapshot := snapshots.get(registry)) is None:
                 state_of(registry).reset()  # declared during the test
             else:
                 state_of(registry).restore(snapshot)
@@ -184,17 +160,9 @@ def _fail(message: str) -> NoReturn:
 
 
 class BackendConformance:
-    """Base class of a test class that checks one backend class.
+    """Base class of a test class checking one backend class, each check its own test.
 
-    Subclass it in a test module and set the two attributes:
-
-    ```python
-    class TestVendorFast(BackendConformance):
-        backend_class = "vendor_fast.backend:VendorFastBackend"
-        registry = AttentionBackendEnum
-    ```
-
-    pytest then runs each check below as its own test.
+    Subclass it in a test module and set ``backend_class`` and ``registry``.
     """
 
     backend_class: ClassVar[type | str]

@@ -99,7 +99,9 @@ def dtype_name(dtype: object) -> str:
     return (dtype if isinstance(dtype, str) else str(dtype)).removeprefix("torch.")
 
 
-def _frozen(value: object) -> Hashable:
+def _frozen(value: object, key: str = "") -> Hashable:
+    if key == "dtype" and value is not None:
+        return dtype_name(value)
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)
     if isinstance(value, dict):
@@ -119,7 +121,6 @@ def default_priorities(registry: BackendEnumMeta, **settings: object) -> list[st
 
 
 def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
-    """What the class says against *settings*: its missing packages, its own reasons."""
     reasons = []
     try:
         missing = cls.missing_requirements() if hasattr(cls, "missing_requirements") else ()
@@ -242,12 +243,7 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
     """
     explicit = getattr(backend, "name", backend) if backend is not None else None
     explicit = explicit if explicit is not None else os.environ.get(_words(registry)[0]) or None
-    frozen = tuple(
-        sorted(
-            (key, dtype_name(value) if key == "dtype" and value is not None else _frozen(value))
-            for key, value in settings.items()
-        )
-    )
+    frozen = tuple(sorted((key, _frozen(value, key)) for key, value in settings.items()))
     key, token = (explicit, frozen), _token(registry)
     with _fork.LOCK:
         found = _results(registry, token).get(key)
