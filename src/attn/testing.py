@@ -160,10 +160,7 @@ def _fail(message: str) -> NoReturn:
 
 
 class BackendConformance:
-    """Base class of a test class checking one backend class, each check its own test.
-
-    Subclass it in a test module and set ``backend_class`` and ``registry``.
-    """
+    """Base of a test class checking one backend class: set ``backend_class`` and ``registry``."""
 
     backend_class: ClassVar[type | str]
     """The backend class, or its path (``module:QualName``)."""
@@ -327,12 +324,9 @@ class BackendConformance:
         cls = self._backend()
         modules = import_names(cls) if issubclass(cls, Backend) else ()
         tops = sorted({m.split(".", 1)[0] for m in modules})
-        # sys.modules is read before anything else is imported, so a package that
-        # the check itself would import cannot hide behind it.
+        # sys.modules is read first: a package the check itself imports cannot hide behind it.
         script = (
-            "import sys\n"
-            "before = set(sys.modules)\n"
-            f"__import__({cls.__module__!r})\n"
+            f"import sys\nbefore = set(sys.modules)\n__import__({cls.__module__!r})\n"
             f"print(','.join(m for m in {tops!r} if m in sys.modules and m not in before))\n"
         )
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}

@@ -44,10 +44,7 @@ class Reason:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One row of `Selection.tried`: a class tried for a name, and the verdict.
-
-    ``fallback``: the built-in default, tried after the rejected override on the row before.
-    """
+    """One row of `Selection.tried`; ``fallback``: a built-in default after a rejected override."""
 
     name: str
     origin: Literal["builtin", "plugin", "runtime"]
@@ -72,10 +69,7 @@ Settings = tuple[tuple[str, "Hashable"], ...]
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """The backend chosen for one configuration, and every candidate tried for it.
-
-    ``backend_class`` is the class checked (the built-in default after a rejected override).
-    """
+    """The backend chosen for one configuration, the class checked, and every candidate tried."""
 
     backend: Any
     """The chosen member, or plugin-added backend."""

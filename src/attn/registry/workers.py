@@ -62,10 +62,7 @@ class CapturedRegistry:
 
 @dataclass(frozen=True, slots=True)
 class WorkerState:
-    """What every declared registry resolves to in the process that captured it.
-
-    Made by [`capture_state()`][capture_state]; it pickles, and converts to and from JSON.
-    """
+    """What every declared registry resolves to, as captured; it pickles, and converts to JSON."""
 
     registries: tuple[CapturedRegistry, ...]
 
@@ -259,12 +256,10 @@ def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
 def apply_state(state: WorkerState, *, check: bool = True) -> None:
     """Make this process resolve backends like the one that captured *state*.
 
-    The driver's runtime registrations and ``clear_override()`` calls are made again, importing
-    nothing; with *check*, each resolution and selection is then compared with the driver's.
+    Its registrations and clears are made again (importing nothing), then with *check* compared.
 
     Raises:
-        StateMismatchError: with *check*, a backend resolves or a selection chooses
-            differently here, or a registry of the state is not declared here.
+        StateMismatchError: with *check*, a backend, selection or registry differs here.
         TypeError: *state* is not a [`WorkerState`][WorkerState].
     """
     if not isinstance(state, WorkerState):  # untyped callers (initargs, Ray) pass anything
