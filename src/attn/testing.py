@@ -21,8 +21,6 @@ from attn.registry.paths import parse_path
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-    from attn.registry.table import Snapshot
-
 __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 
 _DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
@@ -76,11 +74,10 @@ class AttnPlugins:
             msg = f"{broken!r} has a line break; a fake plugin's metadata takes one line per field"
             raise ValueError(msg)
         if distribution in self._added:
-            msg = (
+            raise ValueError(
                 f"{distribution!r} was already added in this test (at "
                 f"{self._added[distribution]}); give the second plugin another name"
             )
-            raise ValueError(msg)
         for relative, text in (files or {}).items():
             target = (self.root / relative).resolve()
             if Path(relative).is_absolute() or not target.is_relative_to(self.root.resolve()):
@@ -122,16 +119,14 @@ class AttnPlugins:
 @pytest.fixture
 def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugins]:
     """Fake plugin distributions, with installed plugins left out, all undone after the test."""
-    registries = declared_registries()
     saved_env = dict(os.environ)  # what a registry declared during the test finds restored too
     saved_path = list(sys.path)
-    snapshots: dict[BackendEnumMeta, Snapshot] = {r: state_of(r).snapshot() for r in registries}
+    snapshots = {r: state_of(r).snapshot() for r in declared_registries()}
     root = tmp_path_factory.mktemp("attn_plugins")
     sys.path.insert(0, str(root))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.getenv("PYTHONPATH")]))
     # The discovery cache is keyed by sys.path: each test's new folder would only fill it.
-    for registry in registries:
-        os.environ[f"{registry.env_prefix}_NO_CACHE"] = "1"
+    os.environ.update((f"{r.env_prefix}_NO_CACHE", "1") for r in snapshots)
     plugins = AttnPlugins(root)
     plugins.refresh()
     try:

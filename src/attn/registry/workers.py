@@ -125,8 +125,7 @@ def _json(value: object, name: str = "") -> object:
 
 
 def _fail(message: str) -> NoReturn:
-    msg = f"not a saved attn state: {message}"
-    raise ValueError(msg)
+    raise ValueError(f"not a saved attn state: {message}")
 
 
 def _of(kind: type[Any], value: object, where: str) -> Any:  # noqa: ANN401 - a dict or a list
@@ -183,8 +182,8 @@ def _field(name: str, kind: object, obj: Mapping[str, object], here: str) -> obj
         if not all(isinstance(v, str) for v in texts):
             _fail(f"{here} must hold {'lines' if name == 'tried' else 'names'} (strings)")
         return texts
-    if name == "selections" and not value:  # absent in older states; selection is not imported
-        return tuple(_of(list, obj.get(name, []), here))
+    if name == "selections" and obj.get(name, []) == []:  # absent in older states
+        return ()
     rows = {"backends": BackendResolution, "runtime": RuntimeRegistration}.get(name)
     if rows is None:
         with _fork.importing():
@@ -263,8 +262,7 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
         TypeError: *state* is not a [`WorkerState`][WorkerState].
     """
     if not isinstance(state, WorkerState):  # untyped callers (initargs, Ray) pass anything
-        msg = f"apply_state() expects an attn.WorkerState, got {type(state).__name__}"  # type: ignore[unreachable]
-        raise TypeError(msg)
+        raise TypeError(f"apply_state() expects an attn.WorkerState, got {type(state).__name__}")
     found = [(captured, *_find(captured)) for captured in state.registries]
     pairs, chose = [], []
     for captured, registry, why in found:
