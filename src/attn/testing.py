@@ -109,9 +109,8 @@ class AttnPlugins:
         importlib.invalidate_caches()
         for registry in declared_registries():
             sites = TESTING_SITES_VARIABLE.format(prefix=registry.env_prefix)
-            if self._include_installed:
-                os.environ.pop(sites, None)
-            else:
+            os.environ.pop(sites, None)
+            if not self._include_installed:
                 os.environ[sites] = str(self.root)
             state_of(registry).invalidate()
 

@@ -187,9 +187,8 @@ def _choose(
         rows, cls = _try(registry, name, values)
         tried += rows
         if cls is not None:
-            return Selection(
-                registry[name], name, explicit is not None, tuple(tried), cls, settings
-            )
+            chosen = registry[name]
+            return Selection(chosen, name, explicit is not None, tuple(tried), cls, settings)
     variable, noun, command = _words(registry)
     where = f"{registry.__name__} for {_shown(settings)}"
     if explicit is not None:
@@ -211,14 +210,12 @@ def _choose(
 CACHE_SIZE = 128
 
 _Key = tuple[object, Settings]
-#: Per registry: the table token its results were made with, and the results by key, the
-#: least recently used first, guarded by `attn._fork.LOCK` (which a fork waits for).
+#: Per registry: its table's token, and results least recently used first (under `_fork.LOCK`).
 #: Choosing runs outside the lock: threads racing on a new key may choose twice, equally.
 _CACHE: dict[BackendEnumMeta, tuple[object, OrderedDict[_Key, Selection | SelectionError]]] = {}
 
 
 def _results(registry: BackendEnumMeta, token: object) -> OrderedDict[_Key, Any]:
-    """The cache's results for *registry*'s table *token*, emptied at a new one (under LOCK)."""
     held = _CACHE.get(registry)
     if held is None or held[0] is not token:
         held = _CACHE[registry] = (token, OrderedDict())
@@ -228,8 +225,7 @@ def _results(registry: BackendEnumMeta, token: object) -> OrderedDict[_Key, Any]
 def select(registry: BackendEnumMeta, /, backend: object = None, **settings: object) -> Selection:
     """Choose *registry*'s backend for *settings*: the first valid candidate, or *backend* alone.
 
-    Without *backend*, the variable ``<PREFIX>_<NOUN>`` is the explicit choice when set. The
-    result is cached per settings until the registry's table changes.
+    ``<PREFIX>_<NOUN>`` chooses when *backend* is not given; cached until the table changes.
 
     Raises:
         SelectionError: the explicit choice, or every candidate, is rejected.

@@ -263,9 +263,8 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
     """
     if not isinstance(state, WorkerState):  # untyped callers (initargs, Ray) pass anything
         raise TypeError(f"apply_state() expects an attn.WorkerState, got {type(state).__name__}")
-    found = [(captured, *_find(captured)) for captured in state.registries]
     pairs, chose = [], []
-    for captured, registry, why in found:
+    for captured, registry, why in [(c, *_find(c)) for c in state.registries]:
         rows = None
         if registry is not None:
             held = state_of(registry)
