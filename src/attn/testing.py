@@ -207,8 +207,7 @@ class BackendConformance:
         cls, interface = self._backend(), self._interface()
         if not hasattr(interface, "get_impl_cls"):
             pytest.skip(f"{interface.__qualname__} has no get_impl_cls() to override")
-        owner = next(c for c in cls.__mro__ if "get_impl_cls" in c.__dict__)
-        if owner in interface.__mro__:
+        if next(c for c in cls.__mro__ if "get_impl_cls" in c.__dict__) in interface.__mro__:
             _fail(
                 f"{cls.__qualname__} does not override get_impl_cls(): define a classmethod "
                 "get_impl_cls() that returns the class computing the backend's result "

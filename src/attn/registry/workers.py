@@ -206,12 +206,9 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
 
         made = recorded(registry)
     return CapturedRegistry(
-        registry=config.registry,
+        **{k: getattr(config, k) for k in ("registry", "group", "host", "env_prefix")},
         module=registry.__module__,
         qualname=registry.__qualname__,
-        group=config.group,
-        host=config.host,
-        env_prefix=config.env_prefix,
         fingerprint=fingerprint(config.group, rows),
         backends=tuple(BackendResolution(*row) for row in rows),
         runtime=tuple(
