@@ -177,9 +177,7 @@ def _choose(
         registry[explicit]  # the unknown-name error, with near matches
         names = [explicit]
     else:
-        host = getattr(registry, "priorities", None)
-        ordered = default_priorities(registry, **values) if host is None else host(**values)
-        names = list(dict.fromkeys(ordered))
+        names = list(dict.fromkeys(registry.priorities(**values)))  # type: ignore[attr-defined]
         added = set(registry._attn_defaults).union(names)
         names += sorted(n for n in registry._attn_state.names() if n not in added)
     tried: list[Candidate] = []

@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 
-STATE_FORMAT = "attn-worker-state"
-STATE_VERSION = 1
+_HEADER = {"format": "attn-worker-state", "version": 1}
 #: The modules a state's unpickling failed to import, with why (`apply_state()` reports them).
 _UNIMPORTABLE: dict[str, str] = {}
 
@@ -82,8 +81,7 @@ class WorkerState:
 
     def to_json(self) -> dict[str, object]:
         """The state as JSON-ready data (what ``attn state save`` writes)."""
-        registries = [_json(r) for r in self.registries]
-        return {"format": STATE_FORMAT, "version": STATE_VERSION, "registries": registries}
+        return {**_HEADER, "registries": [_json(r) for r in self.registries]}
 
     @classmethod
     def from_json(cls, data: object) -> WorkerState:
@@ -93,7 +91,7 @@ class WorkerState:
             ValueError: *data* is not such a state (the message says where).
         """
         top = _of(dict, data, "the state")
-        for key, expected in (("format", STATE_FORMAT), ("version", STATE_VERSION)):
+        for key, expected in _HEADER.items():
             if top.get(key) != expected:
                 _fail(f"{key!r} is {top.get(key)!r}, expected {expected!r}")
         registries: list[CapturedRegistry] = []
