@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, NoReturn
 
@@ -241,12 +242,10 @@ class BackendConformance:
         """``requires_modules`` gives one import name per entry of ``requires``."""
         cls = self._backend()
         requires: tuple[str, ...] = getattr(cls, "requires", ())
-        declared = getattr(cls, "requires_modules", None)
-        if declared is not None and (
-            not isinstance(declared, tuple) or len(declared) != len(requires)
-        ):
+        given = getattr(cls, "requires_modules", None)
+        if given is not None and not (isinstance(given, tuple) and len(given) == len(requires)):
             _fail(
-                f"{cls.__qualname__}.requires_modules is {declared!r} for requires "
+                f"{cls.__qualname__}.requires_modules is {given!r} for requires "
                 f"{requires!r}: give one import name per distribution, in the same order"
             )
         modules = import_names(cls) if issubclass(cls, Backend) else ()
@@ -256,8 +255,6 @@ class BackendConformance:
                 f"{cls.__qualname__}: {', '.join(map(repr, bad))} is not an import name: "
                 "set requires_modules to the names the kernel packages are imported as"
             )
-        from importlib.metadata import PackageNotFoundError, distribution  # noqa: PLC0415
-
         for dist_name, module in zip(requires, modules, strict=True):
             try:
                 dist = distribution(dist_name)

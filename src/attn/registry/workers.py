@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 
 _HEADER = {"format": "attn-worker-state", "version": 1}
-#: The modules a state's unpickling failed to import, with why (`apply_state()` reports them).
 _UNIMPORTABLE: dict[str, str] = {}
 
 
@@ -143,9 +142,7 @@ def _setting(value: object, where: str) -> object:
 
 def _read(record: type[Any], raw: object, where: str) -> Any:  # noqa: ANN401 - a *record*
     obj = _of(dict, raw, where)
-    return record(
-        **{f.name: _field(f.name, f.type, obj, f"{where}.{f.name}") for f in fields(record)}
-    )
+    return record(**{f.name: _field(f.name, f.type, obj, where) for f in fields(record)})
 
 
 def _text(name: str, obj: Mapping[str, object], null: bool, here: str) -> object:
@@ -162,8 +159,8 @@ def _text(name: str, obj: Mapping[str, object], null: bool, here: str) -> object
     return value
 
 
-def _field(name: str, kind: object, obj: Mapping[str, object], here: str) -> object:
-    value = obj.get(name)
+def _field(name: str, kind: object, obj: Mapping[str, object], where: str) -> object:
+    value, here = obj.get(name), f"{where}.{name}"
     if kind in {"str", "str | None"}:
         return _text(name, obj, kind != "str", here)
     if name == "controls":
@@ -172,9 +169,8 @@ def _field(name: str, kind: object, obj: Mapping[str, object], here: str) -> obj
             _fail(f"{here} must map variables to strings or null")
         return pairs
     if name == "settings":
-        return tuple(
-            (k, _setting(v, f"{here}.{k}")) for k, v in sorted(_of(dict, value, here).items())
-        )
+        items = sorted(_of(dict, value, here).items())
+        return tuple((k, _setting(v, f"{here}.{k}")) for k, v in items)
     if kind == "tuple[str, ...]":
         texts = tuple(_of(list, value, here))
         if not all(isinstance(v, str) for v in texts):
@@ -196,7 +192,6 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
     with _fork.LOCK:  # the table, registrations and clears of one moment
         rows = resolution(registry)
         snapshot = state.snapshot()
-    config = state.config
     made: tuple[Recorded, ...] = ()
     if f"{__package__}.selection" in sys.modules:  # else no selection was made here
         with _fork.importing():
@@ -204,17 +199,17 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
 
         made = recorded(registry)
     return CapturedRegistry(
-        **{k: getattr(config, k) for k in ("registry", "group", "host", "env_prefix")},
+        **{k: getattr(state.config, k) for k in ("registry", "group", "host", "env_prefix")},
         module=registry.__module__,
         qualname=registry.__qualname__,
-        fingerprint=fingerprint(config.group, rows),
+        fingerprint=fingerprint(state.config.group, rows),
         backends=tuple(BackendResolution(*row) for row in rows),
         runtime=tuple(
             RuntimeRegistration(e.name, e.path.colon, e.registered_by)
             for e in snapshot.runtime.values()
         ),
         cleared=tuple(sorted(snapshot.cleared)),
-        controls=control_values(config.env_prefix),
+        controls=control_values(state.config.env_prefix),
         selections=made,
     )
 
@@ -286,13 +281,7 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
 class _SetupHook(functools.partial[None]):
     __name__ = "attn_apply_state"  # Ray names the hook by it, and pickles it
 
-    def __repr__(self) -> str:
-        return f"<attn.ray_setup_hook of {len(self.args[0].registries)} registries>"
-
 
 def ray_setup_hook(state: WorkerState | None = None, *, check: bool = True) -> Callable[[], None]:
-    """A Ray ``worker_process_setup_hook`` applying *state* (default: captured now) in each worker.
-
-    A mismatch fails the worker's start-up. Ray is not imported.
-    """
+    """A Ray ``worker_process_setup_hook`` applying *state* (default: captured now) in workers."""
     return _SetupHook(apply_state, capture_state() if state is None else state, check=check)
