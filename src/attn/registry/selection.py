@@ -5,30 +5,33 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from attn import _fork
 
 from .errors import Code, SelectionError, describe, passes_through
-from .loading import load
+from .loading import Registry, load
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
 
-    from .enum import BackendEnumMeta
     from .table import Entry
 
 __all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name", "select"]
 
 
-def _words(registry: BackendEnumMeta) -> tuple[str, str, str]:
+class _Registry(Registry, Protocol):  # what selection reads of a registry (enum imports this)
+    def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
+
+
+def _words(registry: _Registry) -> tuple[str, str, str]:
     """The explicit choice's variable (``ATTN_ATTENTION_BACKEND``), the noun, the host's command."""
     config = registry._attn_state.config
     variable = f"{config.env_prefix}_{config.noun.upper().replace(' ', '_')}"
     return variable, config.noun, config.host
 
 
-def _token(registry: BackendEnumMeta) -> object:
+def _token(registry: _Registry) -> object:
     """An object replaced at every change of the table (runs discovery)."""
     registry._attn_state.ready()
     return registry._attn_state._layers
@@ -108,7 +111,7 @@ def _shown(settings: Settings) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in settings) or "no settings"
 
 
-def default_priorities(registry: BackendEnumMeta, **settings: object) -> list[str]:  # noqa: ARG001
+def default_priorities(registry: _Registry, **settings: object) -> list[str]:  # noqa: ARG001
     """Every built-in in enum order; a member without a default (CUSTOM) only when registered."""
     defaults, state = registry._attn_defaults, registry._attn_state
     return [n for n in defaults if defaults[n] is not None or state.lookup(n)]
@@ -117,8 +120,7 @@ def default_priorities(registry: BackendEnumMeta, **settings: object) -> list[st
 def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
     reasons = []
     try:
-        missing = cls.missing_requirements() if hasattr(cls, "missing_requirements") else ()
-        if missing:
+        if missing := (cls.missing_requirements() if hasattr(cls, "missing_requirements") else ()):
             listed = ", ".join(map(str, missing))
             reasons.append(Reason(Code.MISSING_REQUIREMENT, f"needs {listed}, not installed"))
         validate = getattr(cls, "validate_configuration", None)
@@ -134,7 +136,7 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
 
 
 def _try(
-    registry: BackendEnumMeta, name: str, settings: Mapping[str, object]
+    registry: _Registry, name: str, settings: Mapping[str, object]
 ) -> tuple[list[Candidate], type | None]:
     """The rows for *name*'s slot (its entry, then its default) and the chosen class, if any."""
     entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
@@ -170,7 +172,7 @@ def _try(
 
 
 def _choose(
-    registry: BackendEnumMeta, explicit: str | None, settings: Settings
+    registry: _Registry, explicit: str | None, settings: Settings
 ) -> Selection | SelectionError:
     values = dict(settings)
     if explicit is not None:
@@ -210,17 +212,17 @@ CACHE_SIZE = 128
 _Key = tuple[object, Settings]
 #: Per registry: its table's token, and results least recently used first (under `_fork.LOCK`).
 #: Choosing runs outside the lock: threads racing on a new key may choose twice, equally.
-_CACHE: dict[BackendEnumMeta, tuple[object, OrderedDict[_Key, Selection | SelectionError]]] = {}
+_CACHE: dict[_Registry, tuple[object, OrderedDict[_Key, Selection | SelectionError]]] = {}
 
 
-def _results(registry: BackendEnumMeta, token: object) -> OrderedDict[_Key, Any]:
+def _results(registry: _Registry, token: object) -> OrderedDict[_Key, Any]:
     held = _CACHE.get(registry)
     if held is None or held[0] is not token:
         held = _CACHE[registry] = (token, OrderedDict())
     return held[1]
 
 
-def select(registry: BackendEnumMeta, /, backend: object = None, **settings: object) -> Selection:
+def select(registry: _Registry, /, backend: object = None, **settings: object) -> Selection:
     """Choose *registry*'s backend for *settings*: the first valid candidate, or *backend* alone.
 
     ``<PREFIX>_<NOUN>`` chooses when *backend* is not given; cached until the table changes.
@@ -234,8 +236,7 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
     frozen = tuple(sorted((key, _frozen(value, key)) for key, value in settings.items()))
     key, token = (explicit, frozen), _token(registry)
     with _fork.LOCK:
-        found = _results(registry, token).get(key)
-        if found is not None:
+        if (found := _results(registry, token).get(key)) is not None:
             _results(registry, token).move_to_end(key)
     if found is None:
         found = _choose(registry, None if explicit is None else str(explicit), frozen)
@@ -251,7 +252,6 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
 
 
 def _plain(value: object) -> bool:
-    """Whether *value* is data a state may hold: text, numbers, ``None``, tuples of them."""
     plain = type(value) in {str, int, float, bool, type(None)}
     return plain or (type(value) is tuple and all(map(_plain, value)))
 
@@ -267,7 +267,7 @@ class Recorded:
     tried: tuple[str, ...] = ()
 
 
-def recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
+def recorded(registry: _Registry) -> tuple[Recorded, ...]:
     """The selections (not rejections) cached for *registry*'s table whose settings are plain."""
     token = _token(registry)
     with _fork.LOCK:
@@ -285,7 +285,7 @@ def recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
     )
 
 
-def reselect(registry: BackendEnumMeta, driver: Recorded) -> list[str]:
+def reselect(registry: _Registry, driver: Recorded) -> list[str]:
     """Select again as the driver did; if the choice differs, lines showing both sides."""
     try:
         mine = select(registry, driver.explicit, **dict(driver.settings))
