@@ -57,12 +57,8 @@ class AttnPlugins:
     ) -> Path:
         """Install a fake plugin distribution and refresh every registry; return its dist-info.
 
-        Args:
-            distribution: the distribution's name.
-            entry_points: ``{group: {backend name: "module:QualName"}}``.
-            version: the ``Version`` field.
-            requires: the ``Requires-Dist`` entries; ``()`` declares none on attn.
-            files: ``{relative path: source text}`` written beside the metadata.
+        *entry_points* is ``{group: {backend name: "module:QualName"}}``, *files*
+        ``{relative path: source text}`` (written beside the metadata).
 
         Raises:
             ValueError: *distribution* was already added in this test, a field
