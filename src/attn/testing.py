@@ -1,9 +1,4 @@
-"""A pytest plugin (``pytest -p attn.testing``): fake plugins and conformance checks.
-
-The ``attn_plugins`` fixture installs fake plugin distributions, with installed ones left out,
-and undoes everything after the test; [`BackendConformance`][BackendConformance] checks a
-backend class, one test per check. ``import attn`` does not import this module.
-"""
+"""A pytest plugin (``pytest -p attn.testing``): fake plugins and conformance checks."""
 
 from __future__ import annotations
 
@@ -12,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, NoReturn
 
@@ -26,11 +22,8 @@ from attn.registry.paths import parse_path
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-    from attn.registry.table import Snapshot
-
 __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 
-# A distribution name as the packaging specifications define it.
 _DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
 
 
@@ -62,18 +55,10 @@ class AttnPlugins:
         requires: Sequence[str] = ("attn",),
         files: Mapping[str, str] | None = None,
     ) -> Path:
-        """Install a fake plugin distribution and refresh every registry.
+        """Install a fake plugin distribution and refresh every registry; return its dist-info.
 
-        Args:
-            distribution: the distribution's name (the ``Name`` field).
-            entry_points: ``{group: {backend name: "module:QualName"}}``.
-            version: the ``Version`` field.
-            requires: the ``Requires-Dist`` entries; ``()`` declares none on attn.
-            files: ``{relative path: source text}`` written beside the metadata,
-                e.g. ``{"vendor_fast/__init__.py": "..."}``.
-
-        Returns:
-            The path of the ``*.dist-info`` folder written.
+        *entry_points* is ``{group: {backend name: "module:QualName"}}``, *files*
+        ``{relative path: source text}`` (written beside the metadata).
 
         Raises:
             ValueError: *distribution* was already added in this test, a field
@@ -86,11 +71,10 @@ class AttnPlugins:
             msg = f"{broken!r} has a line break; a fake plugin's metadata takes one line per field"
             raise ValueError(msg)
         if distribution in self._added:
-            msg = (
+            raise ValueError(
                 f"{distribution!r} was already added in this test (at "
                 f"{self._added[distribution]}); give the second plugin another name"
             )
-            raise ValueError(msg)
         for relative, text in (files or {}).items():
             target = (self.root / relative).resolve()
             if Path(relative).is_absolute() or not target.is_relative_to(self.root.resolve()):
@@ -101,14 +85,11 @@ class AttnPlugins:
         # As wheels name the folder: runs of -_. become one underscore.
         info = self.root / f"{re.sub(r'[-_.]+', '_', distribution)}-{version}.dist-info"
         info.mkdir()
-        metadata = [f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"]
-        metadata += [f"Requires-Dist: {requirement}\n" for requirement in requires]
+        head = f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"
         written = {
-            "METADATA": "".join(metadata),
+            "METADATA": head + "".join(f"Requires-Dist: {r}\n" for r in requires),
             "entry_points.txt": "".join(
-                f"[{group}]\n"
-                + "".join(f"{name} = {value}\n" for name, value in eps.items())
-                + "\n"
+                f"[{group}]\n" + "".join(f"{n} = {v}\n" for n, v in eps.items()) + "\n"
                 for group, eps in entry_points.items()
             ),
         }
@@ -121,19 +102,12 @@ class AttnPlugins:
         return info
 
     def refresh(self) -> None:
-        """Make every registry discover again at its next access.
-
-        Discovery stays lazy, so a conflict warning or a strict-mode error
-        surfaces in the test, where ``pytest.warns`` and ``pytest.raises`` see
-        it. Installed plugins stay out (unless `include_installed`) for every
-        host declared by now, through its ``_<PREFIX>_TESTING_SITES``.
-        """
+        """Make every registry discover again at its next access (within the test, lazily)."""
         importlib.invalidate_caches()
         for registry in declared_registries():
             sites = TESTING_SITES_VARIABLE.format(prefix=registry.env_prefix)
-            if self._include_installed:
-                os.environ.pop(sites, None)
-            else:
+            os.environ.pop(sites, None)
+            if not self._include_installed:
                 os.environ[sites] = str(self.root)
             state_of(registry).invalidate()
 
@@ -141,18 +115,14 @@ class AttnPlugins:
 @pytest.fixture
 def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugins]:
     """Fake plugin distributions, with installed plugins left out, all undone after the test."""
-    registries = declared_registries()
     saved_env = dict(os.environ)  # what a registry declared during the test finds restored too
     saved_path = list(sys.path)
-    snapshots: dict[BackendEnumMeta, Snapshot] = {r: state_of(r).snapshot() for r in registries}
+    snapshots = {r: state_of(r).snapshot() for r in declared_registries()}
     root = tmp_path_factory.mktemp("attn_plugins")
     sys.path.insert(0, str(root))
-    pythonpath = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), pythonpath]))
-    # The discovery cache is keyed by sys.path: fakes in a new folder each test
-    # would only fill the user's cache with files no later run can use.
-    for registry in registries:
-        os.environ[f"{registry.env_prefix}_NO_CACHE"] = "1"
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.getenv("PYTHONPATH")]))
+    # The discovery cache is keyed by sys.path: each test's new folder would only fill it.
+    os.environ.update((f"{r.env_prefix}_NO_CACHE", "1") for r in snapshots)
     plugins = AttnPlugins(root)
     plugins.refresh()
     try:
@@ -166,14 +136,11 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
         heads = tuple(f"{u}{r.env_prefix}_" for r in declared_registries() for u in ("", "_"))
         owned = [k for k in {*os.environ, *saved_env} if k == "PYTHONPATH" or k.startswith(heads)]
         for name in owned:
-            if name in saved_env:
-                os.environ[name] = saved_env[name]
-            else:
-                del os.environ[name]
+            os.environ.pop(name, None)
+        os.environ.update((name, saved_env[name]) for name in owned if name in saved_env)
         importlib.invalidate_caches()
         for registry in declared_registries():
-            snapshot = snapshots.get(registry)
-            if snapshot is None:
+            if (snapshot := snapshots.get(registry)) is None:
                 state_of(registry).reset()  # declared during the test
             else:
                 state_of(registry).restore(snapshot)
@@ -184,18 +151,7 @@ def _fail(message: str) -> NoReturn:
 
 
 class BackendConformance:
-    """Base class of a test class that checks one backend class.
-
-    Subclass it in a test module and set the two attributes:
-
-    ```python
-    class TestVendorFast(BackendConformance):
-        backend_class = "vendor_fast.backend:VendorFastBackend"
-        registry = AttentionBackendEnum
-    ```
-
-    pytest then runs each check below as its own test.
-    """
+    """Base of a test class checking one backend class: set ``backend_class`` and ``registry``."""
 
     backend_class: ClassVar[type | str]
     """The backend class, or its path (``module:QualName``)."""
@@ -248,8 +204,7 @@ class BackendConformance:
         cls, interface = self._backend(), self._interface()
         if not hasattr(interface, "get_impl_cls"):
             pytest.skip(f"{interface.__qualname__} has no get_impl_cls() to override")
-        owner = next(c for c in cls.__mro__ if "get_impl_cls" in c.__dict__)
-        if owner in interface.__mro__:
+        if next(c for c in cls.__mro__ if "get_impl_cls" in c.__dict__) in interface.__mro__:
             _fail(
                 f"{cls.__qualname__} does not override get_impl_cls(): define a classmethod "
                 "get_impl_cls() that returns the class computing the backend's result "
@@ -283,12 +238,10 @@ class BackendConformance:
         """``requires_modules`` gives one import name per entry of ``requires``."""
         cls = self._backend()
         requires: tuple[str, ...] = getattr(cls, "requires", ())
-        declared = getattr(cls, "requires_modules", None)
-        if declared is not None and (
-            not isinstance(declared, tuple) or len(declared) != len(requires)
-        ):
+        given = getattr(cls, "requires_modules", None)
+        if given is not None and not (isinstance(given, tuple) and len(given) == len(requires)):
             _fail(
-                f"{cls.__qualname__}.requires_modules is {declared!r} for requires "
+                f"{cls.__qualname__}.requires_modules is {given!r} for requires "
                 f"{requires!r}: give one import name per distribution, in the same order"
             )
         modules = import_names(cls) if issubclass(cls, Backend) else ()
@@ -298,8 +251,6 @@ class BackendConformance:
                 f"{cls.__qualname__}: {', '.join(map(repr, bad))} is not an import name: "
                 "set requires_modules to the names the kernel packages are imported as"
             )
-        from importlib.metadata import PackageNotFoundError, distribution  # noqa: PLC0415
-
         for dist_name, module in zip(requires, modules, strict=True):
             try:
                 dist = distribution(dist_name)
@@ -359,12 +310,9 @@ class BackendConformance:
         cls = self._backend()
         modules = import_names(cls) if issubclass(cls, Backend) else ()
         tops = sorted({m.split(".", 1)[0] for m in modules})
-        # sys.modules is read before anything else is imported, so a package that
-        # the check itself would import cannot hide behind it.
+        # sys.modules is read first: a package the check itself imports cannot hide behind it.
         script = (
-            "import sys\n"
-            "before = set(sys.modules)\n"
-            f"__import__({cls.__module__!r})\n"
+            f"import sys\nbefore = set(sys.modules)\n__import__({cls.__module__!r})\n"
             f"print(','.join(m for m in {tops!r} if m in sys.modules and m not in before))\n"
         )
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}

@@ -1,10 +1,4 @@
-"""Selection: the backend of a registry for this machine and this configuration.
-
-Candidates are tried in order (the host's ``priorities(**settings)``, then plugin-added names)
-and the first whose class loads, whose ``requires`` are installed and whose
-``validate_configuration(**settings)`` says nothing against it is chosen; nothing after it is
-imported. See docs/selection.md.
-"""
+"""Selection: the first candidate backend whose class loads and accepts the settings."""
 
 from __future__ import annotations
 
@@ -23,26 +17,21 @@ if TYPE_CHECKING:
 
     from .table import Entry
 
-
-class _Registry(Registry, Protocol):
-    """What selection reads of a registry class."""
-
-    def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
-
-
-BackendEnumMeta = _Registry
-
 __all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name", "select"]
 
 
-def _words(registry: BackendEnumMeta) -> tuple[str, str, str]:
+class _Registry(Registry, Protocol):  # what selection reads of a registry (enum imports this)
+    def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
+
+
+def _words(registry: _Registry) -> tuple[str, str, str]:
     """The explicit choice's variable (``ATTN_ATTENTION_BACKEND``), the noun, the host's command."""
     config = registry._attn_state.config
     variable = f"{config.env_prefix}_{config.noun.upper().replace(' ', '_')}"
     return variable, config.noun, config.host
 
 
-def _token(registry: BackendEnumMeta) -> object:
+def _token(registry: _Registry) -> object:
     """An object replaced at every change of the table (runs discovery)."""
     registry._attn_state.ready()
     return registry._attn_state._layers
@@ -58,11 +47,7 @@ class Reason:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One row of `Selection.tried`: a class tried for a name, and the verdict.
-
-    ``fallback``: a built-in default tried because the override of its name,
-    on the row before, was rejected.
-    """
+    """One row of `Selection.tried`; ``fallback``: a built-in default after a rejected override."""
 
     name: str
     origin: Literal["builtin", "plugin", "runtime"]
@@ -87,11 +72,7 @@ Settings = tuple[tuple[str, "Hashable"], ...]
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """The backend chosen for one configuration, and every candidate tried for it.
-
-    ``backend_class`` is the class checked: ``backend.get_class()``, or the
-    built-in default after a rejected override (the last row's ``fallback``).
-    """
+    """The backend chosen for one configuration, the class checked, and every candidate tried."""
 
     backend: Any
     """The chosen member, or plugin-added backend."""
@@ -115,7 +96,9 @@ def dtype_name(dtype: object) -> str:
     return (dtype if isinstance(dtype, str) else str(dtype)).removeprefix("torch.")
 
 
-def _frozen(value: object) -> Hashable:
+def _frozen(value: object, key: str = "") -> Hashable:
+    if key == "dtype" and value is not None:
+        return dtype_name(value)
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)
     if isinstance(value, dict):
@@ -128,18 +111,16 @@ def _shown(settings: Settings) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in settings) or "no settings"
 
 
-def default_priorities(registry: BackendEnumMeta, **settings: object) -> list[str]:  # noqa: ARG001
+def default_priorities(registry: _Registry, **settings: object) -> list[str]:  # noqa: ARG001
     """Every built-in in enum order; a member without a default (CUSTOM) only when registered."""
     defaults, state = registry._attn_defaults, registry._attn_state
     return [n for n in defaults if defaults[n] is not None or state.lookup(n)]
 
 
 def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
-    """What the class says against *settings*: its missing packages, its own reasons."""
     reasons = []
     try:
-        missing = cls.missing_requirements() if hasattr(cls, "missing_requirements") else ()
-        if missing:
+        if missing := (cls.missing_requirements() if hasattr(cls, "missing_requirements") else ()):
             listed = ", ".join(map(str, missing))
             reasons.append(Reason(Code.MISSING_REQUIREMENT, f"needs {listed}, not installed"))
         validate = getattr(cls, "validate_configuration", None)
@@ -155,7 +136,7 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
 
 
 def _try(
-    registry: BackendEnumMeta, name: str, settings: Mapping[str, object]
+    registry: _Registry, name: str, settings: Mapping[str, object]
 ) -> tuple[list[Candidate], type | None]:
     """The rows for *name*'s slot (its entry, then its default) and the chosen class, if any."""
     entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
@@ -191,16 +172,14 @@ def _try(
 
 
 def _choose(
-    registry: BackendEnumMeta, explicit: str | None, settings: Settings
+    registry: _Registry, explicit: str | None, settings: Settings
 ) -> Selection | SelectionError:
     values = dict(settings)
     if explicit is not None:
         registry[explicit]  # the unknown-name error, with near matches
         names = [explicit]
     else:
-        host = getattr(registry, "priorities", None)
-        ordered = default_priorities(registry, **values) if host is None else host(**values)
-        names = list(dict.fromkeys(ordered))
+        names = list(dict.fromkeys(registry.priorities(**values)))  # type: ignore[attr-defined]
         added = set(registry._attn_defaults).union(names)
         names += sorted(n for n in registry._attn_state.names() if n not in added)
     tried: list[Candidate] = []
@@ -208,9 +187,8 @@ def _choose(
         rows, cls = _try(registry, name, values)
         tried += rows
         if cls is not None:
-            return Selection(
-                registry[name], name, explicit is not None, tuple(tried), cls, settings
-            )
+            chosen = registry[name]
+            return Selection(chosen, name, explicit is not None, tuple(tried), cls, settings)
     variable, noun, command = _words(registry)
     where = f"{registry.__name__} for {_shown(settings)}"
     if explicit is not None:
@@ -228,30 +206,26 @@ def _choose(
     return SelectionError(message, registry.__name__, tuple(tried), explicit is not None)
 
 
-#: How many results (choices and rejections) the cache keeps per registry, dropping the
-#: least recently used.
+#: How many results (choices and rejections) the cache keeps per registry.
 CACHE_SIZE = 128
 
 _Key = tuple[object, Settings]
-#: Per registry: the table token its results were made with, and the results by key, the
-#: least recently used first, guarded by `attn._fork.LOCK` (which a fork waits for).
+#: Per registry: its table's token, and results least recently used first (under `_fork.LOCK`).
 #: Choosing runs outside the lock: threads racing on a new key may choose twice, equally.
-_CACHE: dict[BackendEnumMeta, tuple[object, OrderedDict[_Key, Selection | SelectionError]]] = {}
+_CACHE: dict[_Registry, tuple[object, OrderedDict[_Key, Selection | SelectionError]]] = {}
 
 
-def _results(registry: BackendEnumMeta, token: object) -> OrderedDict[_Key, Any]:
-    """The cache's results for *registry*'s table *token* (under `attn._fork.LOCK`)."""
+def _results(registry: _Registry, token: object) -> OrderedDict[_Key, Any]:
     held = _CACHE.get(registry)
-    return held[1] if held is not None and held[0] is token else OrderedDict()
+    if held is None or held[0] is not token:
+        held = _CACHE[registry] = (token, OrderedDict())
+    return held[1]
 
 
-def select(registry: BackendEnumMeta, /, backend: object = None, **settings: object) -> Selection:
-    """Choose *registry*'s backend for *settings* (see the module's docstring).
+def select(registry: _Registry, /, backend: object = None, **settings: object) -> Selection:
+    """Choose *registry*'s backend for *settings*: the first valid candidate, or *backend* alone.
 
-    *backend* (a name, member or plugin-added backend) is an explicit choice,
-    tried alone; without it, the variable ``<PREFIX>_<NOUN>`` is one when set.
-    The result is cached per settings (`CACHE_SIZE` of them per registry)
-    until the registry's table changes.
+    ``<PREFIX>_<NOUN>`` chooses when *backend* is not given; cached until the table changes.
 
     Raises:
         SelectionError: the explicit choice, or every candidate, is rejected.
@@ -259,25 +233,17 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
     """
     explicit = getattr(backend, "name", backend) if backend is not None else None
     explicit = explicit if explicit is not None else os.environ.get(_words(registry)[0]) or None
-    frozen = tuple(
-        sorted(
-            (key, dtype_name(value) if key == "dtype" and value is not None else _frozen(value))
-            for key, value in settings.items()
-        )
-    )
+    frozen = tuple(sorted((key, _frozen(value, key)) for key, value in settings.items()))
     key, token = (explicit, frozen), _token(registry)
     with _fork.LOCK:
-        found = _results(registry, token).get(key)
-        if found is not None:
-            _CACHE[registry][1].move_to_end(key)
+        if (found := _results(registry, token).get(key)) is not None:
+            _results(registry, token).move_to_end(key)
     if found is None:
         found = _choose(registry, None if explicit is None else str(explicit), frozen)
         with _fork.LOCK:
             if token is registry._attn_state._layers:  # else the table changed: already stale
                 results = _results(registry, token)
-                _CACHE[registry] = (token, results)
                 results[key] = found
-                results.move_to_end(key)
                 while len(results) > CACHE_SIZE:
                     results.popitem(last=False)
     if isinstance(found, SelectionError):
@@ -285,23 +251,14 @@ def select(registry: BackendEnumMeta, /, backend: object = None, **settings: obj
     return found
 
 
-# -- workers: the driver's selections as data, chosen again -------------------------------
-
-
 def _plain(value: object) -> bool:
-    """Whether *value* is data a state may hold: text, numbers, ``None``, tuples of them."""
-    if type(value) is tuple:
-        return all(_plain(v) for v in value)
-    return type(value) in {str, int, float, bool, type(None)}
+    plain = type(value) in {str, int, float, bool, type(None)}
+    return plain or (type(value) is tuple and all(map(_plain, value)))
 
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A selection the driver made, as the plain data a worker state holds.
-
-    ``explicit``: the name chosen explicitly, if one was; ``path``: the chosen
-    class's dotted path; ``tried``: the rows as `Selection` shows them.
-    """
+    """A selection the driver made, as plain data: ``path`` of the chosen class, rows as text."""
 
     settings: tuple[tuple[str, object], ...]
     name: str
@@ -310,11 +267,8 @@ class Recorded:
     tried: tuple[str, ...] = ()
 
 
-def recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
-    """The selections cached for *registry*'s current table as data, least recently used first.
-
-    Rejections, and selections whose settings hold other objects, are left out.
-    """
+def recorded(registry: _Registry) -> tuple[Recorded, ...]:
+    """The selections (not rejections) cached for *registry*'s table whose settings are plain."""
     token = _token(registry)
     with _fork.LOCK:
         results = tuple(_results(registry, token).values())
@@ -331,7 +285,7 @@ def recorded(registry: BackendEnumMeta) -> tuple[Recorded, ...]:
     )
 
 
-def reselect(registry: BackendEnumMeta, driver: Recorded) -> list[str]:
+def reselect(registry: _Registry, driver: Recorded) -> list[str]:
     """Select again as the driver did; if the choice differs, lines showing both sides."""
     try:
         mine = select(registry, driver.explicit, **dict(driver.settings))

@@ -1,8 +1,4 @@
-"""The same backends in every process: a driver's captured state, applied and checked in workers.
-
-A [`WorkerState`][WorkerState] holds plain strings only; applying it imports nothing it names.
-See docs/workers.md for ``multiprocessing``, ``concurrent.futures`` and Ray.
-"""
+"""The same backends in every process: a driver's captured state, applied and checked in workers."""
 
 from __future__ import annotations
 
@@ -26,12 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 
-#: What ``to_json`` writes as ``format``; ``from_json`` accepts this only.
-STATE_FORMAT = "attn-worker-state"
-STATE_VERSION = 1
-_ORIGINS = ("builtin", "plugin", "runtime")
-#: Modules that declared a registry in the process that pickled a state and
-#: failed to import here, with why (reported by `apply_state()`).
+_HEADER = {"format": "attn-worker-state", "version": 1}
 _UNIMPORTABLE: dict[str, str] = {}
 
 
@@ -46,12 +37,7 @@ class RuntimeRegistration:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CapturedRegistry:
-    """One registry as the driver resolved it.
-
-    ``cleared``: the names dropped with ``clear_override()``; ``controls``: the
-    ``<PREFIX>_*`` variables (``None``: unset); ``selections``: the selections
-    made with the current table.
-    """
+    """One registry as the driver resolved it, with its ``clear_override()`` names and controls."""
 
     registry: str
     module: str
@@ -74,16 +60,12 @@ class CapturedRegistry:
 
 @dataclass(frozen=True, slots=True)
 class WorkerState:
-    """What every declared registry resolves to in the process that captured it.
-
-    Made by [`capture_state()`][capture_state], applied by [`apply_state()`][apply_state].
-    It pickles, and converts to and from JSON.
-    """
+    """What every declared registry resolves to, as captured; it pickles, and converts to JSON."""
 
     registries: tuple[CapturedRegistry, ...]
 
     def __post_init__(self) -> None:
-        """Hold the registries as a tuple, whatever iterable was given."""
+        """Hold the registries as a tuple."""
         object.__setattr__(self, "registries", tuple(self.registries))
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
@@ -98,8 +80,7 @@ class WorkerState:
 
     def to_json(self) -> dict[str, object]:
         """The state as JSON-ready data (what ``attn state save`` writes)."""
-        registries = [_json(r) for r in self.registries]
-        return {"format": STATE_FORMAT, "version": STATE_VERSION, "registries": registries}
+        return {**_HEADER, "registries": [_json(r) for r in self.registries]}
 
     @classmethod
     def from_json(cls, data: object) -> WorkerState:
@@ -109,20 +90,18 @@ class WorkerState:
             ValueError: *data* is not such a state (the message says where).
         """
         top = _of(dict, data, "the state")
-        for key, expected in (("format", STATE_FORMAT), ("version", STATE_VERSION)):
+        for key, expected in _HEADER.items():
             if top.get(key) != expected:
                 _fail(f"{key!r} is {top.get(key)!r}, expected {expected!r}")
-        items = _of(list, top.get("registries"), "'registries'")
-        registries = tuple(
-            _read(CapturedRegistry, r, f"registries[{i}]") for i, r in enumerate(items)
-        )
-        for i, r in enumerate(registries):
+        registries: list[CapturedRegistry] = []
+        for i, raw in enumerate(_of(list, top.get("registries"), "'registries'")):
+            registries.append(r := _read(CapturedRegistry, raw, f"registries[{i}]"))
             if r.fingerprint != fingerprint(r.group, map(astuple, r.backends)):
                 _fail(
                     f"registries[{i}].fingerprint does not match its backends (edited by hand?); "
                     "save the state again"
                 )
-        return cls(registries)
+        return cls(tuple(registries))
 
 
 def _unpickled(registries: tuple[CapturedRegistry, ...], modules: tuple[str, ...]) -> WorkerState:
@@ -134,9 +113,6 @@ def _unpickled(registries: tuple[CapturedRegistry, ...], modules: tuple[str, ...
     return WorkerState(registries)
 
 
-# -- JSON: records as objects, tuples as arrays, controls and settings as objects -------
-
-
 def _json(value: object, name: str = "") -> object:
     if is_dataclass(value):
         return {f.name: _json(getattr(value, f.name), f.name) for f in fields(value)}
@@ -146,8 +122,7 @@ def _json(value: object, name: str = "") -> object:
 
 
 def _fail(message: str) -> NoReturn:
-    msg = f"not a saved attn state: {message}"
-    raise ValueError(msg)
+    raise ValueError(f"not a saved attn state: {message}")
 
 
 def _of(kind: type[Any], value: object, where: str) -> Any:  # noqa: ANN401 - a dict or a list
@@ -158,7 +133,6 @@ def _of(kind: type[Any], value: object, where: str) -> Any:  # noqa: ANN401 - a 
 
 
 def _setting(value: object, where: str) -> object:
-    """A setting's value: text, a number, a bool, null, or arrays of them (as tuples)."""
     if isinstance(value, list):
         return tuple(_setting(v, where) for v in value)
     if type(value) not in {str, int, float, bool, type(None)}:
@@ -167,18 +141,15 @@ def _setting(value: object, where: str) -> object:
 
 
 def _read(record: type[Any], raw: object, where: str) -> Any:  # noqa: ANN401 - a *record*
-    """A *record* read from JSON, every field checked by its type."""
     obj = _of(dict, raw, where)
-    return record(
-        **{f.name: _field(f.name, f.type, obj, f"{where}.{f.name}") for f in fields(record)}
-    )
+    return record(**{f.name: _field(f.name, f.type, obj, where) for f in fields(record)})
 
 
 def _text(name: str, obj: Mapping[str, object], null: bool, here: str) -> object:
     value = obj.get(name)
     if not isinstance(value, str) and not (null and value is None and name in obj):
         _fail(f"{here} is {value!r}, expected a string{' or null' if null else ''}")
-    if name == "origin" and value not in _ORIGINS:
+    if name == "origin" and value not in {"builtin", "plugin", "runtime"}:
         _fail(f"{here} is {value!r}, expected builtin, plugin or runtime")
     if name == "path" and value is not None:
         try:
@@ -188,8 +159,8 @@ def _text(name: str, obj: Mapping[str, object], null: bool, here: str) -> object
     return value
 
 
-def _field(name: str, kind: object, obj: Mapping[str, object], here: str) -> object:
-    value = obj.get(name)
+def _field(name: str, kind: object, obj: Mapping[str, object], where: str) -> object:
+    value, here = obj.get(name), f"{where}.{name}"
     if kind in {"str", "str | None"}:
         return _text(name, obj, kind != "str", here)
     if name == "controls":
@@ -198,16 +169,15 @@ def _field(name: str, kind: object, obj: Mapping[str, object], here: str) -> obj
             _fail(f"{here} must map variables to strings or null")
         return pairs
     if name == "settings":
-        return tuple(
-            (k, _setting(v, f"{here}.{k}")) for k, v in sorted(_of(dict, value, here).items())
-        )
+        items = sorted(_of(dict, value, here).items())
+        return tuple((k, _setting(v, f"{here}.{k}")) for k, v in items)
     if kind == "tuple[str, ...]":
         texts = tuple(_of(list, value, here))
         if not all(isinstance(v, str) for v in texts):
             _fail(f"{here} must hold {'lines' if name == 'tried' else 'names'} (strings)")
         return texts
-    if name == "selections" and not value:  # absent in older states; selection is not imported
-        return tuple(_of(list, obj.get(name, []), here))
+    if name == "selections" and obj.get(name, []) == []:  # absent in older states
+        return ()
     rows = {"backends": BackendResolution, "runtime": RuntimeRegistration}.get(name)
     if rows is None:
         with _fork.importing():
@@ -217,16 +187,11 @@ def _field(name: str, kind: object, obj: Mapping[str, object], here: str) -> obj
     return tuple(_read(rows, item, f"{here}[{i}]") for i, item in enumerate(_of(list, value, here)))
 
 
-# -- capturing and applying ---------------------------------------------------------
-
-
 def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
-    """One registry's resolution now (runs discovery unless it has run)."""
     state = state_of(registry)
     with _fork.LOCK:  # the table, registrations and clears of one moment
         rows = resolution(registry)
         snapshot = state.snapshot()
-    config = state.config
     made: tuple[Recorded, ...] = ()
     if f"{__package__}.selection" in sys.modules:  # else no selection was made here
         with _fork.importing():
@@ -234,34 +199,27 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
 
         made = recorded(registry)
     return CapturedRegistry(
-        registry=config.registry,
+        **{k: getattr(state.config, k) for k in ("registry", "group", "host", "env_prefix")},
         module=registry.__module__,
         qualname=registry.__qualname__,
-        group=config.group,
-        host=config.host,
-        env_prefix=config.env_prefix,
-        fingerprint=fingerprint(config.group, rows),
+        fingerprint=fingerprint(state.config.group, rows),
         backends=tuple(BackendResolution(*row) for row in rows),
         runtime=tuple(
             RuntimeRegistration(e.name, e.path.colon, e.registered_by)
             for e in snapshot.runtime.values()
         ),
         cleared=tuple(sorted(snapshot.cleared)),
-        controls=control_values(config.env_prefix),
+        controls=control_values(state.config.env_prefix),
         selections=made,
     )
 
 
 def capture_state() -> WorkerState:
-    """Capture every registry declared so far, for [`apply_state()`][apply_state] in a worker.
-
-    Runs discovery where it has not run. Registrations made after it are not in the state.
-    """
+    """Capture every registry declared so far, for [`apply_state()`][apply_state] in a worker."""
     return WorkerState(tuple(_capture(r) for r in declared_registries()))
 
 
 def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
-    """The registry class in this process, or why there is none; nothing is imported."""
     declared = {f"{r.__module__}:{r.__qualname__}": r for r in declared_registries()}
     found = declared.get(captured.location)
     if found is None and captured.module == "__main__":  # a spawned child's copy of the script
@@ -287,65 +245,43 @@ def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
 def apply_state(state: WorkerState, *, check: bool = True) -> None:
     """Make this process resolve backends like the one that captured *state*.
 
-    The driver's runtime registrations and ``clear_override()`` calls are made
-    again here, importing nothing. With *check*, each registry's resolution is
-    then compared with the driver's, row by row, and each selection the driver
-    made is made again (which imports the candidates it tries).
+    Its registrations and clears are made again (importing nothing), then with *check* compared.
 
     Raises:
-        StateMismatchError: with *check*, a backend resolves or a selection
-            chooses differently here, or a registry of the state is not
-            declared here; the message names each with both sides.
+        StateMismatchError: with *check*, a backend, selection or registry differs here.
         TypeError: *state* is not a [`WorkerState`][WorkerState].
     """
-    if not isinstance(state, WorkerState):
-        # Untyped callers (initargs, Ray) can pass anything.
-        msg = f"apply_state() expects an attn.WorkerState, got {type(state).__name__}"  # type: ignore[unreachable]
-        raise TypeError(msg)
-    found = [(captured, *_find(captured)) for captured in state.registries]
-    for captured, registry, _ in found:
+    if not isinstance(state, WorkerState):  # untyped callers (initargs, Ray) pass anything
+        raise TypeError(f"apply_state() expects an attn.WorkerState, got {type(state).__name__}")
+    pairs, chose = [], []
+    for captured, registry, why in [(c, *_find(c)) for c in state.registries]:
+        rows = None
         if registry is not None:
+            held = state_of(registry)
             with _fork.LOCK:
                 for name in captured.cleared:
-                    state_of(registry).clear(name)
+                    held.clear(name)
                 for r in captured.runtime:
-                    entry = Entry(
-                        r.name, parse_path(r.path), "runtime", registered_by=r.registered_by
-                    )
-                    state_of(registry).register(entry)
-    if not check:
-        return
-    # Row by row: equal rows are equal fingerprints, whatever made the driver's,
-    # and no hashlib (OpenSSL's) to import at every worker's start.
-    pairs = [
-        (c, None if r is None else tuple(BackendResolution(*row) for row in resolution(r)), why)
-        for c, r, why in found
-    ]
-    chose: list[tuple[str, list[str]]] = []
-    for captured, registry, _ in found:
-        if registry is not None and captured.selections:  # no registry: a mismatch already
-            with _fork.importing():
-                from .selection import reselect  # noqa: PLC0415 - a lookup needs no selection
+                    path, by = parse_path(r.path), r.registered_by
+                    held.register(Entry(r.name, path, "runtime", registered_by=by))
+        if registry is not None and check:
+            # Row by row, not by fingerprint: no hashlib (OpenSSL's) at every worker's start.
+            rows = tuple(BackendResolution(*row) for row in resolution(registry))
+            if captured.selections:
+                with _fork.importing():
+                    from .selection import reselect  # noqa: PLC0415 - a lookup needs no selection
 
-            shown = [reselect(registry, driver) for driver in captured.selections]
-            chose += [(captured.registry, lines) for lines in shown if lines]
-    error = mismatch(pairs, chose)
-    if error is not None:
+                shown = [reselect(registry, driver) for driver in captured.selections]
+                chose += [(captured.registry, lines) for lines in shown if lines]
+        pairs.append((captured, rows, why))
+    if check and (error := mismatch(pairs, chose)) is not None:
         raise error
 
 
 class _SetupHook(functools.partial[None]):
     __name__ = "attn_apply_state"  # Ray names the hook by it, and pickles it
 
-    def __repr__(self) -> str:
-        return f"<attn.ray_setup_hook of {len(self.args[0].registries)} registries>"
-
 
 def ray_setup_hook(state: WorkerState | None = None, *, check: bool = True) -> Callable[[], None]:
-    """A Ray ``worker_process_setup_hook`` that applies *state* in every worker process.
-
-    ``ray.init(runtime_env={"worker_process_setup_hook": attn.ray_setup_hook()})``
-    captures the driver's state now (or uses *state*) and applies it as each
-    worker starts; a mismatch fails the worker's start-up. Ray is not imported.
-    """
+    """A Ray ``worker_process_setup_hook`` applying *state* (default: captured now) in workers."""
     return _SetupHook(apply_state, capture_state() if state is None else state, check=check)
