@@ -207,12 +207,13 @@ def resolve_conflicts(
             else:
                 why = "same sys.path entry, name sorts first"
             reasons.append(why)
-            replaced[id(loser)] = loser.replace(
+            replaced[id(loser)] = replace(
+                loser,
                 status="shadowed",
                 reason=f"{name!r} is also provided by {winner.origin_label}, which wins ({why})",
                 code=Code.SHADOWED,
             )
-        replaced[id(winner)] = winner.replace(won_because=", ".join(dict.fromkeys(reasons)))
+        replaced[id(winner)] = replace(winner, won_because=", ".join(dict.fromkeys(reasons)))
         names.append((name, (winner, *losers)))
     conflicts = tuple(Conflict(n, tuple(replaced[id(p)] for p in ordered)) for n, ordered in names)
     return tuple(replaced.get(id(p), p) for p in plugins), conflicts

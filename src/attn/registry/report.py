@@ -1,8 +1,4 @@
-"""The records discovery produces and listing, JSON and doctor render, and their cached form.
-
-Plain values only: one discovery renders as a table, as JSON or as findings without being
-recomputed, and is cached as the tuples `plain` makes (`result_from` rebuilds it).
-"""
+"""The records of one discovery, rendered as a table, JSON or findings, and cached as tuples."""
 
 from __future__ import annotations
 
@@ -38,10 +34,6 @@ class PluginRecord:
     won_because: str | None = None  # for the winner of a conflict, why it won
     code: Code | None = None  # what reason says, as a code (None on a used row)
 
-    def replace(self, **changes: Any) -> PluginRecord:  # noqa: ANN401 - any field's type
-        """A copy with *changes* applied to the named fields."""
-        return dataclasses.replace(self, **changes)
-
     @property
     def origin_label(self) -> str:
         """``dist version``, as messages name a distribution."""
@@ -70,7 +62,7 @@ class Finding:
     plugin_code: bool = False  # whether plugin code did it (raised at import, registered)
 
     def __post_init__(self) -> None:
-        """Hold *kind* as its `Code`, also when given as text (``ValueError`` if it is none)."""
+        """Hold *kind* as its `Code`, also when given as text (``ValueError`` if none)."""
         object.__setattr__(self, "kind", Code(self.kind))
 
     @property
@@ -130,14 +122,8 @@ def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the 
 
 
 def _plugin_from(data: tuple[Any, ...]) -> PluginRecord:
-    name, value, dist, key, version, location, index, requires, status, reason, *rest = data
-    path, why, code = rest
-    return PluginRecord(
-        *(name, value, dist, key, version, location, index, requires, status, reason),
-        None if path is None else ClassPath(*path),
-        why,
-        None if code is None else Code(code),
-    )
+    record, path, code = PluginRecord(*data), data[10], data[12]
+    return dataclasses.replace(record, path=path and ClassPath(*path), code=code and Code(code))
 
 
 def result_from(data: tuple[Any, ...]) -> DiscoveryResult:
