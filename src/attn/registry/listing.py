@@ -157,20 +157,14 @@ def _row(
                 Code.LOAD_FAILURE, name, message, fix, *where, config.group, value, bool(plugin)
             )
     origin = "builtin" if entry is None else entry.origin
+    overridden = entry is not None and (name in registry._attn_defaults or origin == "runtime")
+    dist, version, by = (
+        (entry.distribution, entry.version, entry.registrant) if entry else (None,) * 3
+    )
+    path, default_path = (p and p.dotted for p in (effective, default))
     row = BackendRow(
-        name=name,
-        path=None if effective is None else effective.dotted,
-        default_path=None if default is None else default.dotted,
-        origin=origin,
-        overridden=entry is not None and (name in registry._attn_defaults or origin == "runtime"),
-        distribution=None if entry is None else entry.distribution,
-        distribution_version=None if entry is None else entry.version,
-        status=status,
-        reason=reason,
-        available=known.available,
-        requires=known.requires,
-        registered_by=None if entry is None else entry.registrant,
-        missing=known.missing,
+        *(name, path, default_path, origin, overridden, dist, version, status, reason),
+        *(known.available, known.requires, by, known.missing),
     )
     return row, finding
 
@@ -181,10 +175,9 @@ def build_report(
     load: bool | Collection[str] = False,
     output: IO[str] | None = None,
 ) -> RegistryReport:
-    """Everything listing shows about *registry*.
+    """Everything listing shows about *registry*; *load* (all, or some names) imports backends.
 
-    With *load* true, every backend is imported and checked; with a collection of names, only
-    those. What plugin code prints meanwhile goes to *output* when given.
+    What plugin code prints meanwhile goes to *output* when given.
     """
     state = registry._attn_state
     result = state.ensure()
@@ -227,14 +220,10 @@ def build_report(
 def diagnose(
     registry: BackendEnumMeta, *, load: bool = False, output: IO[str] | None = None
 ) -> DiscoveryResult:
-    """What ``doctor`` finds about *registry*: its plugins, and every finding with its fix.
+    """What ``doctor`` finds about *registry*, without merging, warning or raising.
 
-    Discovery runs as the environment sets it, without merging, warning or raising
-    (``<PREFIX>_STRICT`` does not stop it). Only metadata is read, unless *load* is true: then
-    every built-in default and plugin in effect is imported, and each import failure (and each
-    registration plugin code made at import for a name it does not declare) is a finding too.
-    What plugin code prints meanwhile goes to *output* when given. ``findings`` are `Finding`
-    records (``is_problem`` tells problems from notes), ``plugins`` every entry point's row.
+    Only metadata is read, unless *load*: then every default and plugin in effect is imported
+    and checked. What plugin code prints meanwhile goes to *output* when given.
     """
     result = registry._attn_state.diagnose()
     if not load:
