@@ -26,26 +26,27 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
         return Finding(
             Code.SHADOWED,
             name,
-            f"{winner.origin_label} declares {name!r} {count} times in {group!r}; the first "
-            f"declaration ({winner.value!r}) is used",
+            f"{winner.origin_label} declares {name!r} {count} times "
+            f"({', '.join(repr(c.value) for c in conflict.claimants)}); the first declaration "
+            f"({winner.value!r}) is used",
             f"remove the other declarations of {name!r} from {winner.distribution}'s entry "
             f"points ([project.entry-points.{group!r}] in its pyproject.toml), or report it to "
             "its authors",
         )
-    provided = f"{name!r} is provided by {count} distributions "
-    provided += f"({', '.join(c.origin_label for c in conflict.claimants)}); {winner.origin_label}"
+    claimants = ", ".join(f"{c.origin_label}: {c.value!r}" for c in conflict.claimants)
+    provided = f"{name!r} is provided by {count} distributions ({claimants}); "
     if conflict.preferred(controls):
         return Finding(
             Code.PREFERRED,
             name,
-            f"{provided} wins, as {variable} asks",
+            f"{provided}{winner.origin_label} wins, as {variable} asks",
             f"nothing to do; change {variable} to choose another",
         )
     others = ",".join(c.distribution for c in conflict.claimants[1:])
     return Finding(
         Code.SHADOWED,
         name,
-        f"{provided} wins ({winner.won_because})",
+        f"{provided}{winner.origin_label} wins ({winner.won_because})",
         f"choose the winner with {variable} (nothing else changes): "
         f"{variable}={winner.distribution} keeps {winner.distribution}, "
         f"{variable}={others} makes {runner_up.distribution} win; or uninstall all but one",
@@ -201,39 +202,18 @@ def unmatched_findings(
             )
 
 
-def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str:
-    claimants = ", ".join(f"{c.origin_label} ({c.status}, {c.value!r})" for c in conflict.claimants)
-    winner = conflict.claimants[0]
-    if conflict.within_one_distribution:
-        return (
-            f"{winner.origin_label} declares {conflict.name!r} {len(conflict.claimants)} times "
-            f"in entry-point group {group!r}: {claimants}. The first declaration is used; "
-            f"report it to {winner.distribution}'s authors."
-        )
-    variable = controls.prefer_variable
-    choices = " or ".join(f"{variable}={c.distribution}" for c in conflict.claimants)
-    return (
-        f"{conflict.name!r} in entry-point group {group!r} is claimed by "
-        f"{len(conflict.claimants)} distributions: {claimants}. "
-        f"{winner.distribution} wins ({winner.won_because}); to choose, set {choices} "
-        f"({variable} orders the claimants of every conflict; nothing else changes), "
-        "or uninstall all but one."
-    )
-
-
 def merge_warnings(
-    result: DiscoveryResult, controls: Controls, noun: str, host: str, builtin_names: Sequence[str]
+    result: DiscoveryResult, _controls: Controls, noun: str, host: str, builtin_names: Sequence[str]
 ) -> list[tuple[str, str]]:
     """The ``(code, message)`` of each warning merging *result* issues: never silent."""
+    where = {
+        Code.SHADOWED: f"In entry-point group {result.group!r}, ",
+        Code.UNMATCHED_SELECTION: "",
+    }
     warned = [
-        (Code.SHADOWED.value, _conflict_message(conflict, result.group, controls))
-        for conflict in result.conflicts
-        if not conflict.preferred(controls)  # the user chose the winner
-    ]
-    warned += [
-        (Code.UNMATCHED_SELECTION.value, f"{finding.message}; {finding.fix}")
-        for finding in result.findings
-        if finding.kind == Code.UNMATCHED_SELECTION.value
+        (f.kind.value, f"{where[f.kind]}{f.message}; {f.fix}")
+        for f in result.findings
+        if f.kind in where  # a conflict settled by <PREFIX>_PREFER is a preferred note
     ]
     for p in result.plugins:
         if p.status in {Code.INCOMPATIBLE, Code.INVALID}:
