@@ -32,11 +32,7 @@ TESTING_SITES_VARIABLE = "_{prefix}_TESTING_SITES"
 
 
 def parse_entry_point_value(value: str) -> ClassPath:
-    """Parse an entry point value the way `importlib.metadata` does.
-
-    Raises:
-        InvalidPathError: the value has no ``module:attr`` form.
-    """
+    """Parse an entry point value as `importlib.metadata` does (`InvalidPathError` if not)."""
     match = entry_point_pattern().match(value.strip())
     if match is None:
         raise InvalidPathError(value, "expected 'module:attr'")
@@ -58,13 +54,7 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
 def deduplicate(
     records: Sequence[DistributionRecord], relevant: Iterable[str], groups: Sequence[str] = ()
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
-    """Keep one copy per distribution: the first usable one on ``sys.path``.
-
-    A *relevant* distribution with no usable copy keeps its first with entry points
-    (listed ``invalid``). The losing copies of relevant distributions and of any with
-    entry points are reported: as a note when the distribution declares nothing in
-    ``groups[0]`` (or a typo of it), not at all when it declares in a sibling's group.
-    """
+    """Keep one copy per distribution, the first usable one, and report the others (DESIGN 6)."""
     relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
     for record in records:
@@ -122,8 +112,7 @@ def _losing_copies(
             )
             continue
         assert winner is not None  # noqa: S101 - a usable copy wins before any other
-        # realpath() only for a name found twice: a system call per folder. The same
-        # folder reached twice (lib64 -> lib) or a build residue is one install, not two.
+        # The same folder reached twice (lib64 -> lib) or a build residue is one install.
         seen_real = seen_real or {realpath(winner.location)}
         real = realpath(other.location)
         if real in seen_real or _build_residue(winner, other):
@@ -149,7 +138,7 @@ def looks_like_typo(candidate: str, group: str) -> bool:
         return False
     if _SEPARATORS.sub("", candidate.lower()) == _SEPARATORS.sub("", group.lower()):
         return True
-    # The projects (parts before the first dot, else separator) must be one edit apart at most.
+    # The projects (before the first dot, else separator) must be one edit apart at most.
     a, b = (
         (g.split(".", 1) if "." in g else _SEPARATORS.split(g, 1))[0].lower()
         for g in (candidate, group)
@@ -178,11 +167,7 @@ def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[Distributi
 def resolve_conflicts(
     plugins: Sequence[PluginRecord], controls: Controls
 ) -> tuple[tuple[PluginRecord, ...], tuple[Conflict, ...]]:
-    """Pick one winner per name among the ``used`` entry points; the others are ``shadowed``.
-
-    The first in ``<PREFIX>_PREFER`` wins, then the earlier on ``sys.path``, then the
-    smaller canonical distribution name, then the first declared.
-    """
+    """Pick one winner per name among the ``used`` entry points; the others are ``shadowed``."""
     by_name: dict[str, list[PluginRecord]] = defaultdict(list)
     for plugin in plugins:
         if plugin.status == "used":
@@ -312,7 +297,7 @@ def discover(
             fields = (*same, requirement.requirements, status, reason, path)
             record = PluginRecord(ep.name, ep.value, *fields, code=code)
             plugins.append(record)
-            if status == "used" and not requirement.declared:
+            if status == "used" and not requirement.requirements:
                 undeclared.setdefault(dist.key, record)
     resolved, conflicts = resolve_conflicts(plugins, controls)
 
