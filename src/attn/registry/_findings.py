@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
     winner, runner_up = conflict.claimants[0], conflict.claimants[1]
     name, count, variable = conflict.name, len(conflict.claimants), controls.prefer_variable
-    if conflict.within_one_distribution:
+    if len({c.distribution_key for c in conflict.claimants}) == 1:  # none to choose
         return Finding(
             Code.SHADOWED,
             name,
@@ -35,7 +35,7 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
         )
     claimants = ", ".join(f"{c.origin_label}: {c.value!r}" for c in conflict.claimants)
     provided = f"{name!r} is provided by {count} distributions ({claimants}); "
-    if conflict.preferred(controls):
+    if controls.preference(winner.distribution) < controls.preference(runner_up.distribution):
         return Finding(
             Code.PREFERRED,
             name,

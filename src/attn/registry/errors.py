@@ -96,15 +96,8 @@ FINDING_CODES = tuple(Code)[: tuple(Code).index(Code.REGISTERED_BY_PLUGIN) + 1]
 #: The findings that are notes: every other one makes ``attn doctor`` fail and strict mode raise.
 NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})
 #: The findings about the environment as a whole, not about one registry's group.
-ENVIRONMENT_CODES = frozenset(
-    {
-        Code.EMPTY_METADATA,
-        Code.UNREADABLE_METADATA,
-        Code.DUPLICATE_METADATA,
-        Code.NON_PLUGIN_COPY,
-        Code.UNMATCHED_SELECTION,
-    }
-)
+_METADATA_CODES = (Code.EMPTY_METADATA, Code.UNREADABLE_METADATA, Code.DUPLICATE_METADATA)
+ENVIRONMENT_CODES = frozenset((*_METADATA_CODES, Code.NON_PLUGIN_COPY, Code.UNMATCHED_SELECTION))
 
 
 class AttnError(Exception):

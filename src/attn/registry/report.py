@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from .errors import NOTE_CODES, Code
 from .paths import ClassPath
-
-if TYPE_CHECKING:
-    from .controls import Controls
 
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]
@@ -78,16 +75,6 @@ class Conflict:
     name: str
     claimants: tuple[PluginRecord, ...]
 
-    @property
-    def within_one_distribution(self) -> bool:
-        """Whether one distribution declares the name several times (no one to choose)."""
-        return len({c.distribution_key for c in self.claimants}) == 1
-
-    def preferred(self, controls: Controls) -> bool:
-        """Whether ``<PREFIX>_PREFER`` decided this conflict."""
-        first, second = (controls.preference(c.distribution) for c in self.claimants[:2])
-        return first < second
-
 
 @dataclass(frozen=True, slots=True)
 class DiscoveryResult:
@@ -99,8 +86,7 @@ class DiscoveryResult:
     conflicts: tuple[Conflict, ...]
     findings: tuple[Finding, ...]
     plugins_disabled: bool
-    # (name, distribution label, group) declared in a group that looks like a typo of this one
-    # (not read; messages about an unknown name cite them)
+    # (name, distribution label, group) declared in a group like a typo of this one (not read)
     misgrouped: tuple[tuple[str, str, str], ...] = ()
     unreadable: tuple[Finding, ...] = ()  # what could not be read at all; also in findings
 
