@@ -75,17 +75,15 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
     for r in records:
         if (problem := r.entry_points_problem) is None:
             continue
+        subject, message = r.location, str(problem)
         if r.key != UNREADABLE_KEY:
-            message = (
-                f"{r.name}: {problem} (at {r.location}); any backend it declares is not in effect"
-            )
-            fix = unusable_fix(r.location, r.name, problem)
+            subject, fix = r.name, unusable_fix(r.location, r.name, problem)
+            message = f"{r.name}: {problem} (at {r.location}); any backend it declares is not "
+            message += "in effect"
         elif problem.code is Code.PATH_UNREADABLE:
-            message, fix = str(problem), f"make {r.location} readable, or take it off sys.path"
+            fix = f"make {r.location} readable, or take it off sys.path"
         else:
-            message = str(problem)
             fix = "fix, update or uninstall the package that adds that finder to sys.meta_path"
-        subject = r.name if r.key != UNREADABLE_KEY else r.location
         findings.append(Finding(Code.UNREADABLE_METADATA, subject, message, fix))
     return findings
 

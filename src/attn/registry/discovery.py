@@ -192,12 +192,8 @@ def resolve_conflicts(
             else:
                 why = "same sys.path entry, name sorts first"
             reasons.append(why)
-            replaced[id(loser)] = replace(
-                loser,
-                status="shadowed",
-                reason=f"{name!r} is also provided by {winner.origin_label}, which wins ({why})",
-                code=Code.SHADOWED,
-            )
+            text = f"{name!r} is also provided by {winner.origin_label}, which wins ({why})"
+            replaced[id(loser)] = replace(loser, status="shadowed", reason=text, code=Code.SHADOWED)
         replaced[id(winner)] = replace(winner, won_because=", ".join(dict.fromkeys(reasons)))
         names.append((name, (winner, *losers)))
     conflicts = tuple(Conflict(n, tuple(replaced[id(p)] for p in ordered)) for n, ordered in names)
@@ -213,11 +209,8 @@ def _status(
         return "disabled", Code.BLOCKED, f"blocked by {controls.block_variable}={listed}"
     if not controls.selects(dist.name):
         listed = ",".join(controls.only_as_written)
-        return (
-            "disabled",
-            Code.NOT_SELECTED,
-            f"not selected by {controls.plugins_variable}={listed}",
-        )
+        reason = f"not selected by {controls.plugins_variable}={listed}"
+        return "disabled", Code.NOT_SELECTED, reason
     if dist.metadata_problem is not None:
         reason = f"the distribution's metadata cannot be read: {dist.metadata_problem}"
         return "invalid", dist.metadata_problem.code, reason
