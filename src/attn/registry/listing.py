@@ -181,8 +181,7 @@ def build_report(
     """
     state = registry._attn_state
     result = state.ensure()
-    # Availability as it is known without importing plugin code, before --load
-    # imports anything: the rows of classes --load imported then take the class's.
+    # Known before --load imports anything; the rows of classes it imports take the class's.
     with same_modules():
         known = {name: _known_availability(registry, name) for name in valid_names(registry)}
 
@@ -194,26 +193,18 @@ def build_report(
         except AttnError:
             return None  # unregistered: the row says so
 
-    # Import every backend before any row is made: plugin code may register
-    # other names while it is imported, and the rows show the table after it.
+    # Import every backend before any row: plugin code may register other names meanwhile.
     outcomes = {name: attempt(name) for name in valid_names(registry)}
     rows = [
         _row(registry, name, known.get(name, _UNKNOWN), outcomes.get(name) or attempt(name))
         for name in valid_names(registry)
     ]
-    config = state.config
+    config, findings = state.config, (finding for _, finding in rows if finding)
     return RegistryReport(
-        registry=config.registry,
-        group=config.group,
-        backends=tuple(row for row, _ in rows),
-        plugins=result.plugins,
-        findings=(*result.findings, *(finding for _, finding in rows if finding)),
-        plugins_disabled=result.plugins_disabled,
-        disable_variable=f"{config.env_prefix}_DISABLE_PLUGINS",
-        host=config.host,
-        host_version=result.host_version,
-        misgrouped=result.misgrouped,
-        unreadable=result.unreadable,
+        *(config.registry, config.group, tuple(row for row, _ in rows), result.plugins),
+        (*result.findings, *findings),
+        *(result.plugins_disabled, f"{config.env_prefix}_DISABLE_PLUGINS", config.host),
+        *(result.host_version, result.misgrouped, result.unreadable),
     )
 
 
