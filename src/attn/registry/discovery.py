@@ -300,7 +300,7 @@ def discover(
         for ep in d.entry_points
         if ep.group not in groups and looks_like_typo(ep.group, group)
     ]
-    unreadable = _findings.unreadable_findings(records)
+    unreadable = tuple(_findings.unreadable_findings(records))
     host_plugins = [
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
     ]
@@ -313,16 +313,11 @@ def discover(
         *_findings.name_findings(resolved, undeclared.values(), host_key, builtin_names),
         *_findings.unmatched_findings(controls, host, host_plugins),
     )
+    misgrouped = tuple(
+        (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group)
+        for ep, d in typos
+    )
+    ordered = tuple(sorted(resolved, key=lambda p: (p.name, p.path_index, p.distribution_key)))
     return DiscoveryResult(
-        group,
-        host_version,
-        tuple(sorted(resolved, key=lambda p: (p.name, p.path_index, p.distribution_key))),
-        conflicts,
-        found,
-        plugins_disabled=False,
-        misgrouped=tuple(
-            (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group)
-            for ep, d in typos
-        ),
-        unreadable=tuple(unreadable),
+        group, host_version, ordered, conflicts, found, misgrouped=misgrouped, unreadable=unreadable
     )

@@ -85,7 +85,7 @@ class DiscoveryResult:
     plugins: tuple[PluginRecord, ...]
     conflicts: tuple[Conflict, ...]
     findings: tuple[Finding, ...]
-    plugins_disabled: bool
+    plugins_disabled: bool = False
     # (name, distribution label, group) declared in a group like a typo of this one (not read)
     misgrouped: tuple[tuple[str, str, str], ...] = ()
     unreadable: tuple[Finding, ...] = ()  # what could not be read at all; also in findings
