@@ -14,7 +14,7 @@ from .report import Finding
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
-    from ._metadata import DistributionRecord, Problem
+    from ._metadata import DistributionRecord
     from .controls import Controls
     from .report import Conflict, DiscoveryResult, PluginRecord
 
@@ -53,11 +53,11 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
     )
 
 
-def unusable_fix(where: str, name: str, problem: Problem, *, reinstall: bool = True) -> str:
+def unusable_fix(where: str, name: str, problem: Code, *, reinstall: bool = True) -> str:
     """The fix for an unusable metadata copy; without *reinstall* (another copy is used), for it."""
-    if problem.code is Code.PERMISSION_DENIED:
+    if problem is Code.PERMISSION_DENIED:
         fix = f"make {where} readable (chmod -R a+rX {where})"
-    elif problem.code in {Code.NO_METADATA, Code.NO_NAME}:
+    elif problem in {Code.NO_METADATA, Code.NO_NAME}:
         fix = f"delete {where} (left behind by an interrupted install)"
     elif not reinstall:
         return f"delete {where}"
@@ -77,7 +77,7 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
             continue
         subject, message = r.location, str(problem)
         if r.key != UNREADABLE_KEY:
-            subject, fix = r.name, unusable_fix(r.location, r.name, problem)
+            subject, fix = r.name, unusable_fix(r.location, r.name, problem.code)
             message = f"{r.name}: {problem} (at {r.location}); any backend it declares is not "
             message += "in effect"
         elif problem.code is Code.PATH_UNREADABLE:
@@ -88,22 +88,20 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
     return findings
 
 
+_ENTRY_POINT_CODES = {Code.INVALID_NAME, Code.INVALID_VALUE, Code.INVALID_REQUIREMENT}
+
+
 def plugin_findings(
-    plugins: Sequence[PluginRecord],
-    dists: Sequence[DistributionRecord],
-    group: str,
-    host: str,
-    host_version: str | None,
+    plugins: Sequence[PluginRecord], group: str, host: str, host_version: str | None
 ) -> Iterator[Finding]:
     """What doctor says about the invalid and incompatible entry points."""
-    unusable = {d.location: why for d in dists if (why := d.metadata_problem) is not None}
     for p in plugins:
-        if p.status == "invalid" and p.location in unusable:
+        if p.status == "invalid" and p.code not in _ENTRY_POINT_CODES:  # the metadata's problem
             yield Finding(
                 Code.UNREADABLE_METADATA,
                 p.name,
                 f"{p.origin_label} declares {p.name!r}, but {p.reason}",
-                unusable_fix(p.location, p.distribution, unusable[p.location]),
+                unusable_fix(p.location, p.distribution, Code(p.code)),
             )
         elif p.status == "invalid":
             fix = (

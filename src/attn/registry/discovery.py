@@ -107,7 +107,7 @@ def _losing_copies(
                 name,
                 f"{name}: the metadata copy at {other.location} cannot be used ({problem}); {used}",
                 _findings.unusable_fix(
-                    other.location, other.name, problem, reinstall=winner is None
+                    other.location, other.name, problem.code, reinstall=winner is None
                 ),
             )
             continue
@@ -308,7 +308,7 @@ def discover(
         *found,
         *unreadable,
         *_findings.typo_findings(((d.name, ep.group) for ep, d in typos), group),
-        *_findings.plugin_findings(resolved, dists, group, host_key, host_version),
+        *_findings.plugin_findings(resolved, group, host_key, host_version),
         *(_findings.conflict_finding(conflict, group, controls) for conflict in conflicts),
         *_findings.name_findings(resolved, undeclared.values(), host_key, builtin_names),
         *_findings.unmatched_findings(controls, host, host_plugins),
