@@ -202,10 +202,8 @@ def merge_warnings(
     result: DiscoveryResult, _controls: Controls, noun: str, host: str, builtin_names: Sequence[str]
 ) -> list[tuple[str, str]]:
     """The ``(code, message)`` of each warning merging *result* issues: never silent."""
-    where = {
-        Code.SHADOWED: f"In entry-point group {result.group!r}, ",
-        Code.UNMATCHED_SELECTION: "",
-    }
+    in_group = f"In entry-point group {result.group!r}, "
+    where = {Code.SHADOWED: in_group, Code.UNMATCHED_SELECTION: ""}
     warned = [
         (f.kind.value, f"{where[f.kind]}{f.message}; {f.fix}")
         for f in result.findings
@@ -213,11 +211,9 @@ def merge_warnings(
     ]
     for p in result.plugins:
         if p.status in {Code.INCOMPATIBLE, Code.INVALID}:
-            then = (
-                f"the built-in {p.name} stays in effect"
-                if p.name in builtin_names
-                else f"{p.name!r} is not available"
-            )
+            then = f"{p.name!r} is not available"
+            if p.name in builtin_names:
+                then = f"the built-in {p.name} stays in effect"
             message = (
                 f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
                 f"{p.status}: {p.reason}; {then}. Run '{host} doctor' for the fix."
