@@ -26,8 +26,7 @@ if TYPE_CHECKING:
     from .controls import Controls
     from .report import PluginStatus
 
-#: Private, per host: set by `attn.testing` (and so seen by a test's subprocesses) to the
-#: folders (``os.pathsep``-separated) outside which no distribution is a plugin.
+#: Private, per host, set by `attn.testing`: the only folders (os.pathsep-separated) of plugins.
 TESTING_SITES_VARIABLE = "_{prefix}_TESTING_SITES"
 
 
@@ -282,7 +281,6 @@ def discover(
         requires = dist.metadata.requires if dist.metadata else ()
         requirement = check_host_requirement(requires, host_key, host_version)
         verdict = _status(dist, requirement, controls)
-        # PluginRecord's fields from distribution to requirements, in their order
         same = (dist.name, dist.key, dist.version, dist.location, dist.path_index)
         for ep in eps:
             path, invalid = _parsed(ep)
