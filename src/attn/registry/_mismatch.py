@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .errors import StateMismatchError
 from .paths import parse_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-    from .workers import CapturedRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +24,25 @@ class BackendResolution:
     path: str | None  # None for an unregistered member
     distribution: str | None = None
     version: str | None = None
+
+
+class CapturedRegistry(Protocol):
+    """What the message reads of a `attn.registry.workers.CapturedRegistry` (no import cycle)."""
+
+    @property
+    def registry(self) -> str: ...
+    @property
+    def location(self) -> str: ...
+    @property
+    def group(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def env_prefix(self) -> str: ...
+    @property
+    def backends(self) -> tuple[BackendResolution, ...]: ...
+    @property
+    def controls(self) -> tuple[tuple[str, str | None], ...]: ...
 
 
 def control_values(prefix: str) -> tuple[tuple[str, str | None], ...]:
