@@ -692,11 +692,11 @@ def test_list_conflict_warns_on_stderr(run, conflict, normalise):
     result = run("list", "attn.backends")
     assert result.code == 0
     assert result.err == (
-        "Warning: 'SHARED_ATTN' in entry-point group 'attn.backends' is claimed by 2 "
-        "distributions: share-a 1.0 (used, 'share_a:S'), share-b 1.0 (shadowed, 'share_b:S'). "
-        "share-a wins (same sys.path entry, name sorts first); to choose, set "
-        "ATTN_PREFER=share-a or ATTN_PREFER=share-b (ATTN_PREFER orders the claimants of every "
-        "conflict; nothing else changes), or uninstall all but one.\n"
+        "Warning: In entry-point group 'attn.backends', 'SHARED_ATTN' is provided by 2 "
+        "distributions (share-a 1.0: 'share_a:S', share-b 1.0: 'share_b:S'); share-a 1.0 wins "
+        "(same sys.path entry, name sorts first); choose the winner with ATTN_PREFER (nothing "
+        "else changes): ATTN_PREFER=share-a keeps share-a, ATTN_PREFER=share-b makes share-b "
+        "win; or uninstall all but one\n"
     )
     assert_golden("list-conflict", normalise(result.out))
 
@@ -838,7 +838,9 @@ def test_strict_conflict_exits_1(run, monkeypatch, conflict):
     monkeypatch.setenv("ATTN_STRICT", "1")
     result = run("list")
     assert result.code == 1
-    assert "'SHARED_ATTN' is provided by 2 distributions (share-a 1.0, share-b 1.0)" in result.err
+    assert "'SHARED_ATTN' is provided by 2 distributions (share-a 1.0: 'share_a:S', share-b" in (
+        result.err
+    )
     assert "Warning:" not in result.err
 
 
@@ -939,7 +941,7 @@ def test_show_conflict_golden(run, conflict, normalise):
     """`attn show` lists every claimant of a contested name, winner first."""
     result = run("show", "SHARED_ATTN")
     assert result.code == 0
-    assert result.err.startswith("Warning: 'SHARED_ATTN' in entry-point group 'attn.backends'")
+    assert result.err.startswith("Warning: In entry-point group 'attn.backends', 'SHARED_ATTN'")
     assert_golden("show-conflict", normalise(result.out))
 
 

@@ -399,9 +399,11 @@ def test_conflict_warns_on_first_use_and_on_refresh(plug):
     """Two distributions claiming a name warn at the merge; the earlier name wins."""
     plug.dist("zed", entry_points=eps(FLASH_ATTN="plug.mod:Other"))
     plug.dist("alpha", entry_points=eps(FLASH_ATTN="plug.mod:Backend"))
-    with pytest.warns(ConflictWarning, match=r"ATTN_PREFER=alpha or ATTN_PREFER=zed"):
+    with pytest.warns(
+        ConflictWarning, match=r"ATTN_PREFER=alpha keeps alpha, ATTN_PREFER=zed makes zed win"
+    ):
         assert AttentionBackendEnum.FLASH_ATTN.get_path() == "plug.mod.Backend"
-    with pytest.warns(ConflictWarning, match=r"claimed by 2 distributions: alpha 1\.0"):
+    with pytest.warns(ConflictWarning, match=r"provided by 2 distributions \(alpha 1\.0"):
         AttentionBackendEnum.refresh()
 
 

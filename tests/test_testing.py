@@ -224,7 +224,7 @@ def test_conflict_warnings_surface_in_the_test(pytester):
                 "vendor-slow",
                 {"attn.backends": {"VENDOR_FAST": "vendor_fast.backend:VendorFastBackend"}},
             )
-            with pytest.warns(AttnWarning, match="claimed by 2 distributions"):
+            with pytest.warns(AttnWarning, match="provided by 2 distributions"):
                 AttentionBackendEnum["VENDOR_FAST"]
         """,
     )

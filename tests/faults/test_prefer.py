@@ -37,12 +37,12 @@ def test_prefer_makes_the_listed_claimant_win_and_keeps_the_rest(claimants, monk
 
 
 def test_without_prefer_the_conflict_warning_suggests_it(claimants):
-    """The conflict warning offers ATTN_PREFER for each claimant, not ATTN_PLUGINS."""
+    """The conflict warning offers ATTN_PREFER to choose either claimant, not ATTN_PLUGINS."""
     fresh()
     with pytest.warns(attn.ConflictWarning) as caught:
         assert attn.AttentionBackendEnum["SHARED"].get_path() == "alpha_mod.B"
     (message,) = [str(w.message) for w in caught]
-    assert "to choose, set ATTN_PREFER=alpha or ATTN_PREFER=zed" in message
+    assert "ATTN_PREFER=alpha keeps alpha, ATTN_PREFER=zed makes zed win" in message
     assert "ATTN_PLUGINS" not in message
 
 

@@ -52,7 +52,7 @@ def test_satisfied(installed, requirement):
     """The installed host satisfies the requirement: declared, no code, no reason."""
     verdict = check_host_requirement([requirement, "numpy>=1"], "attn", installed)
     assert verdict == HostRequirement("attn", installed, (requirement,))
-    assert (verdict.declared, verdict.code, verdict.reason) == (True, None, None)
+    assert (bool(verdict.requirements), verdict.code, verdict.reason) == (True, None, None)
 
 
 @pytest.mark.parametrize(
@@ -218,7 +218,7 @@ def test_no_requirement_on_the_host(requires):
     """Requirements that do not name the host leave the plugin undeclared, not failing."""
     verdict = check_host_requirement(requires, "attn", "0.1.0")
     assert verdict == HostRequirement("attn", "0.1.0")
-    assert not verdict.declared
+    assert not verdict.requirements
 
 
 @pytest.mark.parametrize(
@@ -240,7 +240,7 @@ def test_no_requirement_on_the_host(requires):
 def test_name_match_is_packaging_s(line, host):
     """A line packaging parses names the host exactly when packaging's canonical name is it."""
     names_host = canonicalize_name(Requirement(line).name) == host
-    assert check_host_requirement([line], host, "1.0").declared is names_host
+    assert bool(check_host_requirement([line], host, "1.0").requirements) is names_host
 
 
 def test_host_name_is_normalized():

@@ -653,8 +653,8 @@ def test_conflict_record_names_every_claimant_winner_first(site, run_discovery):
         Finding(
             "shadowed",
             "X",
-            "'X' is provided by 3 distributions (a-plug 1.0, b-plug 1.0, c-plug 1.0); "
-            "a-plug 1.0 wins (same sys.path entry, name sorts first)",
+            "'X' is provided by 3 distributions (a-plug 1.0: 'a:Backend', b-plug 1.0: 'b:Backend', "
+            "c-plug 1.0: 'c:Backend'); a-plug 1.0 wins (same sys.path entry, name sorts first)",
             "choose the winner with ATTN_PREFER (nothing else changes): ATTN_PREFER=a-plug "
             "keeps a-plug, ATTN_PREFER=b-plug,c-plug makes b-plug win; or uninstall all but one",
         ),
@@ -687,7 +687,7 @@ def test_a_name_declared_twice_by_one_distribution_is_reported_to_its_authors(si
         Finding(
             "shadowed",
             "A",
-            "plug 1.0 declares 'A' 2 times in 'attn.backends'; the first declaration "
+            "plug 1.0 declares 'A' 2 times ('m:First', 'm:Second'); the first declaration "
             "('m:First') is used",
             "remove the other declarations of 'A' from plug's entry points "
             "([project.entry-points.'attn.backends'] in its pyproject.toml), or report it to "

@@ -41,7 +41,7 @@ def test_records_refuse_changes():
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'kind'"):
         finding.kind = "shadowed"  # type: ignore[misc]
     plugin = _plugin()
-    assert plugin.replace(status="shadowed").status == "shadowed"
+    assert dataclasses.replace(plugin, status="shadowed").status == "shadowed"
     assert plugin.status == "used"
 
 

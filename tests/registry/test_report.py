@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from attn.registry.errors import ENVIRONMENT_CODES, FINDING_CODES, NOTE_CODES, Code
@@ -32,7 +34,10 @@ def _plugin(status: str = "used", distribution: str = "attn-acme") -> PluginReco
 
 
 def _result() -> DiscoveryResult:
-    plugin, loser = _plugin(), _plugin("shadowed", "attn-zed").replace(code=Code.SHADOWED)
+    plugin, loser = (
+        _plugin(),
+        dataclasses.replace(_plugin("shadowed", "attn-zed"), code=Code.SHADOWED),
+    )
     return DiscoveryResult(
         "attn.backends",
         "0.1.0",

@@ -51,10 +51,10 @@ def runtime(name: str, path: str = "plug.mod:Other") -> Entry:
 
 
 CONFLICT_MESSAGE = (
-    "'X' in entry-point group 'attn.backends' is claimed by 2 distributions: "
-    "alpha 1.0 (used, 'a:X'), zed 1.0 (shadowed, 'z:X'). alpha wins (same sys.path entry, "
-    "name sorts first); to choose, set ATTN_PREFER=alpha or ATTN_PREFER=zed (ATTN_PREFER "
-    "orders the claimants of every conflict; nothing else changes), or uninstall all but one."
+    "In entry-point group 'attn.backends', 'X' is provided by 2 distributions (alpha 1.0: "
+    "'a:X', zed 1.0: 'z:X'); alpha 1.0 wins (same sys.path entry, name sorts first); choose "
+    "the winner with ATTN_PREFER (nothing else changes): ATTN_PREFER=alpha keeps alpha, "
+    "ATTN_PREFER=zed makes zed win; or uninstall all but one"
 )
 
 
@@ -279,7 +279,7 @@ def test_conflict_warning_points_at_the_caller(site, touch):
 def test_conflict_warns_at_each_refresh(state, site):
     """Every refresh merges again, and warns again."""
     conflicting(site)
-    with pytest.warns(ConflictWarning, match="claimed by 2 distributions"):
+    with pytest.warns(ConflictWarning, match="provided by 2 distributions"):
         state.ensure()
     for _ in range(2):
         with pytest.warns(ConflictWarning) as record:
@@ -461,8 +461,8 @@ def test_strict_conflict_raises_instead_of_warning(state, site, monkeypatch):
         state.ensure()
     assert info.value.problems == (
         (
-            "'X' is provided by 2 distributions (alpha 1.0, zed 1.0); alpha 1.0 wins "
-            "(same sys.path entry, name sorts first)"
+            "'X' is provided by 2 distributions (alpha 1.0: 'a:X', zed 1.0: 'z:X'); alpha 1.0 "
+            "wins (same sys.path entry, name sorts first)"
         ),
     )
 

@@ -14,7 +14,7 @@ from .report import Finding
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
-    from ._metadata import DistributionRecord, Problem
+    from ._metadata import DistributionRecord
     from .controls import Controls
     from .report import Conflict, DiscoveryResult, PluginRecord
 
@@ -22,41 +22,42 @@ if TYPE_CHECKING:
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
     winner, runner_up = conflict.claimants[0], conflict.claimants[1]
     name, count, variable = conflict.name, len(conflict.claimants), controls.prefer_variable
-    if conflict.within_one_distribution:
+    if len({c.distribution_key for c in conflict.claimants}) == 1:  # none to choose
         return Finding(
             Code.SHADOWED,
             name,
-            f"{winner.origin_label} declares {name!r} {count} times in {group!r}; the first "
-            f"declaration ({winner.value!r}) is used",
+            f"{winner.origin_label} declares {name!r} {count} times "
+            f"({', '.join(repr(c.value) for c in conflict.claimants)}); the first declaration "
+            f"({winner.value!r}) is used",
             f"remove the other declarations of {name!r} from {winner.distribution}'s entry "
             f"points ([project.entry-points.{group!r}] in its pyproject.toml), or report it to "
             "its authors",
         )
-    provided = f"{name!r} is provided by {count} distributions "
-    provided += f"({', '.join(c.origin_label for c in conflict.claimants)}); {winner.origin_label}"
-    if conflict.preferred(controls):
+    claimants = ", ".join(f"{c.origin_label}: {c.value!r}" for c in conflict.claimants)
+    provided = f"{name!r} is provided by {count} distributions ({claimants}); "
+    if controls.preference(winner.distribution) < controls.preference(runner_up.distribution):
         return Finding(
             Code.PREFERRED,
             name,
-            f"{provided} wins, as {variable} asks",
+            f"{provided}{winner.origin_label} wins, as {variable} asks",
             f"nothing to do; change {variable} to choose another",
         )
     others = ",".join(c.distribution for c in conflict.claimants[1:])
     return Finding(
         Code.SHADOWED,
         name,
-        f"{provided} wins ({winner.won_because})",
+        f"{provided}{winner.origin_label} wins ({winner.won_because})",
         f"choose the winner with {variable} (nothing else changes): "
         f"{variable}={winner.distribution} keeps {winner.distribution}, "
         f"{variable}={others} makes {runner_up.distribution} win; or uninstall all but one",
     )
 
 
-def unusable_fix(where: str, name: str, problem: Problem, *, reinstall: bool = True) -> str:
+def unusable_fix(where: str, name: str, problem: Code, *, reinstall: bool = True) -> str:
     """The fix for an unusable metadata copy; without *reinstall* (another copy is used), for it."""
-    if problem.code is Code.PERMISSION_DENIED:
+    if problem is Code.PERMISSION_DENIED:
         fix = f"make {where} readable (chmod -R a+rX {where})"
-    elif problem.code in {Code.NO_METADATA, Code.NO_NAME}:
+    elif problem in {Code.NO_METADATA, Code.NO_NAME}:
         fix = f"delete {where} (left behind by an interrupted install)"
     elif not reinstall:
         return f"delete {where}"
@@ -74,37 +75,33 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
     for r in records:
         if (problem := r.entry_points_problem) is None:
             continue
+        subject, message = r.location, str(problem)
         if r.key != UNREADABLE_KEY:
-            message = (
-                f"{r.name}: {problem} (at {r.location}); any backend it declares is not in effect"
-            )
-            fix = unusable_fix(r.location, r.name, problem)
+            subject, fix = r.name, unusable_fix(r.location, r.name, problem.code)
+            message = f"{r.name}: {problem} (at {r.location}); any backend it declares is not "
+            message += "in effect"
         elif problem.code is Code.PATH_UNREADABLE:
-            message, fix = str(problem), f"make {r.location} readable, or take it off sys.path"
+            fix = f"make {r.location} readable, or take it off sys.path"
         else:
-            message = str(problem)
             fix = "fix, update or uninstall the package that adds that finder to sys.meta_path"
-        subject = r.name if r.key != UNREADABLE_KEY else r.location
         findings.append(Finding(Code.UNREADABLE_METADATA, subject, message, fix))
     return findings
 
 
+_ENTRY_POINT_CODES = {Code.INVALID_NAME, Code.INVALID_VALUE, Code.INVALID_REQUIREMENT}
+
+
 def plugin_findings(
-    plugins: Sequence[PluginRecord],
-    dists: Sequence[DistributionRecord],
-    group: str,
-    host: str,
-    host_version: str | None,
+    plugins: Sequence[PluginRecord], group: str, host: str, host_version: str | None
 ) -> Iterator[Finding]:
     """What doctor says about the invalid and incompatible entry points."""
-    unusable = {d.location: why for d in dists if (why := d.metadata_problem) is not None}
     for p in plugins:
-        if p.status == "invalid" and p.location in unusable:
+        if p.status == "invalid" and p.code not in _ENTRY_POINT_CODES:  # the metadata's problem
             yield Finding(
                 Code.UNREADABLE_METADATA,
                 p.name,
                 f"{p.origin_label} declares {p.name!r}, but {p.reason}",
-                unusable_fix(p.location, p.distribution, unusable[p.location]),
+                unusable_fix(p.location, p.distribution, Code(p.code)),
             )
         elif p.status == "invalid":
             fix = (
@@ -201,47 +198,22 @@ def unmatched_findings(
             )
 
 
-def _conflict_message(conflict: Conflict, group: str, controls: Controls) -> str:
-    claimants = ", ".join(f"{c.origin_label} ({c.status}, {c.value!r})" for c in conflict.claimants)
-    winner = conflict.claimants[0]
-    if conflict.within_one_distribution:
-        return (
-            f"{winner.origin_label} declares {conflict.name!r} {len(conflict.claimants)} times "
-            f"in entry-point group {group!r}: {claimants}. The first declaration is used; "
-            f"report it to {winner.distribution}'s authors."
-        )
-    variable = controls.prefer_variable
-    choices = " or ".join(f"{variable}={c.distribution}" for c in conflict.claimants)
-    return (
-        f"{conflict.name!r} in entry-point group {group!r} is claimed by "
-        f"{len(conflict.claimants)} distributions: {claimants}. "
-        f"{winner.distribution} wins ({winner.won_because}); to choose, set {choices} "
-        f"({variable} orders the claimants of every conflict; nothing else changes), "
-        "or uninstall all but one."
-    )
-
-
 def merge_warnings(
-    result: DiscoveryResult, controls: Controls, noun: str, host: str, builtin_names: Sequence[str]
+    result: DiscoveryResult, _controls: Controls, noun: str, host: str, builtin_names: Sequence[str]
 ) -> list[tuple[str, str]]:
     """The ``(code, message)`` of each warning merging *result* issues: never silent."""
+    in_group = f"In entry-point group {result.group!r}, "
+    where = {Code.SHADOWED: in_group, Code.UNMATCHED_SELECTION: ""}
     warned = [
-        (Code.SHADOWED.value, _conflict_message(conflict, result.group, controls))
-        for conflict in result.conflicts
-        if not conflict.preferred(controls)  # the user chose the winner
-    ]
-    warned += [
-        (Code.UNMATCHED_SELECTION.value, f"{finding.message}; {finding.fix}")
-        for finding in result.findings
-        if finding.kind == Code.UNMATCHED_SELECTION.value
+        (f.kind.value, f"{where[f.kind]}{f.message}; {f.fix}")
+        for f in result.findings
+        if f.kind in where  # a conflict settled by <PREFIX>_PREFER is a preferred note
     ]
     for p in result.plugins:
         if p.status in {Code.INCOMPATIBLE, Code.INVALID}:
-            then = (
-                f"the built-in {p.name} stays in effect"
-                if p.name in builtin_names
-                else f"{p.name!r} is not available"
-            )
+            then = f"{p.name!r} is not available"
+            if p.name in builtin_names:
+                then = f"the built-in {p.name} stays in effect"
             message = (
                 f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
                 f"{p.status}: {p.reason}; {then}. Run '{host} doctor' for the fix."

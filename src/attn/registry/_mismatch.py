@@ -55,10 +55,7 @@ def mismatch(
     pairs: Iterable[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]],
     chose: Iterable[tuple[str, list[str]]] = (),
 ) -> StateMismatchError | None:
-    """The error for (driver's registry, this process's rows or ``None``, why none), if any.
-
-    *chose* holds, per selection that differs here, its registry and the lines showing it.
-    """
+    """The error, if any, for (driver's registry, rows here or None, why) and differing *chose*."""
     chose = list(chose)
     lines: list[str] = []
     differing: list[tuple[str, str]] = []
@@ -118,7 +115,6 @@ def mismatch(
 
 
 def _plugin_fix(commands: list[str], controls: list[str], unpreferable: bool) -> str:
-    """What to do about differing backends: the *controls* that differ (if any) and *commands*."""
     install = "install the same plugin versions on every node"
     if commands:
         install += f" (here: {'; '.join(dict.fromkeys(commands))})"
@@ -132,7 +128,6 @@ def _plugin_fix(commands: list[str], controls: list[str], unpreferable: bool) ->
 
 
 def _described(row: BackendResolution | None) -> str:
-    """How a mismatch message shows one side: the path, then where it comes from."""
     if row is None:
         return "absent"
     if row.path is None:
@@ -147,16 +142,12 @@ def _described(row: BackendResolution | None) -> str:
 def _commands(theirs: BackendResolution | None, mine: BackendResolution | None) -> list[str]:
     """The pip commands that would make this side match the driver's."""
     commands = []
-    if theirs is not None and theirs.origin == "plugin" and theirs.distribution:
+    if theirs and theirs.origin == "plugin" and theirs.distribution:
         pin = "" if theirs.version is None else f"=={theirs.version}"
         commands.append(f"pip install '{theirs.distribution}{pin}'")
-    theirs_dist = None if theirs is None else theirs.distribution
-    if (
-        mine is not None
-        and mine.origin == "plugin"
-        and mine.distribution not in {None, "", theirs_dist}
-    ):
-        commands.append(f"pip uninstall {mine.distribution}")
+    mine_dist = mine.distribution if mine and mine.origin == "plugin" else None
+    if mine_dist and mine_dist != (theirs and theirs.distribution):
+        commands.append(f"pip uninstall {mine_dist}")
     return commands
 
 

@@ -1,9 +1,6 @@
-"""Checking a plugin's declared requirement on its host: packaging decides.
+"""Checking a plugin's ``Requires-Dist`` entries on its host: packaging decides (DESIGN 4).
 
-Each ``Requires-Dist`` entry naming the host is parsed by packaging, its marker evaluated
-with no extra, and its specifier must contain the installed host version, pre-releases
-included. An entry of name and version clauses only goes to `SpecifierSet` directly,
-sparing the 20-40 ms import of ``packaging.requirements`` (the tests compare both ways).
+An entry of name and version clauses only skips the 20-40 ms ``packaging.requirements`` import.
 """
 
 from __future__ import annotations
@@ -32,10 +29,8 @@ class Failure(NamedTuple):
 
     code: Code
     requirement: str
-    specifier: str = ""
-    """As packaging renders it (clauses sorted, joined by commas)."""
-    error: str | None = None
-    """packaging's message, when it could not parse the entry or the installed version."""
+    specifier: str = ""  # as packaging renders it
+    error: str | None = None  # packaging's message, when it could not parse a version or entry
 
 
 class HostRequirement(NamedTuple):
@@ -43,14 +38,8 @@ class HostRequirement(NamedTuple):
 
     host: str
     installed: str | None
-    requirements: tuple[str, ...] = ()
-    """The entries that name the host, whatever their marker, as written."""
+    requirements: tuple[str, ...] = ()  # the entries that name the host, as written
     failures: tuple[Failure, ...] = ()
-
-    @property
-    def declared(self) -> bool:
-        """Whether some entry names the host (else compatibility cannot be checked)."""
-        return bool(self.requirements)
 
     @property
     def code(self) -> Code | None:

@@ -33,11 +33,7 @@ def covered(version: tuple[int, int]) -> bool:
 
 
 def reader(prefix: str = "ATTN") -> str:
-    """The reader a host's scans use: ``fast``, unless ``<PREFIX>_READER=reference``.
-
-    Always ``reference`` on a Python newer than `NEWEST_COVERED`; any other value raises
-    `AttnConfigError`.
-    """
+    """``fast``, unless ``<PREFIX>_READER=reference`` or Python is newer than `NEWEST_COVERED`."""
     variable = READER_VARIABLE.format(prefix=prefix)
     value = os.environ.get(variable, "").strip().lower() or "fast"
     if value not in {"fast", "reference"}:
@@ -55,11 +51,7 @@ def standard_finders() -> bool:
 
 
 def parse_bool(variable: str, value: str | None) -> bool:
-    """Read a boolean variable: ``1/true/yes/on``, or ``0/false/no/off``, empty or unset.
-
-    Raises:
-        AttnConfigError: any other value, naming the variable.
-    """
+    """Read a boolean variable: ``1/true/yes/on``, or ``0/false/no/off``, empty or unset."""
     if value is None or value.strip().lower() in _FALSE:
         return False
     if value.strip().lower() in _TRUE:
@@ -126,11 +118,7 @@ class Controls(_Settings):
 
 
 def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Controls:
-    """Read the ``<PREFIX>_*`` controls (see `Controls` for their names).
-
-    Raises:
-        AttnConfigError: a boolean variable has a value that is not a boolean.
-    """
+    """Read the ``<PREFIX>_*`` controls (`AttnConfigError` if a flag is not a boolean)."""
     env = os.environ if environ is None else environ
 
     def flag(suffix: str) -> bool:

@@ -26,17 +26,12 @@ if TYPE_CHECKING:
     from .controls import Controls
     from .report import PluginStatus
 
-#: Private, per host: set by `attn.testing` (and so seen by a test's subprocesses) to the
-#: folders (``os.pathsep``-separated) outside which no distribution is a plugin.
+#: Private, per host, set by `attn.testing`: the only folders (os.pathsep-separated) of plugins.
 TESTING_SITES_VARIABLE = "_{prefix}_TESTING_SITES"
 
 
 def parse_entry_point_value(value: str) -> ClassPath:
-    """Parse an entry point value the way `importlib.metadata` does.
-
-    Raises:
-        InvalidPathError: the value has no ``module:attr`` form.
-    """
+    """Parse an entry point value as `importlib.metadata` does (`InvalidPathError` if not)."""
     match = entry_point_pattern().match(value.strip())
     if match is None:
         raise InvalidPathError(value, "expected 'module:attr'")
@@ -58,13 +53,7 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
 def deduplicate(
     records: Sequence[DistributionRecord], relevant: Iterable[str], groups: Sequence[str] = ()
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
-    """Keep one copy per distribution: the first usable one on ``sys.path``.
-
-    A *relevant* distribution with no usable copy keeps its first with entry points
-    (listed ``invalid``). The losing copies of relevant distributions and of any with
-    entry points are reported: as a note when the distribution declares nothing in
-    ``groups[0]`` (or a typo of it), not at all when it declares in a sibling's group.
-    """
+    """Keep one copy per distribution, the first usable one, and report the others (DESIGN 6)."""
     relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
     for record in records:
@@ -117,13 +106,12 @@ def _losing_copies(
                 name,
                 f"{name}: the metadata copy at {other.location} cannot be used ({problem}); {used}",
                 _findings.unusable_fix(
-                    other.location, other.name, problem, reinstall=winner is None
+                    other.location, other.name, problem.code, reinstall=winner is None
                 ),
             )
             continue
         assert winner is not None  # noqa: S101 - a usable copy wins before any other
-        # realpath() only for a name found twice: a system call per folder. The same
-        # folder reached twice (lib64 -> lib) or a build residue is one install, not two.
+        # The same folder reached twice (lib64 -> lib) or a build residue is one install.
         seen_real = seen_real or {realpath(winner.location)}
         real = realpath(other.location)
         if real in seen_real or _build_residue(winner, other):
@@ -149,7 +137,7 @@ def looks_like_typo(candidate: str, group: str) -> bool:
         return False
     if _SEPARATORS.sub("", candidate.lower()) == _SEPARATORS.sub("", group.lower()):
         return True
-    # The projects (parts before the first dot, else separator) must be one edit apart at most.
+    # The projects (before the first dot, else separator) must be one edit apart at most.
     a, b = (
         (g.split(".", 1) if "." in g else _SEPARATORS.split(g, 1))[0].lower()
         for g in (candidate, group)
@@ -178,11 +166,7 @@ def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[Distributi
 def resolve_conflicts(
     plugins: Sequence[PluginRecord], controls: Controls
 ) -> tuple[tuple[PluginRecord, ...], tuple[Conflict, ...]]:
-    """Pick one winner per name among the ``used`` entry points; the others are ``shadowed``.
-
-    The first in ``<PREFIX>_PREFER`` wins, then the earlier on ``sys.path``, then the
-    smaller canonical distribution name, then the first declared.
-    """
+    """Pick one winner per name among the ``used`` entry points; the others are ``shadowed``."""
     by_name: dict[str, list[PluginRecord]] = defaultdict(list)
     for plugin in plugins:
         if plugin.status == "used":
@@ -207,12 +191,9 @@ def resolve_conflicts(
             else:
                 why = "same sys.path entry, name sorts first"
             reasons.append(why)
-            replaced[id(loser)] = loser.replace(
-                status="shadowed",
-                reason=f"{name!r} is also provided by {winner.origin_label}, which wins ({why})",
-                code=Code.SHADOWED,
-            )
-        replaced[id(winner)] = winner.replace(won_because=", ".join(dict.fromkeys(reasons)))
+            text = f"{name!r} is also provided by {winner.origin_label}, which wins ({why})"
+            replaced[id(loser)] = replace(loser, status="shadowed", reason=text, code=Code.SHADOWED)
+        replaced[id(winner)] = replace(winner, won_because=", ".join(dict.fromkeys(reasons)))
         names.append((name, (winner, *losers)))
     conflicts = tuple(Conflict(n, tuple(replaced[id(p)] for p in ordered)) for n, ordered in names)
     return tuple(replaced.get(id(p), p) for p in plugins), conflicts
@@ -227,11 +208,8 @@ def _status(
         return "disabled", Code.BLOCKED, f"blocked by {controls.block_variable}={listed}"
     if not controls.selects(dist.name):
         listed = ",".join(controls.only_as_written)
-        return (
-            "disabled",
-            Code.NOT_SELECTED,
-            f"not selected by {controls.plugins_variable}={listed}",
-        )
+        reason = f"not selected by {controls.plugins_variable}={listed}"
+        return "disabled", Code.NOT_SELECTED, reason
     if dist.metadata_problem is not None:
         reason = f"the distribution's metadata cannot be read: {dist.metadata_problem}"
         return "invalid", dist.metadata_problem.code, reason
@@ -303,7 +281,6 @@ def discover(
         requires = dist.metadata.requires if dist.metadata else ()
         requirement = check_host_requirement(requires, host_key, host_version)
         verdict = _status(dist, requirement, controls)
-        # PluginRecord's fields from distribution to requirements, in their order
         same = (dist.name, dist.key, dist.version, dist.location, dist.path_index)
         for ep in eps:
             path, invalid = _parsed(ep)
@@ -311,7 +288,7 @@ def discover(
             fields = (*same, requirement.requirements, status, reason, path)
             record = PluginRecord(ep.name, ep.value, *fields, code=code)
             plugins.append(record)
-            if status == "used" and not requirement.declared:
+            if status == "used" and not requirement.requirements:
                 undeclared.setdefault(dist.key, record)
     resolved, conflicts = resolve_conflicts(plugins, controls)
 
@@ -321,7 +298,7 @@ def discover(
         for ep in d.entry_points
         if ep.group not in groups and looks_like_typo(ep.group, group)
     ]
-    unreadable = _findings.unreadable_findings(records)
+    unreadable = tuple(_findings.unreadable_findings(records))
     host_plugins = [
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
     ]
@@ -329,21 +306,16 @@ def discover(
         *found,
         *unreadable,
         *_findings.typo_findings(((d.name, ep.group) for ep, d in typos), group),
-        *_findings.plugin_findings(resolved, dists, group, host_key, host_version),
+        *_findings.plugin_findings(resolved, group, host_key, host_version),
         *(_findings.conflict_finding(conflict, group, controls) for conflict in conflicts),
         *_findings.name_findings(resolved, undeclared.values(), host_key, builtin_names),
         *_findings.unmatched_findings(controls, host, host_plugins),
     )
+    misgrouped = tuple(
+        (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group)
+        for ep, d in typos
+    )
+    ordered = tuple(sorted(resolved, key=lambda p: (p.name, p.path_index, p.distribution_key)))
     return DiscoveryResult(
-        group,
-        host_version,
-        tuple(sorted(resolved, key=lambda p: (p.name, p.path_index, p.distribution_key))),
-        conflicts,
-        found,
-        plugins_disabled=False,
-        misgrouped=tuple(
-            (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group)
-            for ep, d in typos
-        ),
-        unreadable=tuple(unreadable),
+        group, host_version, ordered, conflicts, found, misgrouped=misgrouped, unreadable=unreadable
     )

@@ -96,21 +96,20 @@ FINDING_CODES = tuple(Code)[: tuple(Code).index(Code.REGISTERED_BY_PLUGIN) + 1]
 #: The findings that are notes: every other one makes ``attn doctor`` fail and strict mode raise.
 NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})
 #: The findings about the environment as a whole, not about one registry's group.
-ENVIRONMENT_CODES = frozenset(
-    {
-        Code.EMPTY_METADATA,
-        Code.UNREADABLE_METADATA,
-        Code.DUPLICATE_METADATA,
-        Code.NON_PLUGIN_COPY,
-        Code.UNMATCHED_SELECTION,
-    }
-)
+_METADATA_CODES = (Code.EMPTY_METADATA, Code.UNREADABLE_METADATA, Code.DUPLICATE_METADATA)
+ENVIRONMENT_CODES = frozenset((*_METADATA_CODES, Code.NON_PLUGIN_COPY, Code.UNMATCHED_SELECTION))
 
 
 class AttnError(Exception):
     """Base class of every attn error; each is also the builtin callers catch, and pickles whole."""
 
     __module__ = "attn"
+
+    def __init__(self, *args: object, **culprit: object) -> None:
+        """Hold the message (*args*) and each keyword of the *culprit* as an attribute."""
+        super().__init__(*args)
+        for key, value in culprit.items():
+            setattr(self, key, value)  # ImportError's name and path are slots, not in vars()
 
     def __reduce__(self) -> tuple[object, ...]:
         """Rebuild without ``__init__``, whose arguments are not the message alone."""
@@ -164,10 +163,8 @@ class UnknownBackendError(AttnError, ValueError):
 
     __module__ = "attn"
 
-    def __init__(self, message: str, *, name: str, registry: str) -> None:
-        """Record the unknown *name* and the *registry* it was looked up in."""
-        self.name, self.registry = name, registry
-        super().__init__(message)
+    name: str
+    registry: str
 
 
 @final
@@ -176,10 +173,8 @@ class BackendNotRegisteredError(AttnError, ValueError):
 
     __module__ = "attn.registry"
 
-    def __init__(self, message: str, *, name: str, registry: str) -> None:
-        """Record the unregistered *name* and its *registry*."""
-        self.name, self.registry = name, registry
-        super().__init__(message)
+    name: str
+    registry: str
 
 
 class BackendLoadError(AttnError, ImportError):
@@ -187,21 +182,11 @@ class BackendLoadError(AttnError, ImportError):
 
     __module__ = "attn"
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        backend: str,
-        registry: str,
-        path: str,
-        distribution: str | None,
-        version: str | None,
-        detail: str,
-    ) -> None:
-        """Record what was being loaded, from where, and what went wrong (*detail*)."""
-        super().__init__(message)
-        self.detail, self.backend, self.registry, self.path = detail, backend, registry, path
-        self.distribution, self.version = distribution, version
+    backend: str
+    registry: str
+    distribution: str | None
+    version: str | None
+    detail: str  # what went wrong; path (of ImportError) is the class path
 
 
 @final
@@ -217,10 +202,7 @@ class PluginProblemError(AttnError, RuntimeError):
 
     __module__ = "attn.registry"
 
-    def __init__(self, message: str, *, problems: tuple[str, ...]) -> None:
-        """Record every problem found, one sentence each."""
-        self.problems = problems
-        super().__init__(message)
+    problems: tuple[str, ...]  # one sentence each
 
 
 @final
@@ -241,18 +223,9 @@ class StateMismatchError(AttnError):
 
     __module__ = "attn"
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        differences: tuple[tuple[str, str], ...] = (),
-        missing_registries: tuple[str, ...] = (),
-        selections: tuple[str, ...] = (),
-    ) -> None:
-        """Record the differing pairs, the missing registries, those whose selections differ."""
-        super().__init__(message)
-        self.differences, self.missing_registries = differences, missing_registries
-        self.selections = selections
+    differences: tuple[tuple[str, str], ...] = ()  # (registry, name) that resolve differently
+    missing_registries: tuple[str, ...] = ()
+    selections: tuple[str, ...] = ()  # the registries whose selections differ
 
 
 class SelectionError(AttnError, ValueError):

@@ -157,20 +157,14 @@ def _row(
                 Code.LOAD_FAILURE, name, message, fix, *where, config.group, value, bool(plugin)
             )
     origin = "builtin" if entry is None else entry.origin
+    overridden = entry is not None and (name in registry._attn_defaults or origin == "runtime")
+    dist, version, by = (
+        (entry.distribution, entry.version, entry.registrant) if entry else (None,) * 3
+    )
+    path, default_path = (p and p.dotted for p in (effective, default))
     row = BackendRow(
-        name=name,
-        path=None if effective is None else effective.dotted,
-        default_path=None if default is None else default.dotted,
-        origin=origin,
-        overridden=entry is not None and (name in registry._attn_defaults or origin == "runtime"),
-        distribution=None if entry is None else entry.distribution,
-        distribution_version=None if entry is None else entry.version,
-        status=status,
-        reason=reason,
-        available=known.available,
-        requires=known.requires,
-        registered_by=None if entry is None else entry.registrant,
-        missing=known.missing,
+        *(name, path, default_path, origin, overridden, dist, version, status, reason),
+        *(known.available, known.requires, by, known.missing),
     )
     return row, finding
 
@@ -181,15 +175,13 @@ def build_report(
     load: bool | Collection[str] = False,
     output: IO[str] | None = None,
 ) -> RegistryReport:
-    """Everything listing shows about *registry*.
+    """Everything listing shows about *registry*; *load* (all, or some names) imports backends.
 
-    With *load* true, every backend is imported and checked; with a collection of names, only
-    those. What plugin code prints meanwhile goes to *output* when given.
+    What plugin code prints meanwhile goes to *output* when given.
     """
     state = registry._attn_state
     result = state.ensure()
-    # Availability as it is known without importing plugin code, before --load
-    # imports anything: the rows of classes --load imported then take the class's.
+    # Known before --load imports anything; the rows of classes it imports take the class's.
     with same_modules():
         known = {name: _known_availability(registry, name) for name in valid_names(registry)}
 
@@ -201,40 +193,28 @@ def build_report(
         except AttnError:
             return None  # unregistered: the row says so
 
-    # Import every backend before any row is made: plugin code may register
-    # other names while it is imported, and the rows show the table after it.
+    # Import every backend before any row: plugin code may register other names meanwhile.
     outcomes = {name: attempt(name) for name in valid_names(registry)}
     rows = [
         _row(registry, name, known.get(name, _UNKNOWN), outcomes.get(name) or attempt(name))
         for name in valid_names(registry)
     ]
-    config = state.config
+    config, findings = state.config, (finding for _, finding in rows if finding)
     return RegistryReport(
-        registry=config.registry,
-        group=config.group,
-        backends=tuple(row for row, _ in rows),
-        plugins=result.plugins,
-        findings=(*result.findings, *(finding for _, finding in rows if finding)),
-        plugins_disabled=result.plugins_disabled,
-        disable_variable=f"{config.env_prefix}_DISABLE_PLUGINS",
-        host=config.host,
-        host_version=result.host_version,
-        misgrouped=result.misgrouped,
-        unreadable=result.unreadable,
+        *(config.registry, config.group, tuple(row for row, _ in rows), result.plugins),
+        (*result.findings, *findings),
+        *(result.plugins_disabled, f"{config.env_prefix}_DISABLE_PLUGINS", config.host),
+        *(result.host_version, result.misgrouped, result.unreadable),
     )
 
 
 def diagnose(
     registry: BackendEnumMeta, *, load: bool = False, output: IO[str] | None = None
 ) -> DiscoveryResult:
-    """What ``doctor`` finds about *registry*: its plugins, and every finding with its fix.
+    """What ``doctor`` finds about *registry*, without merging, warning or raising.
 
-    Discovery runs as the environment sets it, without merging, warning or raising
-    (``<PREFIX>_STRICT`` does not stop it). Only metadata is read, unless *load* is true: then
-    every built-in default and plugin in effect is imported, and each import failure (and each
-    registration plugin code made at import for a name it does not declare) is a finding too.
-    What plugin code prints meanwhile goes to *output* when given. ``findings`` are `Finding`
-    records (``is_problem`` tells problems from notes), ``plugins`` every entry point's row.
+    Only metadata is read, unless *load*: then every default and plugin in effect is imported
+    and checked. What plugin code prints meanwhile goes to *output* when given.
     """
     result = registry._attn_state.diagnose()
     if not load:

@@ -1,20 +1,13 @@
-"""The records discovery produces and listing, JSON and doctor render, and their cached form.
-
-Plain values only: one discovery renders as a table, as JSON or as findings without being
-recomputed, and is cached as the tuples `plain` makes (`result_from` rebuilds it).
-"""
+"""The records of one discovery, rendered as a table, JSON or findings, and cached as tuples."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from .errors import NOTE_CODES, Code
 from .paths import ClassPath
-
-if TYPE_CHECKING:
-    from .controls import Controls
 
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]
@@ -37,10 +30,6 @@ class PluginRecord:
     path: ClassPath | None  # the parsed value, when it is valid
     won_because: str | None = None  # for the winner of a conflict, why it won
     code: Code | None = None  # what reason says, as a code (None on a used row)
-
-    def replace(self, **changes: Any) -> PluginRecord:  # noqa: ANN401 - any field's type
-        """A copy with *changes* applied to the named fields."""
-        return dataclasses.replace(self, **changes)
 
     @property
     def origin_label(self) -> str:
@@ -70,7 +59,7 @@ class Finding:
     plugin_code: bool = False  # whether plugin code did it (raised at import, registered)
 
     def __post_init__(self) -> None:
-        """Hold *kind* as its `Code`, also when given as text (``ValueError`` if it is none)."""
+        """Hold *kind* as its `Code`, also when given as text (``ValueError`` if none)."""
         object.__setattr__(self, "kind", Code(self.kind))
 
     @property
@@ -86,16 +75,6 @@ class Conflict:
     name: str
     claimants: tuple[PluginRecord, ...]
 
-    @property
-    def within_one_distribution(self) -> bool:
-        """Whether one distribution declares the name several times (no one to choose)."""
-        return len({c.distribution_key for c in self.claimants}) == 1
-
-    def preferred(self, controls: Controls) -> bool:
-        """Whether ``<PREFIX>_PREFER`` decided this conflict."""
-        first, second = (controls.preference(c.distribution) for c in self.claimants[:2])
-        return first < second
-
 
 @dataclass(frozen=True, slots=True)
 class DiscoveryResult:
@@ -106,9 +85,8 @@ class DiscoveryResult:
     plugins: tuple[PluginRecord, ...]
     conflicts: tuple[Conflict, ...]
     findings: tuple[Finding, ...]
-    plugins_disabled: bool
-    # (name, distribution label, group) declared in a group that looks like a typo of this one
-    # (not read; messages about an unknown name cite them)
+    plugins_disabled: bool = False
+    # (name, distribution label, group) declared in a group like a typo of this one (not read)
     misgrouped: tuple[tuple[str, str, str], ...] = ()
     unreadable: tuple[Finding, ...] = ()  # what could not be read at all; also in findings
 
@@ -130,14 +108,8 @@ def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the 
 
 
 def _plugin_from(data: tuple[Any, ...]) -> PluginRecord:
-    name, value, dist, key, version, location, index, requires, status, reason, *rest = data
-    path, why, code = rest
-    return PluginRecord(
-        *(name, value, dist, key, version, location, index, requires, status, reason),
-        None if path is None else ClassPath(*path),
-        why,
-        None if code is None else Code(code),
-    )
+    record, path, code = PluginRecord(*data), data[10], data[12]
+    return dataclasses.replace(record, path=path and ClassPath(*path), code=code and Code(code))
 
 
 def result_from(data: tuple[Any, ...]) -> DiscoveryResult:
