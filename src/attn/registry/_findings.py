@@ -199,7 +199,7 @@ def unmatched_findings(
 
 
 def merge_warnings(
-    result: DiscoveryResult, _controls: Controls, noun: str, host: str, builtin_names: Sequence[str]
+    result: DiscoveryResult, noun: str, host: str, builtin_names: Sequence[str]
 ) -> list[tuple[str, str]]:
     """The ``(code, message)`` of each warning merging *result* issues: never silent."""
     in_group = f"In entry-point group {result.group!r}, "

@@ -218,7 +218,7 @@ class RegistryState:
                 + f"Run '{config.host} doctor' for the fixes."
             )
             error = (message, problems) if controls.strict and problems else None
-            warned = merge_warnings(result, controls, config.noun, config.host, self._builtin_names)
+            warned = merge_warnings(result, config.noun, config.host, self._builtin_names)
             outcome = Outcome(tuple(warned), error, plain(result))
             if scan is not None and error is None:  # a failing merge is worked out each time
                 scan.remember(config.group, context, outcome)
