@@ -1,14 +1,11 @@
-"""The ``attn`` command: ``list``, ``show``, ``doctor``, ``select`` and ``state save``.
-
-Exit codes as click uses them: 0 success, 1 a problem was found, 2 a wrong invocation. Errors
-go to stderr as ``Error: ...``, attn's warnings as ``Warning: ...``; docs/cli.md has the rest.
-"""
+"""The ``attn`` command: ``list``, ``show``, ``doctor``, ``select`` and ``state save``."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import importlib
+import io
 import os
 import re
 import sys
@@ -16,7 +13,7 @@ import warnings
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 from attn import _version
-from attn.registry.enum import BackendEnumMeta
+from attn.registry.enum import BackendEnumMeta, close_matches
 from attn.registry.errors import (
     AttnConfigError,
     AttnError,
@@ -80,25 +77,22 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
     """The registries *named* and ``--registry`` pick; by default, all the command knows."""
     names = [*filter(None, named), *args.selected]
     imported = {name: _imported(name, args.prog) for name in names if ":" in name}
-    known = args.known
-    if not known:
+    if not args.known:
         from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
 
-        known = [AttentionBackendEnum, MLAPrefillBackendEnum]
-    known = list(dict.fromkeys([*known, *imported.values()]))
+        args.known = [AttentionBackendEnum, MLAPrefillBackendEnum]
+    known = list(dict.fromkeys([*args.known, *imported.values()]))
     spellings = {r.__name__: r for r in known} | {r.group: r for r in known} | imported
     for name in names:
         if name not in spellings:
             valid = ", ".join(f"{r.__name__} ({r.group})" for r in known) + ", or another host's"
             msg = f"unknown registry {name!r}; valid registries are: {valid} as MODULE:CLASS"
-            raise UsageError(msg + did_you_mean(name, list(spellings)), args.prog)
+            raise UsageError(msg + did_you_mean(name, spellings), args.prog)
     return list(dict.fromkeys(spellings[name] for name in names)) if names else known
 
 
-def did_you_mean(name: str, options: Sequence[str]) -> str:
-    import difflib  # noqa: PLC0415 - only for a mistyped name
-
-    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+def did_you_mean(name: str, options: Iterable[str]) -> str:
+    close = close_matches(name, options, 1, 0.6)
     return f". Did you mean {close[0]!r}?" if close else ""
 
 
@@ -221,10 +215,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, self.prog)
 
-    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
-        if file is None:
-            raise _Help(self.format_help())
-        file.write(self.format_help())
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:  # noqa: ARG002
+        raise _Help(self.format_help())
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # shutil.get_terminal_size() without importing shutil, which loads bz2 and lzma.
@@ -266,12 +258,13 @@ def _parser(command: str | None, prog: str) -> _Parser:
     return parser
 
 
-def _run(argv: list[str], out: IO[str], err: IO[str], known: object, prog: str) -> int:
+def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
+    out = cast("IO[str]", _Stdout(sys.stdout))
     # The command *argv* names: attn's own message, as argparse's varies by Python.
     command = next((a for a in argv if not a.startswith("-")), None)
     if command is not None and command not in _COMMANDS:
         msg = f"unknown command {command!r}; the commands are: {', '.join(_COMMANDS)}"
-        raise UsageError(msg + did_you_mean(command, list(_COMMANDS)), prog)
+        raise UsageError(msg + did_you_mean(command, _COMMANDS), prog)
     parser = _parser(command, prog)
     parser.set_defaults(known=known, root=prog)  # what every command reads besides its arguments
     try:
@@ -287,7 +280,7 @@ def _run(argv: list[str], out: IO[str], err: IO[str], known: object, prog: str) 
         out.write(f"attn {_version()} (Python {sys.version.split()[0]}, {sys.executable})\n")
         return 0
     if args.command is None:
-        parser.print_help(err)
+        err.write(parser.format_help())
         return 2
     module = importlib.import_module(f"{__name__}.{_MODULES.get(args.command, args.command)}")
     return int(getattr(module, f"run_{args.command}")(args, out, err))
@@ -317,8 +310,7 @@ class _Stderr:
         return self._stream.write(self.printable(text))
 
     def writelines(self, lines: Iterable[str]) -> None:
-        for line in lines:
-            self.write(line)
+        self.write("".join(lines))
 
     def __getattr__(self, name: str) -> object:  # flush, fileno, isatty, encoding
         return getattr(self._stream, name)
@@ -329,7 +321,6 @@ class _Stdout(_Stderr):
 
     def __init__(self, stream: IO[str] | None) -> None:
         super().__init__(cast("IO[str]", stream))
-        self._closed = stream is None
         with contextlib.suppress(AttributeError, OSError, ValueError):  # closed, or no isatty
             self._tty = self._stream.isatty()
 
@@ -337,10 +328,10 @@ class _Stdout(_Stderr):
         return self._tty
 
     def write(self, text: str) -> None:
-        if self._closed:
+        if self._stream is None:
             raise AttnError("cannot write the output: stdout is closed")
-        try:  # attn's colours only go to a terminal; no other control passes
-            self._stream.write(self.printable(text))
+        try:
+            super().write(text)
             self._stream.flush()
         except BrokenPipeError:  # `attn list | head`: the reader left, `main` ends quietly
             raise
@@ -361,9 +352,8 @@ def main(
 ) -> int:
     """Run the ``attn`` command with *argv* (default ``sys.argv[1:]``); return the exit code.
 
-    A host ships the same commands for its own *registries* (instead of attn's two;
-    ``--registry MODULE:CLASS`` adds any other), with *prog* as the command's name in
-    usage lines and hints (``"tinyinfer plugins"``; default ``attn``).
+    A host passes its own *registries* (instead of attn's two; ``--registry MODULE:CLASS`` adds
+    others) and *prog*, the command's name in usage lines and hints (``"tinyinfer plugins"``).
 
     Raises:
         TypeError: an item of *registries* is not a registry class.
@@ -371,20 +361,15 @@ def main(
     if registries is not None and not all(map(is_registry, registries)):
         raise TypeError(f"main(registries=...) expects registry classes, got {registries!r}")
     argv = sys.argv[1:] if argv is None else list(argv)
-    with contextlib.ExitStack() as stack:
-        # `attn list 2>&-`: what stderr would show is dropped; the output and exit code stay.
-        err = sys.stderr or stack.enter_context(open(os.devnull, "w", encoding="utf-8"))  # noqa: PTH123
-        return _main(argv, registries, prog or "attn", cast("IO[str]", _Stderr(err)))
-
-
-def _main(argv: list[str], known: object, prog: str, err: IO[str]) -> int:
+    # `attn list 2>&-`: what stderr would show is dropped; the output and exit code stay.
+    err = cast("IO[str]", _Stderr(sys.stderr or io.StringIO()))
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
             # Not rejected plugins: every command shows them itself, with the reason.
             warnings.simplefilter("ignore", RejectedPluginWarning)
             try:
-                return _run(argv, cast("IO[str]", _Stdout(sys.stdout)), err, known, prog)
+                return _run(argv, err, registries, prog or "attn")
             finally:
                 err.writelines(
                     f"Warning: {t}\n" for t in dict.fromkeys(str(w.message) for w in caught)
@@ -399,8 +384,7 @@ def _main(argv: list[str], known: object, prog: str, err: IO[str]) -> int:
         err.write("Aborted.\n")
         return 130
     except BrokenPipeError:
-        # `attn list | head`: the reader left. Exit 1 quietly, as Python's documentation of
-        # SIGPIPE says (pip too), with fd 1 on /dev/null so the last flush cannot fail again.
+        # Exit 1 quietly, as Python's SIGPIPE notes say; fd 1 on /dev/null: the last flush passes.
         with contextlib.suppress(AttributeError, OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             try:

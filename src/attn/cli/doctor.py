@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import nullcontext
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from attn import _version
@@ -100,12 +101,9 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
     if args.load:
         scope += ", every backend imported"
-    if problems:
-        also = f" and {plural(notes, 'note')}" if notes else ""
-        out.write(f"{args.prog}: {plural(problems, 'problem')}{also} ({scope}).\n")
-    else:
-        also = f", {plural(notes, 'note')}" if notes else ""
-        out.write(f"{args.prog}: no problems found{also} ({scope}).\n")
+    found = plural(problems, "problem") if problems else "no problems found"
+    also = f"{' and' if problems else ','} {plural(notes, 'note')}" if notes else ""
+    out.write(f"{args.prog}: {found}{also} ({scope}).\n")
     return 1 if problems else 0
 
 
@@ -195,12 +193,7 @@ def _depth(value: object) -> int:
 
 
 def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
-    """``KEY=VALUE`` pairs as settings, VALUE as JSON when it is JSON; a later KEY wins.
-
-    Raises:
-        UsageError: a pair has no ``=``, its KEY is not an identifier, or its
-            VALUE is JSON nested more than `MAX_DEPTH` deep.
-    """
+    """``KEY=VALUE`` pairs as settings, VALUE as JSON when it is JSON; a later KEY wins."""
     settings: dict[str, object] = {}
     for pair in pairs:
         key, equals, text = pair.partition("=")
@@ -242,26 +235,13 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         text = str(selection)
     if args.json:
         rows = [
-            {
-                "name": row.name,
-                "origin": row.origin,
-                "distribution": row.distribution,
-                "distribution_version": row.version,
-                "path": row.path,
-                "verdict": row.verdict,
-                "fallback": row.fallback,
-                "reasons": [{"code": r.code, "message": r.message} for r in row.reasons],
-            }
+            {"name": row.name, "origin": row.origin, "distribution": row.distribution}
+            | {"distribution_version": row.version, "path": row.path, "verdict": row.verdict}
+            | {"fallback": row.fallback, "reasons": [asdict(r) for r in row.reasons]}
             for row in tried
         ]
-        payload = {
-            "attn_version": _version(),
-            "registry": registry.__name__,
-            "settings": settings,
-            "explicit": explicit,
-            "chosen": chosen,
-            "tried": rows,
-        }
+        payload: dict[str, object] = {"attn_version": _version(), "registry": registry.__name__}
+        payload |= {"settings": settings, "explicit": explicit, "chosen": chosen, "tried": rows}
         text = json.dumps(payload, indent=2, default=str)
     out.write(f"{text}\n")
     return 0 if chosen is not None else 1

@@ -75,9 +75,8 @@ def _listing(report: RegistryReport, controls: Controls, style: Style, root: str
     lines = _table(report, style, root)
     if report.plugins_disabled:
         only = "only built-ins and runtime registrations are in effect."
-        return "\n".join(
-            [*lines, f"Plugins are disabled ({report.disable_variable} is set): {only}"]
-        )
+        lines.append(f"Plugins are disabled ({report.disable_variable} is set): {only}")
+        return "\n".join(lines)
     if controls.only is not None:
         selection = f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
         lines.append(f"Plugins are limited to the distributions in {selection}.")
@@ -245,15 +244,15 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write("\n\n".join(filter(None, blocks)) + "\n")
         return 0
     message = f"Error: unknown backend {name!r} in {_either([r.registry for r in reports])}.\n"
-    for report in reports:
-        message += "".join(
-            f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
-            f"looks like a typo of {report.group!r}; attn does not read that group.\n"
-            for claimed, label, misspelt in report.misgrouped
-            if claimed == name
-        )
-    names = [b.name for r in reports for b in r.backends]
-    close = close_matches(name, names + [p.name for r in reports for p in r.plugins], cutoff=0.6)
+    message += "".join(
+        f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
+        f"looks like a typo of {r.group!r}; attn does not read that group.\n"
+        for r in reports
+        for claimed, label, misspelt in r.misgrouped
+        if claimed == name
+    )
+    names = [x.name for r in reports for x in (*r.backends, *r.plugins)]
+    close = close_matches(name, names, cutoff=0.6)
     if close:
         message += f"Did you mean {_either([repr(c) for c in close])}?\n"
     message += (
