@@ -116,18 +116,13 @@ class Style:
         return f"\033[{code}m{text}\033[0m" if self.color and text and code else text
 
 
-def wrap(text: str, indent: str, first: str | None = None) -> str:
-    """*text* wrapped to `WIDTH`, indented; words are never broken."""
+def wrap(text: str, first: str = "    ", indent: str = "    ") -> str:
+    """*text* wrapped to `WIDTH` after *first*, then *indent*; words are never broken."""
     import textwrap  # noqa: PLC0415 - attn list --json wraps nothing
 
-    return textwrap.fill(
-        " ".join(text.split()),
-        width=WIDTH,
-        initial_indent=indent if first is None else first,
-        subsequent_indent=indent,
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
+    wrapper = textwrap.TextWrapper(WIDTH, first, indent, break_long_words=False)
+    wrapper.break_on_hyphens = False
+    return wrapper.fill(" ".join(text.split()))
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
@@ -286,8 +281,7 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
     return int(getattr(module, f"run_{args.command}")(args, out, err))
 
 
-#: attn's colour codes, then what would move the cursor, retitle or clear the terminal, or reorder
-#: text (C0 and C1 controls but the newline, DEL, bidirectional overrides and isolates).
+#: attn's colour codes, then the controls that could move the cursor, retitle, clear or reorder.
 _CONTROLS = re.compile(
     "(\033\\[(?:0|1|31|32|33)m)|[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )

@@ -38,7 +38,7 @@ def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -
             if blocked:
                 names = ", ".join(dict.fromkeys(blocked))
                 note = f"Blocked by {setting}: {names} (disabled; their code is never imported)."
-                text += wrap(note, "    ", "") + "\n"
+                text += wrap(note, "") + "\n"
             else:
                 text += f"{setting} blocks no installed plugin.\n"
     return text
@@ -89,8 +89,8 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     for finding, scope in findings:
         where = f", {scope}" if scope else ""
         verdict = style("problem" if finding.is_problem else "note")
-        out.write(wrap(f"{verdict} ({finding.kind}{where}): {finding.message}", "    ", "") + "\n")
-        out.write(wrap(f"fix: {finding.fix}", "    ", "  ") + "\n")
+        out.write(wrap(f"{verdict} ({finding.kind}{where}): {finding.message}", "") + "\n")
+        out.write(wrap(f"fix: {finding.fix}", "  ") + "\n")
     out.write(_controls_note(checked))
     if not args.load:
         out.write(

@@ -68,7 +68,7 @@ def _table(report: RegistryReport, style: Style, root: str) -> list[str]:
     lines = [style(f"{report.registry} (entry-point group {report.group})", BOLD)]
     lines.append(line(_HEADERS, [style(h, BOLD) for h in _HEADERS]))
     lines += [line(r, [*r[:4], style(r[4]), r[5]]) for r in rows]
-    return lines + [wrap(note, "    ", "  ") for note in notes]
+    return lines + [wrap(note, "  ") for note in notes]
 
 
 def _listing(report: RegistryReport, controls: Controls, style: Style, root: str) -> str:
@@ -93,7 +93,7 @@ def _listing(report: RegistryReport, controls: Controls, style: Style, root: str
         lines.append(f"  '{root} doctor' says how to fix it.")
     if report.unreadable:
         lines.append("Metadata that cannot be read (plugins in it may be missing above):")
-        lines += [wrap(f.message, "    ", "  ") for f in report.unreadable]
+        lines += [wrap(f.message, "  ") for f in report.unreadable]
         lines.append(f"  '{root} doctor' says how to fix each.")
     return "\n".join(lines)
 
@@ -136,7 +136,7 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 def _fields(fields: Mapping[str, str | None], indent: int = 2) -> list[str]:
     """``label:  value`` for each value given, aligned at column 17 and wrapped under it."""
     return [
-        wrap(value, " " * 17, " " * indent + f"{label + ':':<{17 - indent}}")
+        wrap(value, " " * indent + f"{label + ':':<{17 - indent}}", " " * 17)
         for label, value in fields.items()
         if value
     ]
