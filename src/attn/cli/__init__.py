@@ -30,106 +30,19 @@ from attn.registry.paths import parse_path
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from _typeshed import SupportsWrite
-
 __all__ = ["main"]
 
 WIDTH = 100  # the width the human output is laid out for
-
-
-class UsageError(Exception):
-    """Bad arguments: exit 2, with a hint to the help of *prog*."""
-
-    def __init__(self, message: str, prog: str) -> None:
-        super().__init__(message)
-        self.prog = prog
-
-
-def is_registry(obj: object) -> bool:
-    return isinstance(obj, BackendEnumMeta) and "_attn_state" in vars(obj)
-
-
-def _imported(value: str, prog: str) -> BackendEnumMeta:
-    """The registry ``MODULE:CLASS`` names, imported: the user asked for it."""
-    module, _, qualname = (part.strip() for part in value.partition(":"))
-    try:
-        path = parse_path(value)
-    except InvalidPathError as exc:
-        reason = f"no {'class after' if module else 'module before'} ':'"
-        reason = exc.reason if module and qualname else reason
-        example = "attn.backends:AttentionBackendEnum"
-        msg = f"invalid registry {value!r}: {reason}; expected MODULE:CLASS, such as {example!r}"
-        raise UsageError(msg, prog) from None
-    try:
-        with plugin_output_to(sys.stderr):  # what it prints stays out of --json
-            obj = attribute(path)
-    except BaseException as exc:
-        if passes_through(exc):
-            raise
-        raise UsageError(f"cannot import registry {value!r}: {describe(exc)}", prog) from None
-    if not is_registry(obj):
-        msg = f"invalid registry {value!r}: it is {shown(obj)}, not a BackendEnum with a group"
-        raise UsageError(msg, prog)
-    return cast("BackendEnumMeta", obj)
-
-
-def selected_registries(args: argparse.Namespace, *named: str | None) -> list[BackendEnumMeta]:
-    """The registries *named* and ``--registry`` pick; by default, all the command knows."""
-    names = [*filter(None, named), *args.selected]
-    imported = {name: _imported(name, args.prog) for name in names if ":" in name}
-    if not args.known:
-        from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
-
-        args.known = [AttentionBackendEnum, MLAPrefillBackendEnum]
-    known = list(dict.fromkeys([*args.known, *imported.values()]))
-    spellings = {r.__name__: r for r in known} | {r.group: r for r in known} | imported
-    for name in names:
-        if name not in spellings:
-            valid = ", ".join(f"{r.__name__} ({r.group})" for r in known) + ", or another host's"
-            msg = f"unknown registry {name!r}; valid registries are: {valid} as MODULE:CLASS"
-            raise UsageError(msg + did_you_mean(name, spellings), args.prog)
-    return list(dict.fromkeys(spellings[name] for name in names)) if names else known
-
-
-def did_you_mean(name: str, options: Iterable[str]) -> str:
-    close = close_matches(name, options, 1, 0.6)
-    return f". Did you mean {close[0]!r}?" if close else ""
-
-
 BOLD = "1"
 _COLOURS = {
     **dict.fromkeys(("ok", "used", "yes"), "32"),  # green
     **dict.fromkeys(("unregistered", "disabled", "shadowed", "note"), "33"),  # yellow
     **dict.fromkeys(("broken", "invalid", "incompatible", "problem"), "31"),  # red
 }
-
-
-class Style:
-    """Colour for terminals; plain text for pipes, files and ``NO_COLOR``."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        plain = os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb"
-        self.color = stream.isatty() and not plain
-
-    def __call__(self, text: str, code: str | None = None) -> str:
-        code = code or _COLOURS.get(text)
-        return f"\033[{code}m{text}\033[0m" if self.color and text and code else text
-
-
-def wrap(text: str, first: str = "    ", indent: str = "    ") -> str:
-    """*text* wrapped to `WIDTH` after *first*, then *indent*; words are never broken."""
-    import textwrap  # noqa: PLC0415 - attn list --json wraps nothing
-
-    wrapper = textwrap.TextWrapper(WIDTH, first, indent, break_long_words=False)
-    wrapper.break_on_hyphens = False
-    return wrapper.fill(" ".join(text.split()))
-
-
-def plural(count: int, noun: str, nouns: str | None = None) -> str:
-    """``1 group``, ``2 groups``; ``2 registries`` with *nouns*."""
-    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
-
-
+#: attn's colour codes, then the controls that could move the cursor, retitle, clear or reorder.
+_CONTROLS = re.compile(
+    "(\033\\[(?:0|1|31|32|33)m)|[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
 #: The module of each command's ``run_<command>`` (a module ``list`` would hide the built-in).
 _MODULES = {"list": "listing", "show": "listing", "state": "doctor", "select": "doctor"}
 _REGISTRY = """a registry's class name or entry-point group, spelled exactly, or MODULE:CLASS
@@ -200,6 +113,91 @@ _COMMANDS: dict[str, tuple[Any, ...]] = {
 }
 
 
+class UsageError(Exception):
+    """Bad arguments: exit 2, with a hint to the help of *prog*."""
+
+    def __init__(self, message: str, prog: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+def is_registry(obj: object) -> bool:
+    return isinstance(obj, BackendEnumMeta) and "_attn_state" in vars(obj)
+
+
+def _imported(value: str, prog: str) -> BackendEnumMeta:
+    """The registry ``MODULE:CLASS`` names, imported: the user asked for it."""
+    module, _, qualname = (part.strip() for part in value.partition(":"))
+    try:
+        path = parse_path(value)
+    except InvalidPathError as exc:
+        reason = f"no {'class after' if module else 'module before'} ':'"
+        reason = exc.reason if module and qualname else reason
+        example = "attn.backends:AttentionBackendEnum"
+        msg = f"invalid registry {value!r}: {reason}; expected MODULE:CLASS, such as {example!r}"
+        raise UsageError(msg, prog) from None
+    try:
+        with plugin_output_to(sys.stderr):  # what it prints stays out of --json
+            obj = attribute(path)
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        raise UsageError(f"cannot import registry {value!r}: {describe(exc)}", prog) from None
+    if not is_registry(obj):
+        msg = f"invalid registry {value!r}: it is {shown(obj)}, not a BackendEnum with a group"
+        raise UsageError(msg, prog)
+    return cast("BackendEnumMeta", obj)
+
+
+def selected_registries(args: argparse.Namespace, *named: str | None) -> list[BackendEnumMeta]:
+    """The registries *named* and ``--registry`` pick; by default, all the command knows."""
+    names = [*filter(None, named), *args.selected]
+    imported = {name: _imported(name, args.prog) for name in names if ":" in name}
+    if not args.known:
+        from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
+
+        args.known = [AttentionBackendEnum, MLAPrefillBackendEnum]
+    known = list(dict.fromkeys([*args.known, *imported.values()]))
+    spellings = {r.__name__: r for r in known} | {r.group: r for r in known} | imported
+    for name in names:
+        if name not in spellings:
+            valid = ", ".join(f"{r.__name__} ({r.group})" for r in known) + ", or another host's"
+            msg = f"unknown registry {name!r}; valid registries are: {valid} as MODULE:CLASS"
+            raise UsageError(msg + did_you_mean(name, spellings), args.prog)
+    return list(dict.fromkeys(spellings[name] for name in names)) if names else known
+
+
+def did_you_mean(name: str, options: Iterable[str]) -> str:
+    close = close_matches(name, options, 1, 0.6)
+    return f". Did you mean {close[0]!r}?" if close else ""
+
+
+class Style:
+    """Colour for terminals; plain text for pipes, files and ``NO_COLOR``."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        plain = os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb"
+        self.color = stream.isatty() and not plain
+
+    def __call__(self, text: str, code: str | None = None) -> str:
+        code = code or _COLOURS.get(text)
+        return f"\033[{code}m{text}\033[0m" if self.color and text and code else text
+
+
+def wrap(text: str, first: str = "    ", indent: str = "    ") -> str:
+    """*text* wrapped to `WIDTH` after *first*, then *indent*; words are never broken."""
+    import textwrap  # noqa: PLC0415 - attn list --json wraps nothing
+
+    wrapper = textwrap.TextWrapper(WIDTH, first, indent, break_long_words=False)
+    wrapper.break_on_hyphens = False
+    return wrapper.fill(" ".join(text.split()))
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 group``, ``2 groups``; ``2 registries`` with *nouns*."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 class _Help(Exception):  # noqa: N818 - not an error: --help was asked for
     """The help text, for the command's stdout writer (so that a failed write counts)."""
 
@@ -210,7 +208,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, self.prog)
 
-    def print_help(self, file: SupportsWrite[str] | None = None) -> None:  # noqa: ARG002
+    def print_help(self, file: object = None) -> None:  # noqa: ARG002
         raise _Help(self.format_help())
 
     def _get_formatter(self) -> argparse.HelpFormatter:
@@ -281,12 +279,6 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
     return int(getattr(module, f"run_{args.command}")(args, out, err))
 
 
-#: attn's colour codes, then the controls that could move the cursor, retitle, clear or reorder.
-_CONTROLS = re.compile(
-    "(\033\\[(?:0|1|31|32|33)m)|[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
-)
-
-
 class _Stderr:
     r"""A stream that writes control characters as escapes (``\x1b``); plugins' prints too."""
 
@@ -295,13 +287,11 @@ class _Stderr:
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
 
-    def printable(self, text: str) -> str:
-        return _CONTROLS.sub(
-            lambda m: (self._tty and m[1]) or m[0].encode("unicode_escape").decode("ascii"), text
-        )
-
     def write(self, text: str) -> object:
-        return self._stream.write(self.printable(text))
+        return self._stream.write(_CONTROLS.sub(self._escape, text))
+
+    def _escape(self, match: re.Match[str]) -> str:
+        return (self._tty and match[1]) or match[0].encode("unicode_escape").decode("ascii")
 
     def writelines(self, lines: Iterable[str]) -> None:
         self.write("".join(lines))

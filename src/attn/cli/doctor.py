@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from attn.registry.report import DiscoveryResult, Finding
     from attn.registry.workers import WorkerState
 
+#: A hundred times the state of a host with a thousand backends (``--against /dev/zero`` ends).
+MAX_STATE_CHARS = 64 * 1024 * 1024
+#: How many lists and objects a ``--set`` value may nest (``capability=[9,0]`` nests 1).
+MAX_DEPTH = 100
+
 
 def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -> str:
     """What each host's controls keep out of the check: every plugin, or the blocked ones."""
@@ -107,10 +112,6 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     return 1 if problems else 0
 
 
-#: A hundred times the state of a host with a thousand backends (``--against /dev/zero`` ends).
-MAX_STATE_CHARS = 64 * 1024 * 1024
-
-
 def _summary(state: WorkerState) -> str:
     backends = plural(sum(len(r.backends) for r in state.registries), "backend")
     return f"{backends} of {plural(len(state.registries), 'registry', 'registries')}"
@@ -180,10 +181,6 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         f"{args.prog}: this environment resolves all {_summary(state)} like the state in {path}.\n"
     )
     return 0
-
-
-#: How many lists and objects a ``--set`` value may nest (``capability=[9,0]`` nests 1).
-MAX_DEPTH = 100
 
 
 def _depth(value: object) -> int:

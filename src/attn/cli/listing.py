@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from attn.registry.listing import BackendRow, RegistryReport
     from attn.registry.report import PluginRecord
 
+_HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
+#: A longer name widens only its own row, not every row of the table.
+_MAX_NAME = 32
+_YES = {None: "unknown", True: "yes", False: "no"}
+
 
 def _source(row: BackendRow, report: RegistryReport) -> str:
     """Where a backend in effect comes from: a distribution, or the registering module."""
@@ -32,12 +37,6 @@ def _source(row: BackendRow, report: RegistryReport) -> str:
     if row.distribution_version:
         return f"{row.distribution} {row.distribution_version}"
     return row.distribution or "unknown distribution"
-
-
-_HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
-#: A longer name widens only its own row, not every row of the table.
-_MAX_NAME = 32
-_YES = {None: "unknown", True: "yes", False: "no"}
 
 
 def _table(report: RegistryReport, style: Style, root: str) -> list[str]:
@@ -163,15 +162,15 @@ def _kernel(row: BackendRow) -> str:
 
 
 def _origin(row: BackendRow, report: RegistryReport) -> str:
+    by = "registered by" if row.origin == "runtime" else "from"
+    origin, version = f"{row.origin}, {by} {_source(row, report)}", report.host_version
     if row.origin != "builtin":
-        by = "registered by" if row.origin == "runtime" else "from"
-        return f"{row.origin}, {by} {_source(row, report)}"
-    host, version = report.host or "attn", report.host_version
+        return origin
     if version is None:  # discovery did not scan (plugins disabled): ask the metadata
         from attn.registry._metadata import installed_version  # noqa: PLC0415
 
-        version = installed_version(host)
-    return f"builtin, from {host} {version}" if version else f"builtin, from {host}"
+        version = installed_version(report.host or "attn")
+    return f"{origin} {version}" if version else origin
 
 
 def _claimant(p: PluginRecord, style: Style, controls: Controls) -> list[str]:
@@ -251,8 +250,8 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         for claimed, label, misspelt in r.misgrouped
         if claimed == name
     )
-    names = [x.name for r in reports for x in (*r.backends, *r.plugins)]
-    close = close_matches(name, names, cutoff=0.6)
+    names = [b.name for r in reports for b in r.backends]
+    close = close_matches(name, names + [p.name for r in reports for p in r.plugins], cutoff=0.6)
     if close:
         message += f"Did you mean {_either([repr(c) for c in close])}?\n"
     message += (
