@@ -47,7 +47,7 @@ _CONTROLS = re.compile(
 _MODULES = {"list": "listing", "show": "listing", "state": "doctor", "select": "doctor"}
 _REGISTRY = """a registry's class name or entry-point group, spelled exactly, or MODULE:CLASS
     to import another host's registry"""
-_FLAG = {"action": "store_true"}
+_FLAG: dict[str, Any] = {"action": "store_true"}
 _JSON = ("--json", "print one JSON object", _FLAG)
 _REGISTRIES = (
     "--registry",
@@ -229,9 +229,7 @@ def _parser(command: str | None, prog: str) -> _Parser:
         description="List and diagnose backends and the plugins that provide them.",
         epilog="Exit status: 0 success, 1 a problem was found, 2 a usage error.",
     )
-    parser.add_argument(
-        "--version", action="store_true", help="print attn's version and the Python in use"
-    )
+    parser.add_argument("--version", help="print attn's version and the Python in use", **_FLAG)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (summary, description, *arguments) in _COMMANDS.items():
         if name != command:

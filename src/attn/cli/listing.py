@@ -6,9 +6,9 @@ import json
 from typing import IO, TYPE_CHECKING
 
 from attn import _version
-from attn.registry.enum import close_matches
+from attn.registry.enum import BackendEnumMeta, close_matches
 from attn.registry.errors import Code
-from attn.registry.listing import build_report
+from attn.registry.listing import BackendRow, RegistryReport, build_report
 from attn.registry.loading import plugin_output_to
 
 from . import BOLD, WIDTH, Style, plural, selected_registries, wrap
@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from attn.registry.controls import Controls
-    from attn.registry.enum import BackendEnumMeta
-    from attn.registry.listing import BackendRow, RegistryReport
     from attn.registry.report import PluginRecord
 
 _HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
@@ -174,11 +172,8 @@ def _origin(row: BackendRow, report: RegistryReport) -> str:
 
 
 def _claimant(p: PluginRecord, style: Style, controls: Controls) -> list[str]:
-    status = style(p.status)
-    if p.code is Code.BLOCKED:
-        status += f" by {controls.block_variable}"
-    elif p.code is Code.NOT_SELECTED:
-        status += f" by {controls.plugins_variable}"
+    by = {Code.BLOCKED: controls.block_variable, Code.NOT_SELECTED: controls.plugins_variable}
+    status = style(p.status) + (f" by {by[p.code]}" if p.code in by else "")
     fields = {
         "value": repr(p.value),
         "metadata": p.location,
@@ -236,9 +231,7 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     with plugin_output_to(err):
         reports = [build_report(r, load=(name,) if args.load else False) for r in registries]
     style = Style(out)
-    blocks = [
-        _detail(report, r, style, args) for r, report in zip(registries, reports, strict=True)
-    ]
+    blocks = [_detail(rep, r, style, args) for r, rep in zip(registries, reports, strict=True)]
     if any(blocks):
         out.write("\n\n".join(filter(None, blocks)) + "\n")
         return 0
@@ -254,8 +247,6 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     close = close_matches(name, names + [p.name for r in reports for p in r.plugins], cutoff=0.6)
     if close:
         message += f"Did you mean {_either([repr(c) for c in close])}?\n"
-    message += (
-        f"'{args.root} doctor' checks the installed plugins and says how to fix what it finds.\n"
-    )
-    err.write(message)
+    fix = "checks the installed plugins and says how to fix what it finds"
+    err.write(f"{message}'{args.root} doctor' {fix}.\n")
     return 1
