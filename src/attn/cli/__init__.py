@@ -232,10 +232,9 @@ def _parser(command: str | None, prog: str) -> _Parser:
     parser.add_argument("--version", help="print attn's version and the Python in use", **_FLAG)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (summary, description, *arguments) in _COMMANDS.items():
-        if name != command:
-            sub.add_parser(name, help=summary)
-            continue
         cmd = sub.add_parser(name, help=summary, description=description)
+        if name != command:  # only the command run needs its arguments
+            continue
         if name == "state":
             cmd = cmd.add_subparsers(dest="action", metavar="ACTION", required=True).add_parser(
                 "save",

@@ -212,8 +212,7 @@ def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
 
 def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Choose the backend of the registry *args* names; 0 when one is chosen, 1 when none is."""
-    from attn.registry.selection import Candidate  # noqa: PLC0415
-    from attn.registry.selection import select as choose  # noqa: PLC0415
+    from attn.registry.selection import Candidate, Selection, select  # noqa: PLC0415
 
     settings = parse_settings(args.settings, args.prog)
     registries = selected_registries(args, args.registry)
@@ -223,13 +222,12 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     (registry,) = registries
     try:
         with plugin_output_to(err):
-            selection = choose(registry, args.backend, **settings)
+            outcome: Selection | SelectionError = select(registry, args.backend, **settings)
     except SelectionError as exc:
-        tried = tuple(row for row in exc.tried if isinstance(row, Candidate))
-        chosen, explicit, text = None, exc.explicit, str(exc)
-    else:
-        chosen, explicit, tried = selection.name, selection.explicit, selection.tried
-        text = str(selection)
+        outcome = exc
+    chosen = outcome.name if isinstance(outcome, Selection) else None
+    tried = [row for row in outcome.tried if isinstance(row, Candidate)]
+    text = str(outcome)
     if args.json:
         rows = [
             {"name": row.name, "origin": row.origin, "distribution": row.distribution}
@@ -237,8 +235,8 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             | {"fallback": row.fallback, "reasons": [asdict(r) for r in row.reasons]}
             for row in tried
         ]
-        payload: dict[str, object] = {"attn_version": _version(), "registry": registry.__name__}
-        payload |= {"settings": settings, "explicit": explicit, "chosen": chosen, "tried": rows}
+        head = {"attn_version": _version(), "registry": registry.__name__, "settings": settings}
+        payload = head | {"explicit": outcome.explicit, "chosen": chosen, "tried": rows}
         text = json.dumps(payload, indent=2, default=str)
     out.write(f"{text}\n")
     return 0 if chosen is not None else 1
