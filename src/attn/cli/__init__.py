@@ -43,7 +43,6 @@ _COLOURS = {
 _CONTROLS = re.compile(
     "(\033\\[(?:0|1|31|32|33)m)|[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
-#: The module of each command's ``run_<command>`` (a module ``list`` would hide the built-in).
 _MODULES = {"list": "listing", "show": "listing", "state": "doctor", "select": "doctor"}
 _REGISTRY = """a registry's class name or entry-point group, spelled exactly, or MODULE:CLASS
     to import another host's registry"""
@@ -133,9 +132,8 @@ def _imported(value: str, prog: str) -> BackendEnumMeta:
     except InvalidPathError as exc:
         reason = f"no {'class after' if module else 'module before'} ':'"
         reason = exc.reason if module and qualname else reason
-        example = "attn.backends:AttentionBackendEnum"
-        msg = f"invalid registry {value!r}: {reason}; expected MODULE:CLASS, such as {example!r}"
-        raise UsageError(msg, prog) from None
+        msg = f"invalid registry {value!r}: {reason}; expected MODULE:CLASS, such as "
+        raise UsageError(msg + "'attn.backends:AttentionBackendEnum'", prog) from None
     try:
         with plugin_output_to(sys.stderr):  # what it prints stays out of --json
             obj = attribute(path)
@@ -342,13 +340,11 @@ def main(
     if registries is not None and not all(map(is_registry, registries)):
         raise TypeError(f"main(registries=...) expects registry classes, got {registries!r}")
     argv = sys.argv[1:] if argv is None else list(argv)
-    # `attn list 2>&-`: what stderr would show is dropped; the output and exit code stay.
-    err = cast("IO[str]", _Stderr(sys.stderr or io.StringIO()))
+    err = cast("IO[str]", _Stderr(sys.stderr or io.StringIO()))  # `2>&-`: stderr is dropped
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
-            # Not rejected plugins: every command shows them itself, with the reason.
-            warnings.simplefilter("ignore", RejectedPluginWarning)
+            warnings.simplefilter("ignore", RejectedPluginWarning)  # each command shows them
             try:
                 return _run(argv, err, registries, prog or "attn")
             finally:

@@ -40,12 +40,9 @@ def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -
         elif controls.block:
             setting = f"{controls.block_variable}={','.join(controls.block_as_written)}"
             blocked = [p.origin_label for r in results for p in r.plugins if p.code is Code.BLOCKED]
-            if blocked:
-                names = ", ".join(dict.fromkeys(blocked))
-                note = f"Blocked by {setting}: {names} (disabled; their code is never imported)."
-                text += wrap(note, "") + "\n"
-            else:
-                text += f"{setting} blocks no installed plugin.\n"
+            names = ", ".join(dict.fromkeys(blocked))
+            note = f"Blocked by {setting}: {names} (disabled; their code is never imported)."
+            text += wrap(note, "") + "\n" if blocked else f"{setting} blocks no installed plugin.\n"
     return text
 
 
@@ -104,8 +101,7 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             f"Run '{args.prog} --load' to import every backend (it runs plugin code).\n"
         )
     scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
-    if args.load:
-        scope += ", every backend imported"
+    scope += ", every backend imported" if args.load else ""
     found = plural(problems, "problem") if problems else "no problems found"
     also = f"{' and' if problems else ','} {plural(notes, 'note')}" if notes else ""
     out.write(f"{args.prog}: {found}{also} ({scope}).\n")
@@ -133,10 +129,8 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             handle.write(text)
     except OSError as exc:
         raise UsageError(f"cannot write {args.file}: {exc.strerror or exc}", args.prog) from exc
-    err.write(
-        f"Saved {_summary(state)} to {args.file}; check another environment with "
-        f"'{args.root} doctor --against {args.file}'.\n"
-    )
+    check = f"'{args.root} doctor --against {args.file}'"
+    err.write(f"Saved {_summary(state)} to {args.file}; check another environment with {check}.\n")
     return 0
 
 
@@ -177,9 +171,8 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     except StateMismatchError as exc:
         out.write(f"{exc}\n{args.prog}: this environment differs from the state in {path}.\n")
         return 1
-    out.write(
-        f"{args.prog}: this environment resolves all {_summary(state)} like the state in {path}.\n"
-    )
+    summary = _summary(state)
+    out.write(f"{args.prog}: this environment resolves all {summary} like the state in {path}.\n")
     return 0
 
 

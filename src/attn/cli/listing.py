@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     from attn.registry.report import PluginRecord
 
 _HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
-#: A longer name widens only its own row, not every row of the table.
-_MAX_NAME = 32
+_MAX_NAME = 32  # a longer name has a line of its own, not a wider column
 _YES = {None: "unknown", True: "yes", False: "no"}
 
 
@@ -101,16 +100,14 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     reports = [build_report(r, load=args.load, output=err) for r in registries]
     controls = [r._attn_state.controls() for r in registries]
     if args.json:
-        # The attn the plugins were checked against, if discovery read its version.
         scanned = (r.host_version for r in reports if r.host == "attn" and r.host_version)
         payload = {
-            "attn_version": next(scanned, None) or _version(),
+            "attn_version": next(scanned, None) or _version(),  # the attn discovery checked with
             # Each host's variables by name (not in the schema: consumers ignore it).
             "controls": {k: v for c in controls for k, v in c.to_json().items()},
             "registries": [r.to_json() for r in reports],
         }
-        # One write, not json.dump's write per token (a system call each when unbuffered).
-        out.write(json.dumps(payload, indent=2) + "\n")
+        out.write(json.dumps(payload, indent=2) + "\n")  # one write; json.dump writes per token
     else:
         style = Style(out)
         blocks = [_listing(r, c, style, args.root) for r, c in zip(reports, controls, strict=True)]
@@ -230,8 +227,7 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     name, registries = args.name, selected_registries(args)
     with plugin_output_to(err):
         reports = [build_report(r, load=(name,) if args.load else False) for r in registries]
-    style = Style(out)
-    blocks = [_detail(rep, r, style, args) for r, rep in zip(registries, reports, strict=True)]
+    blocks = [_detail(rep, r, Style(out), args) for r, rep in zip(registries, reports, strict=True)]
     if any(blocks):
         out.write("\n\n".join(filter(None, blocks)) + "\n")
         return 0
