@@ -166,8 +166,7 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
 
 
 def did_you_mean(name: str, options: Iterable[str]) -> str:
-    close = close_matches(name, options, 1, 0.6)
-    return f". Did you mean {close[0]!r}?" if close else ""
+    return "".join(f". Did you mean {c!r}?" for c in close_matches(name, options, 1, 0.6))
 
 
 class Style:
@@ -277,10 +276,8 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
 class _Stderr:
     r"""A stream that writes control characters as escapes (``\x1b``); plugins' prints too."""
 
-    _tty = False  # whether attn's colours pass
-
     def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
+        self._stream, self._tty = stream, False  # _tty: whether attn's colours pass
 
     def write(self, text: str) -> object:
         return self._stream.write(_CONTROLS.sub(self._escape, text))

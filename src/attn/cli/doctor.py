@@ -52,9 +52,8 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         return _against(args, out, err)
     from attn.registry.listing import diagnose  # noqa: PLC0415 - each command imports its own
 
-    registries = selected_registries(args)
     with plugin_output_to(err):
-        checked = [(r, diagnose(r, load=args.load)) for r in registries]
+        checked = [(r, diagnose(r, load=args.load)) for r in selected_registries(args)]
     # Every finding once, problems first, with its group (None: the whole environment).
     collected: dict[tuple[str, str, str | None], tuple[Finding, str | None]] = {}
     for registry, result in checked:
@@ -117,9 +116,8 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Write the state of the registries *args* name to the file (or stdout); say so on stderr."""
     from attn.registry.workers import WorkerState, _capture  # noqa: PLC0415
 
-    registries = selected_registries(args)
     with plugin_output_to(err):
-        state = WorkerState(tuple(_capture(r) for r in registries))
+        state = WorkerState(tuple(_capture(r) for r in selected_registries(args)))
     text = json.dumps({"attn_version": _version(), **state.to_json()}, indent=2) + "\n"
     if args.file == "-":
         out.write(text)
@@ -219,17 +217,14 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     except SelectionError as exc:
         outcome = exc
     chosen = outcome.name if isinstance(outcome, Selection) else None
-    tried = [row for row in outcome.tried if isinstance(row, Candidate)]
-    text = str(outcome)
-    if args.json:
-        rows = [
-            {"name": row.name, "origin": row.origin, "distribution": row.distribution}
-            | {"distribution_version": row.version, "path": row.path, "verdict": row.verdict}
-            | {"fallback": row.fallback, "reasons": [asdict(r) for r in row.reasons]}
-            for row in tried
-        ]
-        head = {"attn_version": _version(), "registry": registry.__name__, "settings": settings}
-        payload = head | {"explicit": outcome.explicit, "chosen": chosen, "tried": rows}
-        text = json.dumps(payload, indent=2, default=str)
-    out.write(f"{text}\n")
+    rows = [
+        {"name": row.name, "origin": row.origin, "distribution": row.distribution}
+        | {"distribution_version": row.version, "path": row.path, "verdict": row.verdict}
+        | {"fallback": row.fallback, "reasons": [asdict(r) for r in row.reasons]}
+        for row in outcome.tried
+        if isinstance(row, Candidate)
+    ]
+    head = {"attn_version": _version(), "registry": registry.__name__, "settings": settings}
+    payload = head | {"explicit": outcome.explicit, "chosen": chosen, "tried": rows}
+    out.write(f"{json.dumps(payload, indent=2, default=str) if args.json else outcome}\n")
     return 0 if chosen is not None else 1

@@ -77,8 +77,7 @@ def _listing(report: RegistryReport, controls: Controls, style: Style, root: str
         selection = f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
         lines.append(f"Plugins are limited to the distributions in {selection}.")
     rejected = [p for p in report.plugins if p.status != "used"]
-    if rejected:
-        lines.append("Plugins not in effect:")
+    lines += ["Plugins not in effect:"] if rejected else []
     for p in rejected:
         lines.append(f"  {p.name} = {p.value!r} from {p.origin_label}: {style(p.status)}")
         if p.reason:
