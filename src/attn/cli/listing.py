@@ -128,11 +128,8 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
 def _fields(fields: Mapping[str, str | None], indent: int = 2) -> list[str]:
     """``label:  value`` for each value given, aligned at column 17 and wrapped under it."""
-    return [
-        wrap(value, " " * indent + f"{label + ':':<{17 - indent}}", " " * 17)
-        for label, value in fields.items()
-        if value
-    ]
+    pad = " " * indent
+    return [wrap(v, f"{pad}{k + ':':<{17 - indent}}", " " * 17) for k, v in fields.items() if v]
 
 
 def _either(items: Sequence[str]) -> str:
