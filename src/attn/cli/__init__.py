@@ -1,14 +1,11 @@
-"""The ``attn`` command: ``list``, ``show``, ``doctor``, ``select`` and ``state save``.
-
-Exit codes as click uses them: 0 success, 1 a problem was found, 2 a wrong invocation. Errors
-go to stderr as ``Error: ...``, attn's warnings as ``Warning: ...``; docs/cli.md has the rest.
-"""
+"""The ``attn`` command: ``list``, ``show``, ``doctor``, ``select`` and ``state save``."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import importlib
+import io
 import os
 import re
 import sys
@@ -16,7 +13,7 @@ import warnings
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 from attn import _version
-from attn.registry.enum import BackendEnumMeta
+from attn.registry.enum import BackendEnumMeta, close_matches
 from attn.registry.errors import (
     AttnConfigError,
     AttnError,
@@ -33,119 +30,23 @@ from attn.registry.paths import parse_path
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from _typeshed import SupportsWrite
-
 __all__ = ["main"]
 
 WIDTH = 100  # the width the human output is laid out for
-
-
-class UsageError(Exception):
-    """Bad arguments: exit 2, with a hint to the help of *prog*."""
-
-    def __init__(self, message: str, prog: str) -> None:
-        super().__init__(message)
-        self.prog = prog
-
-
-def is_registry(obj: object) -> bool:
-    return isinstance(obj, BackendEnumMeta) and "_attn_state" in vars(obj)
-
-
-def _imported(value: str, prog: str) -> BackendEnumMeta:
-    """The registry ``MODULE:CLASS`` names, imported: the user asked for it."""
-    module, _, qualname = (part.strip() for part in value.partition(":"))
-    try:
-        path = parse_path(value)
-    except InvalidPathError as exc:
-        reason = f"no {'class after' if module else 'module before'} ':'"
-        reason = exc.reason if module and qualname else reason
-        example = "attn.backends:AttentionBackendEnum"
-        msg = f"invalid registry {value!r}: {reason}; expected MODULE:CLASS, such as {example!r}"
-        raise UsageError(msg, prog) from None
-    try:
-        with plugin_output_to(sys.stderr):  # what it prints stays out of --json
-            obj = attribute(path)
-    except BaseException as exc:
-        if passes_through(exc):
-            raise
-        raise UsageError(f"cannot import registry {value!r}: {describe(exc)}", prog) from None
-    if not is_registry(obj):
-        msg = f"invalid registry {value!r}: it is {shown(obj)}, not a BackendEnum with a group"
-        raise UsageError(msg, prog)
-    return cast("BackendEnumMeta", obj)
-
-
-def selected_registries(args: argparse.Namespace, *named: str | None) -> list[BackendEnumMeta]:
-    """The registries *named* and ``--registry`` pick; by default, all the command knows."""
-    names = [*filter(None, named), *args.selected]
-    imported = {name: _imported(name, args.prog) for name in names if ":" in name}
-    known = args.known
-    if not known:
-        from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
-
-        known = [AttentionBackendEnum, MLAPrefillBackendEnum]
-    known = list(dict.fromkeys([*known, *imported.values()]))
-    spellings = {r.__name__: r for r in known} | {r.group: r for r in known} | imported
-    for name in names:
-        if name not in spellings:
-            valid = ", ".join(f"{r.__name__} ({r.group})" for r in known) + ", or another host's"
-            msg = f"unknown registry {name!r}; valid registries are: {valid} as MODULE:CLASS"
-            raise UsageError(msg + did_you_mean(name, list(spellings)), args.prog)
-    return list(dict.fromkeys(spellings[name] for name in names)) if names else known
-
-
-def did_you_mean(name: str, options: Sequence[str]) -> str:
-    import difflib  # noqa: PLC0415 - only for a mistyped name
-
-    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-    return f". Did you mean {close[0]!r}?" if close else ""
-
-
 BOLD = "1"
 _COLOURS = {
     **dict.fromkeys(("ok", "used", "yes"), "32"),  # green
     **dict.fromkeys(("unregistered", "disabled", "shadowed", "note"), "33"),  # yellow
     **dict.fromkeys(("broken", "invalid", "incompatible", "problem"), "31"),  # red
 }
-
-
-class Style:
-    """Colour for terminals; plain text for pipes, files and ``NO_COLOR``."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        plain = os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb"
-        self.color = stream.isatty() and not plain
-
-    def __call__(self, text: str, code: str | None = None) -> str:
-        code = code or _COLOURS.get(text)
-        return f"\033[{code}m{text}\033[0m" if self.color and text and code else text
-
-
-def wrap(text: str, indent: str, first: str | None = None) -> str:
-    """*text* wrapped to `WIDTH`, indented; words are never broken."""
-    import textwrap  # noqa: PLC0415 - attn list --json wraps nothing
-
-    return textwrap.fill(
-        " ".join(text.split()),
-        width=WIDTH,
-        initial_indent=indent if first is None else first,
-        subsequent_indent=indent,
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-
-
-def plural(count: int, noun: str, nouns: str | None = None) -> str:
-    """``1 group``, ``2 groups``; ``2 registries`` with *nouns*."""
-    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
-
-
-#: The module of each command's ``run_<command>`` (a module ``list`` would hide the built-in).
+#: attn's colour codes, then the controls that could move the cursor, retitle, clear or reorder.
+_CONTROLS = re.compile(
+    "(\033\\[(?:0|1|31|32|33)m)|[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
 _MODULES = {"list": "listing", "show": "listing", "state": "doctor", "select": "doctor"}
 _REGISTRY = """a registry's class name or entry-point group, spelled exactly, or MODULE:CLASS
     to import another host's registry"""
-_FLAG = {"action": "store_true"}
+_FLAG: dict[str, Any] = {"action": "store_true"}
 _JSON = ("--json", "print one JSON object", _FLAG)
 _REGISTRIES = (
     "--registry",
@@ -211,6 +112,89 @@ _COMMANDS: dict[str, tuple[Any, ...]] = {
 }
 
 
+class UsageError(Exception):
+    """Bad arguments: exit 2, with a hint to the help of *prog*."""
+
+    def __init__(self, message: str, prog: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+def is_registry(obj: object) -> bool:
+    return isinstance(obj, BackendEnumMeta) and "_attn_state" in vars(obj)
+
+
+def _imported(value: str, prog: str) -> BackendEnumMeta:
+    """The registry ``MODULE:CLASS`` names, imported: the user asked for it."""
+    module, _, qualname = (part.strip() for part in value.partition(":"))
+    try:
+        path = parse_path(value)
+    except InvalidPathError as exc:
+        reason = f"no {'class after' if module else 'module before'} ':'"
+        reason = exc.reason if module and qualname else reason
+        msg = f"invalid registry {value!r}: {reason}; expected MODULE:CLASS, such as "
+        raise UsageError(msg + "'attn.backends:AttentionBackendEnum'", prog) from None
+    try:
+        with plugin_output_to(sys.stderr):  # what it prints stays out of --json
+            obj = attribute(path)
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        raise UsageError(f"cannot import registry {value!r}: {describe(exc)}", prog) from None
+    if not is_registry(obj):
+        msg = f"invalid registry {value!r}: it is {shown(obj)}, not a BackendEnum with a group"
+        raise UsageError(msg, prog)
+    return cast("BackendEnumMeta", obj)
+
+
+def selected_registries(args: argparse.Namespace, *named: str | None) -> list[BackendEnumMeta]:
+    """The registries *named* and ``--registry`` pick; by default, all the command knows."""
+    names = [*filter(None, named), *args.selected]
+    imported = {name: _imported(name, args.prog) for name in names if ":" in name}
+    if not args.known:
+        from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
+
+        args.known = [AttentionBackendEnum, MLAPrefillBackendEnum]
+    known = list(dict.fromkeys([*args.known, *imported.values()]))
+    spellings = {r.__name__: r for r in known} | {r.group: r for r in known} | imported
+    for name in names:
+        if name not in spellings:
+            valid = ", ".join(f"{r.__name__} ({r.group})" for r in known) + ", or another host's"
+            msg = f"unknown registry {name!r}; valid registries are: {valid} as MODULE:CLASS"
+            raise UsageError(msg + did_you_mean(name, spellings), args.prog)
+    return list(dict.fromkeys(spellings[name] for name in names)) if names else known
+
+
+def did_you_mean(name: str, options: Iterable[str]) -> str:
+    return "".join(f". Did you mean {c!r}?" for c in close_matches(name, options, 1, 0.6))
+
+
+class Style:
+    """Colour for terminals; plain text for pipes, files and ``NO_COLOR``."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        plain = os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb"
+        self.color = stream.isatty() and not plain
+
+    def __call__(self, text: str, code: str | None = None) -> str:
+        code = code or _COLOURS.get(text)
+        return f"\033[{code}m{text}\033[0m" if self.color and text and code else text
+
+
+def wrap(text: str, first: str = "    ", indent: str = "    ") -> str:
+    """*text* wrapped to `WIDTH` after *first*, then *indent*; words are never broken."""
+    import textwrap  # noqa: PLC0415 - attn list --json wraps nothing
+
+    wrapper = textwrap.TextWrapper(WIDTH, first, indent, break_long_words=False)
+    wrapper.break_on_hyphens = False
+    return wrapper.fill(" ".join(text.split()))
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 group``, ``2 groups``; ``2 registries`` with *nouns*."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 class _Help(Exception):  # noqa: N818 - not an error: --help was asked for
     """The help text, for the command's stdout writer (so that a failed write counts)."""
 
@@ -221,10 +205,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, self.prog)
 
-    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
-        if file is None:
-            raise _Help(self.format_help())
-        file.write(self.format_help())
+    def print_help(self, file: object = None) -> None:  # noqa: ARG002
+        raise _Help(self.format_help())
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # shutil.get_terminal_size() without importing shutil, which loads bz2 and lzma.
@@ -244,15 +226,12 @@ def _parser(command: str | None, prog: str) -> _Parser:
         description="List and diagnose backends and the plugins that provide them.",
         epilog="Exit status: 0 success, 1 a problem was found, 2 a usage error.",
     )
-    parser.add_argument(
-        "--version", action="store_true", help="print attn's version and the Python in use"
-    )
+    parser.add_argument("--version", help="print attn's version and the Python in use", **_FLAG)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (summary, description, *arguments) in _COMMANDS.items():
-        if name != command:
-            sub.add_parser(name, help=summary)
-            continue
         cmd = sub.add_parser(name, help=summary, description=description)
+        if name != command:  # only the command run needs its arguments
+            continue
         if name == "state":
             cmd = cmd.add_subparsers(dest="action", metavar="ACTION", required=True).add_parser(
                 "save",
@@ -266,12 +245,13 @@ def _parser(command: str | None, prog: str) -> _Parser:
     return parser
 
 
-def _run(argv: list[str], out: IO[str], err: IO[str], known: object, prog: str) -> int:
+def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
+    out = cast("IO[str]", _Stdout(sys.stdout))
     # The command *argv* names: attn's own message, as argparse's varies by Python.
     command = next((a for a in argv if not a.startswith("-")), None)
     if command is not None and command not in _COMMANDS:
         msg = f"unknown command {command!r}; the commands are: {', '.join(_COMMANDS)}"
-        raise UsageError(msg + did_you_mean(command, list(_COMMANDS)), prog)
+        raise UsageError(msg + did_you_mean(command, _COMMANDS), prog)
     parser = _parser(command, prog)
     parser.set_defaults(known=known, root=prog)  # what every command reads besides its arguments
     try:
@@ -287,38 +267,26 @@ def _run(argv: list[str], out: IO[str], err: IO[str], known: object, prog: str) 
         out.write(f"attn {_version()} (Python {sys.version.split()[0]}, {sys.executable})\n")
         return 0
     if args.command is None:
-        parser.print_help(err)
+        err.write(parser.format_help())
         return 2
     module = importlib.import_module(f"{__name__}.{_MODULES.get(args.command, args.command)}")
     return int(getattr(module, f"run_{args.command}")(args, out, err))
 
 
-#: attn's colour codes, then what would move the cursor, retitle or clear the terminal, or reorder
-#: text (C0 and C1 controls but the newline, DEL, bidirectional overrides and isolates).
-_CONTROLS = re.compile(
-    "(\033\\[(?:0|1|31|32|33)m)|[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
-)
-
-
 class _Stderr:
     r"""A stream that writes control characters as escapes (``\x1b``); plugins' prints too."""
 
-    _tty = False  # whether attn's colours pass
-
     def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-
-    def printable(self, text: str) -> str:
-        return _CONTROLS.sub(
-            lambda m: (self._tty and m[1]) or m[0].encode("unicode_escape").decode("ascii"), text
-        )
+        self._stream, self._tty = stream, False  # _tty: whether attn's colours pass
 
     def write(self, text: str) -> object:
-        return self._stream.write(self.printable(text))
+        return self._stream.write(_CONTROLS.sub(self._escape, text))
+
+    def _escape(self, match: re.Match[str]) -> str:
+        return (self._tty and match[1]) or match[0].encode("unicode_escape").decode("ascii")
 
     def writelines(self, lines: Iterable[str]) -> None:
-        for line in lines:
-            self.write(line)
+        self.write("".join(lines))
 
     def __getattr__(self, name: str) -> object:  # flush, fileno, isatty, encoding
         return getattr(self._stream, name)
@@ -329,7 +297,6 @@ class _Stdout(_Stderr):
 
     def __init__(self, stream: IO[str] | None) -> None:
         super().__init__(cast("IO[str]", stream))
-        self._closed = stream is None
         with contextlib.suppress(AttributeError, OSError, ValueError):  # closed, or no isatty
             self._tty = self._stream.isatty()
 
@@ -337,10 +304,10 @@ class _Stdout(_Stderr):
         return self._tty
 
     def write(self, text: str) -> None:
-        if self._closed:
+        if self._stream is None:
             raise AttnError("cannot write the output: stdout is closed")
-        try:  # attn's colours only go to a terminal; no other control passes
-            self._stream.write(self.printable(text))
+        try:
+            super().write(text)
             self._stream.flush()
         except BrokenPipeError:  # `attn list | head`: the reader left, `main` ends quietly
             raise
@@ -361,9 +328,8 @@ def main(
 ) -> int:
     """Run the ``attn`` command with *argv* (default ``sys.argv[1:]``); return the exit code.
 
-    A host ships the same commands for its own *registries* (instead of attn's two;
-    ``--registry MODULE:CLASS`` adds any other), with *prog* as the command's name in
-    usage lines and hints (``"tinyinfer plugins"``; default ``attn``).
+    A host passes its own *registries* (instead of attn's two; ``--registry MODULE:CLASS`` adds
+    others) and *prog*, the command's name in usage lines and hints (``"tinyinfer plugins"``).
 
     Raises:
         TypeError: an item of *registries* is not a registry class.
@@ -371,20 +337,13 @@ def main(
     if registries is not None and not all(map(is_registry, registries)):
         raise TypeError(f"main(registries=...) expects registry classes, got {registries!r}")
     argv = sys.argv[1:] if argv is None else list(argv)
-    with contextlib.ExitStack() as stack:
-        # `attn list 2>&-`: what stderr would show is dropped; the output and exit code stay.
-        err = sys.stderr or stack.enter_context(open(os.devnull, "w", encoding="utf-8"))  # noqa: PTH123
-        return _main(argv, registries, prog or "attn", cast("IO[str]", _Stderr(err)))
-
-
-def _main(argv: list[str], known: object, prog: str, err: IO[str]) -> int:
+    err = cast("IO[str]", _Stderr(sys.stderr or io.StringIO()))  # `2>&-`: stderr is dropped
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
-            # Not rejected plugins: every command shows them itself, with the reason.
-            warnings.simplefilter("ignore", RejectedPluginWarning)
+            warnings.simplefilter("ignore", RejectedPluginWarning)  # each command shows them
             try:
-                return _run(argv, cast("IO[str]", _Stdout(sys.stdout)), err, known, prog)
+                return _run(argv, err, registries, prog or "attn")
             finally:
                 err.writelines(
                     f"Warning: {t}\n" for t in dict.fromkeys(str(w.message) for w in caught)
@@ -399,8 +358,7 @@ def _main(argv: list[str], known: object, prog: str, err: IO[str]) -> int:
         err.write("Aborted.\n")
         return 130
     except BrokenPipeError:
-        # `attn list | head`: the reader left. Exit 1 quietly, as Python's documentation of
-        # SIGPIPE says (pip too), with fd 1 on /dev/null so the last flush cannot fail again.
+        # Exit 1 quietly, as Python's SIGPIPE notes say; fd 1 on /dev/null: the last flush passes.
         with contextlib.suppress(AttributeError, OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import nullcontext
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from attn import _version
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
     from attn.registry.report import DiscoveryResult, Finding
     from attn.registry.workers import WorkerState
 
+#: A hundred times the state of a host with a thousand backends (``--against /dev/zero`` ends).
+MAX_STATE_CHARS = 64 * 1024 * 1024
+#: How many lists and objects a ``--set`` value may nest (``capability=[9,0]`` nests 1).
+MAX_DEPTH = 100
+
 
 def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -> str:
     """What each host's controls keep out of the check: every plugin, or the blocked ones."""
@@ -34,12 +40,9 @@ def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -
         elif controls.block:
             setting = f"{controls.block_variable}={','.join(controls.block_as_written)}"
             blocked = [p.origin_label for r in results for p in r.plugins if p.code is Code.BLOCKED]
-            if blocked:
-                names = ", ".join(dict.fromkeys(blocked))
-                note = f"Blocked by {setting}: {names} (disabled; their code is never imported)."
-                text += wrap(note, "    ", "") + "\n"
-            else:
-                text += f"{setting} blocks no installed plugin.\n"
+            names = ", ".join(dict.fromkeys(blocked))
+            note = f"Blocked by {setting}: {names} (disabled; their code is never imported)."
+            text += wrap(note, "") + "\n" if blocked else f"{setting} blocks no installed plugin.\n"
     return text
 
 
@@ -49,9 +52,8 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         return _against(args, out, err)
     from attn.registry.listing import diagnose  # noqa: PLC0415 - each command imports its own
 
-    registries = selected_registries(args)
     with plugin_output_to(err):
-        checked = [(r, diagnose(r, load=args.load)) for r in registries]
+        checked = [(r, diagnose(r, load=args.load)) for r in selected_registries(args)]
     # Every finding once, problems first, with its group (None: the whole environment).
     collected: dict[tuple[str, str, str | None], tuple[Finding, str | None]] = {}
     for registry, result in checked:
@@ -88,8 +90,8 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     for finding, scope in findings:
         where = f", {scope}" if scope else ""
         verdict = style("problem" if finding.is_problem else "note")
-        out.write(wrap(f"{verdict} ({finding.kind}{where}): {finding.message}", "    ", "") + "\n")
-        out.write(wrap(f"fix: {finding.fix}", "    ", "  ") + "\n")
+        out.write(wrap(f"{verdict} ({finding.kind}{where}): {finding.message}", "") + "\n")
+        out.write(wrap(f"fix: {finding.fix}", "  ") + "\n")
     out.write(_controls_note(checked))
     if not args.load:
         out.write(
@@ -98,19 +100,11 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             f"Run '{args.prog} --load' to import every backend (it runs plugin code).\n"
         )
     scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
-    if args.load:
-        scope += ", every backend imported"
-    if problems:
-        also = f" and {plural(notes, 'note')}" if notes else ""
-        out.write(f"{args.prog}: {plural(problems, 'problem')}{also} ({scope}).\n")
-    else:
-        also = f", {plural(notes, 'note')}" if notes else ""
-        out.write(f"{args.prog}: no problems found{also} ({scope}).\n")
+    scope += ", every backend imported" if args.load else ""
+    found = plural(problems, "problem") if problems else "no problems found"
+    also = f"{' and' if problems else ','} {plural(notes, 'note')}" if notes else ""
+    out.write(f"{args.prog}: {found}{also} ({scope}).\n")
     return 1 if problems else 0
-
-
-#: A hundred times the state of a host with a thousand backends (``--against /dev/zero`` ends).
-MAX_STATE_CHARS = 64 * 1024 * 1024
 
 
 def _summary(state: WorkerState) -> str:
@@ -122,9 +116,8 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Write the state of the registries *args* name to the file (or stdout); say so on stderr."""
     from attn.registry.workers import WorkerState, _capture  # noqa: PLC0415
 
-    registries = selected_registries(args)
     with plugin_output_to(err):
-        state = WorkerState(tuple(_capture(r) for r in registries))
+        state = WorkerState(tuple(_capture(r) for r in selected_registries(args)))
     text = json.dumps({"attn_version": _version(), **state.to_json()}, indent=2) + "\n"
     if args.file == "-":
         out.write(text)
@@ -134,10 +127,8 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             handle.write(text)
     except OSError as exc:
         raise UsageError(f"cannot write {args.file}: {exc.strerror or exc}", args.prog) from exc
-    err.write(
-        f"Saved {_summary(state)} to {args.file}; check another environment with "
-        f"'{args.root} doctor --against {args.file}'.\n"
-    )
+    check = f"'{args.root} doctor --against {args.file}'"
+    err.write(f"Saved {_summary(state)} to {args.file}; check another environment with {check}.\n")
     return 0
 
 
@@ -178,14 +169,9 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     except StateMismatchError as exc:
         out.write(f"{exc}\n{args.prog}: this environment differs from the state in {path}.\n")
         return 1
-    out.write(
-        f"{args.prog}: this environment resolves all {_summary(state)} like the state in {path}.\n"
-    )
+    summary = _summary(state)
+    out.write(f"{args.prog}: this environment resolves all {summary} like the state in {path}.\n")
     return 0
-
-
-#: How many lists and objects a ``--set`` value may nest (``capability=[9,0]`` nests 1).
-MAX_DEPTH = 100
 
 
 def _depth(value: object) -> int:
@@ -195,12 +181,7 @@ def _depth(value: object) -> int:
 
 
 def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
-    """``KEY=VALUE`` pairs as settings, VALUE as JSON when it is JSON; a later KEY wins.
-
-    Raises:
-        UsageError: a pair has no ``=``, its KEY is not an identifier, or its
-            VALUE is JSON nested more than `MAX_DEPTH` deep.
-    """
+    """``KEY=VALUE`` pairs as settings, VALUE as JSON when it is JSON; a later KEY wins."""
     settings: dict[str, object] = {}
     for pair in pairs:
         key, equals, text = pair.partition("=")
@@ -222,8 +203,7 @@ def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
 
 def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Choose the backend of the registry *args* names; 0 when one is chosen, 1 when none is."""
-    from attn.registry.selection import Candidate  # noqa: PLC0415
-    from attn.registry.selection import select as choose  # noqa: PLC0415
+    from attn.registry.selection import Candidate, Selection, select  # noqa: PLC0415
 
     settings = parse_settings(args.settings, args.prog)
     registries = selected_registries(args, args.registry)
@@ -233,35 +213,18 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     (registry,) = registries
     try:
         with plugin_output_to(err):
-            selection = choose(registry, args.backend, **settings)
+            outcome: Selection | SelectionError = select(registry, args.backend, **settings)
     except SelectionError as exc:
-        tried = tuple(row for row in exc.tried if isinstance(row, Candidate))
-        chosen, explicit, text = None, exc.explicit, str(exc)
-    else:
-        chosen, explicit, tried = selection.name, selection.explicit, selection.tried
-        text = str(selection)
-    if args.json:
-        rows = [
-            {
-                "name": row.name,
-                "origin": row.origin,
-                "distribution": row.distribution,
-                "distribution_version": row.version,
-                "path": row.path,
-                "verdict": row.verdict,
-                "fallback": row.fallback,
-                "reasons": [{"code": r.code, "message": r.message} for r in row.reasons],
-            }
-            for row in tried
-        ]
-        payload = {
-            "attn_version": _version(),
-            "registry": registry.__name__,
-            "settings": settings,
-            "explicit": explicit,
-            "chosen": chosen,
-            "tried": rows,
-        }
-        text = json.dumps(payload, indent=2, default=str)
-    out.write(f"{text}\n")
+        outcome = exc
+    chosen = outcome.name if isinstance(outcome, Selection) else None
+    rows = [
+        {"name": row.name, "origin": row.origin, "distribution": row.distribution}
+        | {"distribution_version": row.version, "path": row.path, "verdict": row.verdict}
+        | {"fallback": row.fallback, "reasons": [asdict(r) for r in row.reasons]}
+        for row in outcome.tried
+        if isinstance(row, Candidate)
+    ]
+    head = {"attn_version": _version(), "registry": registry.__name__, "settings": settings}
+    payload = head | {"explicit": outcome.explicit, "chosen": chosen, "tried": rows}
+    out.write(f"{json.dumps(payload, indent=2, default=str) if args.json else outcome}\n")
     return 0 if chosen is not None else 1

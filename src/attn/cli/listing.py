@@ -6,9 +6,9 @@ import json
 from typing import IO, TYPE_CHECKING
 
 from attn import _version
-from attn.registry.enum import close_matches
+from attn.registry.enum import BackendEnumMeta, close_matches
 from attn.registry.errors import Code
-from attn.registry.listing import build_report
+from attn.registry.listing import BackendRow, RegistryReport, build_report
 from attn.registry.loading import plugin_output_to
 
 from . import BOLD, WIDTH, Style, plural, selected_registries, wrap
@@ -18,9 +18,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from attn.registry.controls import Controls
-    from attn.registry.enum import BackendEnumMeta
-    from attn.registry.listing import BackendRow, RegistryReport
     from attn.registry.report import PluginRecord
+
+_HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
+_MAX_NAME = 32  # a longer name has a line of its own, not a wider column
+_YES = {None: "unknown", True: "yes", False: "no"}
 
 
 def _source(row: BackendRow, report: RegistryReport) -> str:
@@ -32,12 +34,6 @@ def _source(row: BackendRow, report: RegistryReport) -> str:
     if row.distribution_version:
         return f"{row.distribution} {row.distribution_version}"
     return row.distribution or "unknown distribution"
-
-
-_HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
-#: A longer name widens only its own row, not every row of the table.
-_MAX_NAME = 32
-_YES = {None: "unknown", True: "yes", False: "no"}
 
 
 def _table(report: RegistryReport, style: Style, root: str) -> list[str]:
@@ -68,22 +64,20 @@ def _table(report: RegistryReport, style: Style, root: str) -> list[str]:
     lines = [style(f"{report.registry} (entry-point group {report.group})", BOLD)]
     lines.append(line(_HEADERS, [style(h, BOLD) for h in _HEADERS]))
     lines += [line(r, [*r[:4], style(r[4]), r[5]]) for r in rows]
-    return lines + [wrap(note, "    ", "  ") for note in notes]
+    return lines + [wrap(note, "  ") for note in notes]
 
 
 def _listing(report: RegistryReport, controls: Controls, style: Style, root: str) -> str:
     lines = _table(report, style, root)
     if report.plugins_disabled:
         only = "only built-ins and runtime registrations are in effect."
-        return "\n".join(
-            [*lines, f"Plugins are disabled ({report.disable_variable} is set): {only}"]
-        )
+        lines.append(f"Plugins are disabled ({report.disable_variable} is set): {only}")
+        return "\n".join(lines)
     if controls.only is not None:
         selection = f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
         lines.append(f"Plugins are limited to the distributions in {selection}.")
     rejected = [p for p in report.plugins if p.status != "used"]
-    if rejected:
-        lines.append("Plugins not in effect:")
+    lines += ["Plugins not in effect:"] if rejected else []
     for p in rejected:
         lines.append(f"  {p.name} = {p.value!r} from {p.origin_label}: {style(p.status)}")
         if p.reason:
@@ -94,7 +88,7 @@ def _listing(report: RegistryReport, controls: Controls, style: Style, root: str
         lines.append(f"  '{root} doctor' says how to fix it.")
     if report.unreadable:
         lines.append("Metadata that cannot be read (plugins in it may be missing above):")
-        lines += [wrap(f.message, "    ", "  ") for f in report.unreadable]
+        lines += [wrap(f.message, "  ") for f in report.unreadable]
         lines.append(f"  '{root} doctor' says how to fix each.")
     return "\n".join(lines)
 
@@ -105,16 +99,14 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     reports = [build_report(r, load=args.load, output=err) for r in registries]
     controls = [r._attn_state.controls() for r in registries]
     if args.json:
-        # The attn the plugins were checked against, if discovery read its version.
         scanned = (r.host_version for r in reports if r.host == "attn" and r.host_version)
         payload = {
-            "attn_version": next(scanned, None) or _version(),
+            "attn_version": next(scanned, None) or _version(),  # the attn discovery checked with
             # Each host's variables by name (not in the schema: consumers ignore it).
             "controls": {k: v for c in controls for k, v in c.to_json().items()},
             "registries": [r.to_json() for r in reports],
         }
-        # One write, not json.dump's write per token (a system call each when unbuffered).
-        out.write(json.dumps(payload, indent=2) + "\n")
+        out.write(json.dumps(payload, indent=2) + "\n")  # one write; json.dump writes per token
     else:
         style = Style(out)
         blocks = [_listing(r, c, style, args.root) for r, c in zip(reports, controls, strict=True)]
@@ -136,11 +128,8 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
 def _fields(fields: Mapping[str, str | None], indent: int = 2) -> list[str]:
     """``label:  value`` for each value given, aligned at column 17 and wrapped under it."""
-    return [
-        wrap(value, " " * 17, " " * indent + f"{label + ':':<{17 - indent}}")
-        for label, value in fields.items()
-        if value
-    ]
+    pad = " " * indent
+    return [wrap(v, f"{pad}{k + ':':<{17 - indent}}", " " * 17) for k, v in fields.items() if v]
 
 
 def _either(items: Sequence[str]) -> str:
@@ -164,23 +153,20 @@ def _kernel(row: BackendRow) -> str:
 
 
 def _origin(row: BackendRow, report: RegistryReport) -> str:
+    by = "registered by" if row.origin == "runtime" else "from"
+    origin, version = f"{row.origin}, {by} {_source(row, report)}", report.host_version
     if row.origin != "builtin":
-        by = "registered by" if row.origin == "runtime" else "from"
-        return f"{row.origin}, {by} {_source(row, report)}"
-    host, version = report.host or "attn", report.host_version
+        return origin
     if version is None:  # discovery did not scan (plugins disabled): ask the metadata
         from attn.registry._metadata import installed_version  # noqa: PLC0415
 
-        version = installed_version(host)
-    return f"builtin, from {host} {version}" if version else f"builtin, from {host}"
+        version = installed_version(report.host or "attn")
+    return f"{origin} {version}" if version else origin
 
 
 def _claimant(p: PluginRecord, style: Style, controls: Controls) -> list[str]:
-    status = style(p.status)
-    if p.code is Code.BLOCKED:
-        status += f" by {controls.block_variable}"
-    elif p.code is Code.NOT_SELECTED:
-        status += f" by {controls.plugins_variable}"
+    by = {Code.BLOCKED: controls.block_variable, Code.NOT_SELECTED: controls.plugins_variable}
+    status = style(p.status) + (f" by {by[p.code]}" if p.code in by else "")
     fields = {
         "value": repr(p.value),
         "metadata": p.location,
@@ -237,27 +223,22 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     name, registries = args.name, selected_registries(args)
     with plugin_output_to(err):
         reports = [build_report(r, load=(name,) if args.load else False) for r in registries]
-    style = Style(out)
-    blocks = [
-        _detail(report, r, style, args) for r, report in zip(registries, reports, strict=True)
-    ]
+    blocks = [_detail(rep, r, Style(out), args) for r, rep in zip(registries, reports, strict=True)]
     if any(blocks):
         out.write("\n\n".join(filter(None, blocks)) + "\n")
         return 0
     message = f"Error: unknown backend {name!r} in {_either([r.registry for r in reports])}.\n"
-    for report in reports:
-        message += "".join(
-            f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
-            f"looks like a typo of {report.group!r}; attn does not read that group.\n"
-            for claimed, label, misspelt in report.misgrouped
-            if claimed == name
-        )
+    message += "".join(
+        f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
+        f"looks like a typo of {r.group!r}; attn does not read that group.\n"
+        for r in reports
+        for claimed, label, misspelt in r.misgrouped
+        if claimed == name
+    )
     names = [b.name for r in reports for b in r.backends]
     close = close_matches(name, names + [p.name for r in reports for p in r.plugins], cutoff=0.6)
     if close:
         message += f"Did you mean {_either([repr(c) for c in close])}?\n"
-    message += (
-        f"'{args.root} doctor' checks the installed plugins and says how to fix what it finds.\n"
-    )
-    err.write(message)
+    fix = "checks the installed plugins and says how to fix what it finds"
+    err.write(f"{message}'{args.root} doctor' {fix}.\n")
     return 1
