@@ -148,9 +148,12 @@ def looks_like_typo(candidate: str, group: str) -> bool:
     swapped = a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :]
     if not (swapped or a[i + 1 :] in {b[i + 1 :], b[i:]} or a[i:] == b[i + 1 :]):
         return False
+    x, y = candidate.lower(), group.lower()
+    if 2 * min(len(x), len(y)) / (len(x) + len(y)) < 0.85:  # noqa: PLR2004 - the ratio's bound
+        return False  # such as a sibling registry's group: no difflib import
     import difflib  # noqa: PLC0415 - only for the few groups one edit apart
 
-    return difflib.SequenceMatcher(None, candidate.lower(), group.lower()).ratio() >= 0.85  # noqa: PLR2004
+    return difflib.SequenceMatcher(None, x, y).ratio() >= 0.85  # noqa: PLR2004
 
 
 def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[DistributionRecord, ...]:

@@ -30,14 +30,13 @@ if TYPE_CHECKING:
 
     Which = Entry | Literal["in effect"] | None  # the class in effect, an entry's, the built-in's
 
+    class Registry(Protocol):
+        """What loading reads of a registry class."""
 
-class Registry(Protocol):
-    """What loading reads of a registry class."""
-
-    __name__: str
-    _attn_state: RegistryState
-    _attn_defaults: dict[str, ClassPath | None]
-    _attn_interface: type | str
+        __name__: str
+        _attn_state: RegistryState
+        _attn_defaults: dict[str, ClassPath | None]
+        _attn_interface: type | str
 
 
 class LoadContext(NamedTuple):

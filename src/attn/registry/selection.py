@@ -10,18 +10,19 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from attn import _fork
 
 from .errors import Code, SelectionError, describe, passes_through
-from .loading import Registry, load
+from .loading import load
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
 
+    from .loading import Registry
     from .table import Entry
 
+    class _Registry(Registry, Protocol):  # what selection reads of a registry
+        def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
+
+
 __all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name", "select"]
-
-
-class _Registry(Registry, Protocol):  # what selection reads of a registry (enum imports this)
-    def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
 
 
 def _words(registry: _Registry) -> tuple[str, str, str]:
