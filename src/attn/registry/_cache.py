@@ -213,9 +213,11 @@ def host_scan(
     if found is None:
         started = time.time_ns()
         records = scan()
-        paths = [*resolved, *(os.path.join(_HERE, f"{n}.py") for n in _SOURCES)]
-        for _, location, *_ in records:  # the metadata folder (or legacy file) and its files
-            paths += [location, *(os.path.join(location, f) for f in _METADATA_FILES)]
+        paths: list[str] = []
+        if file is not None:  # stamps only for a file to check them against
+            paths = [*resolved, *(os.path.join(_HERE, f"{n}.py") for n in _SOURCES)]
+            for _, location, *_ in records:  # the metadata folder (or legacy file) and its files
+                paths += [location, *(os.path.join(location, f) for f in _METADATA_FILES)]
         stamps = tuple((path, _stamp(path)) for path in dict.fromkeys(paths))
         # A file modified in the clock tick of the scan may change again unseen (as git's
         # racy index): the file is written only when nothing it depends on was.
