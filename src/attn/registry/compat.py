@@ -22,7 +22,6 @@ _NAME = re.compile(r"\s*([A-Za-z0-9._-]+)")
 # An entry of the name and version clauses only: the clauses are handed to SpecifierSet.
 _CLAUSE = r"(?:~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9._+*!-]+"
 _CLAUSES_ONLY = re.compile(rf"\s*[A-Za-z0-9._-]+\s*((?:{_CLAUSE})(?:\s*,\s*{_CLAUSE})*)?\s*")
-_AT_LEAST = re.compile(r"\s*>=\s*([0-9]+(?:\.[0-9]+)*)\s*")  # a clause Version alone decides
 
 
 class Failure(NamedTuple):
@@ -71,24 +70,10 @@ def check_host_requirement(
     naming = tuple(
         line for line in requires if (m := _NAME.match(line)) and canonical_name(m[1]) == host
     )
-    failures = [
-        f for line in naming if not _met(line, installed) and (f := _failure(line, installed))
-    ]
+    failures = [f for line in naming if (f := _failure(line, installed)) is not None]
     # Incompatible comes before invalid (DESIGN 6): with an unmet entry, the unmet ones count.
     unmet = [f for f in failures if f.code is not Code.INVALID_REQUIREMENT]
     return HostRequirement(host, installed, naming, tuple(unmet or failures))
-
-
-def _met(line: str, installed: str | None) -> bool:
-    # The usual host>=X.Y, met: packaging.version decides it without packaging.specifiers (4 ms).
-    from packaging.version import Version  # noqa: PLC0415
-
-    clauses = _CLAUSES_ONLY.fullmatch(line)
-    floors = [_AT_LEAST.fullmatch(c) for c in (clauses[1] or "").split(",")] if clauses else [None]
-    try:
-        return all(f and Version(installed or "") >= Version(f[1]) for f in floors)
-    except ValueError:
-        return False
 
 
 def _failure(line: str, installed: str | None, *, short: bool = True) -> Failure | None:
