@@ -755,6 +755,27 @@ def test_a_refresh_that_finds_another_answer_is_seen_by_every_next_process(env):
         assert "NEW" in env.run(**extra)["AttentionBackendEnum"]
 
 
+def test_a_new_answer_deletes_the_hosts_other_files_and_no_one_elses(env):
+    """A refresh that finds another answer deletes this host's stale files, not other hosts'."""
+    env.dist("plug")
+    other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
+    env.age()
+    env.run()
+    folder = env.cache / "attn"
+    stale = "attn-0123456789abcdef.marshal"  # this host's, for another sys.path
+    kept = ["attn-other-0123456789abcdef.marshal", "tiny-0123456789abcdef.marshal", "attn-1.txt"]
+    for name in (stale, *kept):
+        (folder / name).write_bytes(b"")
+    with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:
+        handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
+    refreshed = SCRIPT.replace(
+        "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
+    )
+    assert "NEW" in env.run(refreshed)["AttentionBackendEnum"]
+    assert stale not in env.files()
+    assert set(kept) <= set(env.files())
+
+
 def test_a_relative_xdg_cache_home_is_ignored(env):
     """A relative XDG_CACHE_HOME is not used (XDG rules): the cache goes to ~/.cache."""
     env.dist("plug")
