@@ -218,6 +218,7 @@ def env_odd_metadata(sites, tmp_path):
     texts = {
         "folded": "Name: folded\nVersion: 1\nRequires-Dist: attn\n  >=0.1\nSummary: a\n\tb\n",
         "crlf": "Name: crlf\r\nVersion: 2\r\nRequires-Dist: attn>=0.1\r\n",
+        "cr": "Name: cr\rVersion: 5\rRequires-Dist: attn>=0.1\r",
         "envelope": "From someone\nName: envelope\nVersion: 1\nFrom here\n",
         "bom": "\ufeffName: bom\nVersion: 1\n",
         "twice": "Name: twice\nName: again\nversion: 1\nVERSION: 2\nrequires-dist: attn\n",
@@ -243,6 +244,7 @@ def env_odd_entry_points(sites, tmp_path):
         "no-equals": "[attn.backends]\nthis line has no equals sign\n",
         "empty-section": "[]\nA = a:A\n[attn.backends]\nB=b:B=c\n",
         "crlf-eps": "[attn.backends]\r\nA = a:A\r\n[attn.mla_prefill_backends]\r\nP = p:P\r\n",
+        "cr-eps": "[attn.backends]\rA = a:A\r[attn.mla_prefill_backends]\rP = p:P\r",
         "brackets": "[[attn.backends]]\nA = a:A\n[ attn.backends ]\nB = b:B\n",
         "unicode-eps": "[attn.backends]\nA\u2028B = a:A\n",
         "blank": "",
