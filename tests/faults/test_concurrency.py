@@ -490,6 +490,51 @@ def test_a_fork_while_a_discovering_thread_logs_does_not_deadlock(python):
     assert (done.returncode, done.stdout, done.stderr) == (0, "0\n", "")
 
 
+#: A thread loads a plugin whose module imports logging and then logs
+#: (slowly) at the moment the main thread forks.
+FORK_WHILE_A_PLUGIN_IMPORT_LOGS = """
+import os, sys, threading, time, warnings
+warnings.simplefilter("ignore")  # Python 3.12+ warns about forking with threads
+import attn
+enum = attn.AttentionBackendEnum
+enum["FLASH_ATTN"].get_path()
+thread = threading.Thread(target=lambda: enum["PLUG_LOG"].get_class())
+thread.start()
+while "plug_log" not in sys.modules:
+    time.sleep(0.001)
+time.sleep(0.1)  # the plugin module has imported logging and sleeps
+pid = os.fork()
+if pid == 0:
+    enum["TRITON_ATTN"].get_path()
+    os._exit(0)
+thread.join()
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+def test_a_fork_while_a_plugin_module_imports_logging_and_logs_does_not_deadlock(site, python):
+    """attn's fork hook runs before logging's, so plugin code that logs in an import finishes."""
+    site.module(
+        "plug_log",
+        "import logging, time\n"
+        "from attn.backends import AttentionBackend\n"
+        "time.sleep(0.3)\n"
+        "logging.getLogger('plug_log').debug('imported')  # takes logging's lock\n"
+        "class Backend(AttentionBackend):\n"
+        "    pass\n",
+    )
+    site.dist("plug-log", entry_points={GROUP: {"PLUG_LOG": "plug_log:Backend"}})
+    done = subprocess.run(
+        [str(python.runtime.python), "-c", FORK_WHILE_A_PLUGIN_IMPORT_LOGS],
+        env={**python.env(), "ATTN_NO_CACHE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "0\n", "")
+
+
 #: A process whose four threads run every operation at random (lookups, loading
 #: a plugin's class, listing, select(), refresh, registration, clear_override),
 #: each starting with the registry's first discovery, cold or warm from the
