@@ -546,15 +546,16 @@ def test_a_second_copy_of_a_plugin_distribution_stays_a_problem(sites, run_disco
     assert "duplicate-metadata" in kinds(run_discovery())
 
 
+@pytest.mark.parametrize(("here", "there"), [(GROUP, MLA), (MLA, GROUP)])
 def test_a_second_copy_of_a_sibling_registrys_plugin_is_that_registrys_problem(
-    sites, run_discovery
+    sites, run_discovery, here, there
 ):
     """Copies of a plugin of the other registry only are reported there, not here."""
     first, second = sites.new("first"), sites.new("second")
     for site, version in ((first, "2.0"), (second, "1.0")):
-        site.dist("plug", version, entry_points={MLA: {"A": "m:A"}})
-    assert kinds(run_discovery()) == []
-    assert kinds(run_discovery(group=MLA)) == ["duplicate-metadata"]
+        site.dist("plug", version, entry_points={there: {"A": "m:A"}})
+    assert kinds(run_discovery(group=here)) == []
+    assert kinds(run_discovery(group=there)) == ["duplicate-metadata"]
 
 
 def test_a_second_copy_of_the_host_is_a_problem(sites, run_discovery):

@@ -869,3 +869,15 @@ def test_a_metadata_file_that_is_no_regular_file_is_reported_never_read(site, py
     )
     message = f"{file} cannot be read: not a regular file"
     assert json.loads(done.stdout) == {"fast": message, "reference": message}
+
+
+@pytest.mark.parametrize("using", ["fast", "reference"])
+def test_the_version_of_a_host_installed_twice_is_its_imported_copys(sites, monkeypatch, using):
+    """Two plain (not editable) copies: the one beside the imported code wins, not the first."""
+    first, second = sites.new("first"), sites.new("second")
+    first.dist("toy", "1.0", requires=())
+    second.dist("toy", "2.0", requires=())
+    monkeypatch.setenv("ATTN_READER", using)
+    assert installed_version("toy") == "1.0"
+    assert installed_version("toy", str(second.root)) == "2.0"
+    assert installed_version("toy", str(first.root)) == "1.0"
