@@ -872,10 +872,19 @@ def test_a_metadata_file_that_is_no_regular_file_is_reported_never_read(site, py
 
 
 @pytest.mark.parametrize("using", ["fast", "reference"])
-def test_the_version_of_a_host_installed_twice_is_its_imported_copys(sites, monkeypatch, using):
-    """Two plain (not editable) copies: the one beside the imported code wins, not the first."""
+@pytest.mark.parametrize("editable", [False, True], ids=["plain", "editable-elsewhere"])
+def test_the_version_of_a_host_installed_twice_is_its_imported_copys(
+    sites, tmp_path, monkeypatch, using, editable
+):
+    """The copy beside the imported code wins over the first, also over an editable one's.
+
+    The first copy is plain, or an editable install of a project in another folder.
+    """
     first, second = sites.new("first"), sites.new("second")
-    first.dist("toy", "1.0", requires=())
+    info = first.dist("toy", "1.0", requires=())
+    if editable:
+        url = {"url": (tmp_path / "elsewhere").as_uri(), "dir_info": {"editable": True}}
+        (info / "direct_url.json").write_text(json.dumps(url), encoding="utf-8")
     second.dist("toy", "2.0", requires=())
     monkeypatch.setenv("ATTN_READER", using)
     assert installed_version("toy") == "1.0"
