@@ -443,6 +443,35 @@ def test_fifty_forks_during_cold_discoveries_refreshes_and_registrations(python)
     assert codes == [0] * 50
 
 
+#: The end of the scripts below: fork at this moment; the child looks a
+#: built-in up and exits; the parent waits for its thread and prints the
+#: child's exit code.
+_FORK_NOW = """
+pid = os.fork()
+if pid == 0:
+    enum["TRITON_ATTN"].get_path()
+    os._exit(0)
+thread.join()
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+def fork_while_a_thread_works(python, script):
+    """Run *script*, then fork: the child looks a backend up, the parent joins the thread.
+
+    Both must finish in time, the child with exit code 0.
+    """
+    done = subprocess.run(
+        [str(python.runtime.python), "-c", script + _FORK_NOW],
+        env={**python.env(), "ATTN_NO_CACHE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "0\n", "")
+
+
 #: A host that imports logging after attn, and a finder that logs while a
 #: thread's discovery holds attn's lock, at the moment the main thread forks.
 FORK_WHILE_A_DISCOVERY_LOGS = """
@@ -468,26 +497,12 @@ sys.meta_path.append(LoggingFinder())
 thread = threading.Thread(target=lambda: enum["FLASH_ATTN"].get_path())
 thread.start()
 entered.wait(10)
-pid = os.fork()
-if pid == 0:
-    enum["TRITON_ATTN"].get_path()
-    os._exit(0)
-thread.join()
-print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 """
 
 
 def test_a_fork_while_a_discovering_thread_logs_does_not_deadlock(python):
     """attn's fork hook runs before logging's, so a thread that logs under attn's lock finishes."""
-    done = subprocess.run(
-        [str(python.runtime.python), "-c", FORK_WHILE_A_DISCOVERY_LOGS],
-        env={**python.env(), "ATTN_NO_CACHE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=CHILD_TIMEOUT,
-        check=False,
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, "0\n", "")
+    fork_while_a_thread_works(python, FORK_WHILE_A_DISCOVERY_LOGS)
 
 
 #: A thread loads a plugin whose module imports logging and then logs
@@ -503,12 +518,6 @@ thread.start()
 while "plug_log" not in sys.modules:
     time.sleep(0.001)
 time.sleep(0.1)  # the plugin module has imported logging and sleeps
-pid = os.fork()
-if pid == 0:
-    enum["TRITON_ATTN"].get_path()
-    os._exit(0)
-thread.join()
-print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 """
 
 
@@ -524,15 +533,7 @@ def test_a_fork_while_a_plugin_module_imports_logging_and_logs_does_not_deadlock
         "    pass\n",
     )
     site.dist("plug-log", entry_points={GROUP: {"PLUG_LOG": "plug_log:Backend"}})
-    done = subprocess.run(
-        [str(python.runtime.python), "-c", FORK_WHILE_A_PLUGIN_IMPORT_LOGS],
-        env={**python.env(), "ATTN_NO_CACHE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=CHILD_TIMEOUT,
-        check=False,
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, "0\n", "")
+    fork_while_a_thread_works(python, FORK_WHILE_A_PLUGIN_IMPORT_LOGS)
 
 
 #: A process whose four threads run every operation at random (lookups, loading

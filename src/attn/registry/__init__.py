@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 from attn import _fork
@@ -75,8 +76,6 @@ def __getattr__(name: str) -> object:
     if module is None:
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)
-    import importlib  # noqa: PLC0415
-
     with _fork.importing():
         value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value

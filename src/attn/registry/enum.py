@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import operator
 import sys
+import warnings
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 
 from attn import _fork
@@ -325,8 +326,6 @@ def registration(
         if dist is not None and all(
             p.name != name or p.distribution != dist for p in state.ensure().plugins
         ):
-            import warnings  # noqa: PLC0415 - only when plugin code misbehaves
-
             warnings.warn(
                 f"plugin code of {entry.plugin_label} registered {config.noun} {name!r} while "
                 f"attn imported it for {during.backend!r}, but {dist} does not declare {name!r}: "
