@@ -329,13 +329,18 @@ ATTN_SWITCHES = {
 }
 
 
-def test_a_hosts_own_suite_uses_its_own_prefix(pytester, site, monkeypatch):
-    """tinyinfer's tests get TINYINFER_* isolation and restore; ATTN_* change nothing for them."""
+@pytest.fixture
+def tinyinfer(site, monkeypatch):
+    """tinyinfer 1.2 installed, with one installed plugin (installed-sampler overrides GREEDY)."""
     site.module("tinyinfer", HOST_MODULE)
     site.dist("tinyinfer", "1.2", requires=())
     installed = {"tinyinfer.samplers": {"GREEDY": "installed_sampler:Sampler"}}
     site.dist("installed-sampler", entry_points=installed, requires=("tinyinfer",))
     monkeypatch.setenv("PYTHONPATH", str(site.root))
+
+
+def test_a_hosts_own_suite_uses_its_own_prefix(pytester, tinyinfer, monkeypatch):
+    """tinyinfer's tests get TINYINFER_* isolation and restore; ATTN_* change nothing for them."""
     for name, value in ATTN_SWITCHES.items():
         monkeypatch.setenv(name, value)
     pytester.makepyfile(
@@ -405,6 +410,92 @@ def test_a_host_declared_during_the_test_gets_its_variables_back(pytester, monke
     )
     result = pytester.runpytest_subprocess(
         "-p", "attn.testing", "-p", "no:cacheprovider", timeout=SUBPROCESS_TIMEOUT
+    )
+    result.assert_outcomes(passed=2)
+
+
+def test_attn_registries_first_used_in_the_test_see_fakes_only(pytester, installed, monkeypatch):
+    """A module that only imports attn: its subprocesses and its later lookups see fakes only."""
+    monkeypatch.setenv("PYTHONPATH", str(installed.root))
+    pytester.makepyfile(
+        test_lazy=f"""
+        import json, subprocess, sys
+
+        import attn
+
+        BACKEND_MODULE = {BACKEND_MODULE!r}
+        FILES = {{"vendor_fast/__init__.py": "", "vendor_fast/backend.py": BACKEND_MODULE}}
+        VENDOR = {{"attn.backends": {{"VENDOR_FAST": "vendor_fast.backend:VendorFastBackend"}}}}
+
+
+        def test_a_subprocess(attn_plugins):
+            attn_plugins.add("vendor-fast", VENDOR, files=FILES)
+            command = [sys.executable, "-m", "attn", "list", "attn.backends", "--json"]
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+            plugins = json.loads(done.stdout)["registries"][0]["plugins"]
+            assert [p["distribution"] for p in plugins] == ["vendor-fast"]
+
+
+        def test_a_lookup_after_the_fake(attn_plugins):
+            attn_plugins.add("vendor-fast", VENDOR, files=FILES)
+            assert not attn.AttentionBackendEnum.FLASH_ATTN.is_overridden()
+            assert attn.AttentionBackendEnum["VENDOR_FAST"].name == "VENDOR_FAST"
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "attn.testing", "-W", "error", "-p", "no:cacheprovider", timeout=SUBPROCESS_TIMEOUT
+    )
+    result.assert_outcomes(passed=2)
+
+
+def test_attn_variables_are_restored_in_a_suite_that_never_looks_up(pytester, monkeypatch):
+    """ATTN_* set by a test are undone although no attn registry was used in the process."""
+    monkeypatch.delenv("ATTN_STRICT", raising=False)
+    monkeypatch.setenv("ATTN_PLUGINS", "kept")
+    pytester.makepyfile(
+        test_env="""
+        import os
+
+
+        def test_sets(attn_plugins):
+            os.environ["ATTN_STRICT"] = "1"
+            os.environ["ATTN_PLUGINS"] = "something"
+
+
+        def test_after_the_fixture():
+            assert (os.environ.get("ATTN_STRICT"), os.environ["ATTN_PLUGINS"]) == (None, "kept")
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "attn.testing", "-p", "no:cacheprovider", timeout=SUBPROCESS_TIMEOUT
+    )
+    result.assert_outcomes(passed=2)
+
+
+@pytest.mark.usefixtures("tinyinfer")
+def test_a_host_declared_during_the_test_sees_the_fakes_only(pytester):
+    """A registry whose module the test imports: its installed plugins are left out too."""
+    pytester.makepyfile(
+        test_late_host="""
+        import os
+
+
+        def test_declared_here(attn_plugins):
+            from tinyinfer import SamplerEnum
+
+            assert not SamplerEnum.GREEDY.is_overridden()
+            assert os.environ["TINYINFER_NO_CACHE"] == "1"
+
+
+        def test_after_the_fixture():
+            from tinyinfer import SamplerEnum
+
+            assert "TINYINFER_NO_CACHE" not in os.environ
+            assert SamplerEnum.GREEDY.get_path() == "installed_sampler.Sampler"
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "attn.testing", "-W", "error", "-p", "no:cacheprovider", timeout=SUBPROCESS_TIMEOUT
     )
     result.assert_outcomes(passed=2)
 

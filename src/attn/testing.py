@@ -15,7 +15,7 @@ import pytest
 
 from attn.registry.backend import Backend, import_names
 from attn.registry.discovery import TESTING_SITES_VARIABLE
-from attn.registry.enum import BackendEnumMeta, declared_registries, state_of
+from attn.registry.enum import ON_DECLARE, BackendEnumMeta, declared_registries, state_of
 from attn.registry.loading import attribute, interface_of
 from attn.registry.paths import parse_path
 
@@ -98,6 +98,9 @@ class AttnPlugins:
         for name, text in written.items():
             (info / name).write_text(text, encoding="utf-8")
         self._added[distribution] = info
+        if {"attn.backends", "attn.mla_prefill_backends"}.intersection(entry_points):
+            # An attn plugin: declare attn's registries, so that a subprocess sees fakes only.
+            import attn.backends  # noqa: F401, PLC0415 - a host's suite leaves them alone
         self.refresh()
         return info
 
@@ -105,11 +108,17 @@ class AttnPlugins:
         """Make every registry discover again at its next access (within the test, lazily)."""
         importlib.invalidate_caches()
         for registry in declared_registries():
-            sites = TESTING_SITES_VARIABLE.format(prefix=registry.env_prefix)
-            os.environ.pop(sites, None)
-            if not self._include_installed:
-                os.environ[sites] = str(self.root)
+            self._isolate(registry)
             state_of(registry).invalidate()
+
+    def _isolate(self, registry: BackendEnumMeta) -> None:
+        """Point *registry*'s host, here and in subprocesses, at the fakes (or every plugin)."""
+        sites = TESTING_SITES_VARIABLE.format(prefix=registry.env_prefix)
+        os.environ.pop(sites, None)
+        if not self._include_installed:
+            os.environ[sites] = str(self.root)
+        # The discovery cache is keyed by sys.path: each test's new folder would only fill it.
+        os.environ[f"{registry.env_prefix}_NO_CACHE"] = "1"
 
 
 @pytest.fixture
@@ -121,19 +130,21 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
     root = tmp_path_factory.mktemp("attn_plugins")
     sys.path.insert(0, str(root))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.getenv("PYTHONPATH")]))
-    # The discovery cache is keyed by sys.path: each test's new folder would only fill it.
-    os.environ.update((f"{r.env_prefix}_NO_CACHE", "1") for r in snapshots)
     plugins = AttnPlugins(root)
     plugins.refresh()
+    isolate = plugins._isolate  # noqa: SLF001 - the fixture's own object
+    ON_DECLARE.append(isolate)  # a registry declared during the test: fakes only too
     try:
         yield plugins
     finally:
+        ON_DECLARE.remove(isolate)
         for name, module in list(sys.modules.items()):
             if (getattr(module, "__file__", None) or "").startswith(str(root)):
                 del sys.modules[name]
         sys.path[:] = saved_path
         # Every host's variables, and _<PREFIX>_ ones (the kit's own isolation among them).
-        heads = tuple(f"{u}{r.env_prefix}_" for r in declared_registries() for u in ("", "_"))
+        prefixes = {"ATTN", *(r.env_prefix for r in declared_registries())}
+        heads = tuple(f"{u}{prefix}_" for prefix in prefixes for u in ("", "_"))
         owned = [k for k in {*os.environ, *saved_env} if k == "PYTHONPATH" or k.startswith(heads)]
         for name in owned:
             os.environ.pop(name, None)

@@ -29,6 +29,8 @@ _I = TypeVar("_I")  # the registry's interface, which get_class() returns a subc
 
 _GROUPS: dict[str, dict[str, None]] = {}  # by env prefix, the (ordered) groups of one host
 _DECLARED: dict[str, BackendEnumMeta] = {}  # every registry, by module:qualname
+#: Called with each registry as it is declared: the testing kit isolates one declared mid-test.
+ON_DECLARE: list[Callable[[BackendEnumMeta], object]] = []
 _NOT_LOADING = LoadContext("", "", "", "", "")
 
 
@@ -92,6 +94,8 @@ class BackendEnumMeta(enum.EnumMeta):
         type.__setattr__(new, "_attn_state", RegistryState(config, tuple(defaults), groups))
         type.__setattr__(new, "_attn_interface", Backend if interface is None else interface)
         _DECLARED[f"{new.__module__}:{new.__qualname__}"] = new
+        for hook in ON_DECLARE:
+            hook(new)
         return new
 
     group = _keyword("group")
