@@ -203,6 +203,17 @@ def test_mla_prefill_priorities_follow_vllm(settings, order):
     assert mla_prefill_priorities(MLAPrefillBackendEnum, **settings) == order
 
 
+@pytest.mark.parametrize("registry", [AttentionBackendEnum, MLAPrefillBackendEnum])
+def test_a_capability_given_as_a_list_is_the_pair(registry):
+    """capability=[10, 0], as JSON and YAML configurations give it, orders as (10, 0) does."""
+    assert registry.priorities(device="cuda", capability=[10, 0]) == registry.priorities(
+        device="cuda", capability=(10, 0)
+    )
+    assert registry.FLASH_ATTN.get_class().validate_configuration(capability=[7, 0]) == (
+        registry.FLASH_ATTN.get_class().validate_configuration(capability=(7, 0))
+    )
+
+
 def test_a_registered_custom_comes_last(plugin_module):
     """CUSTOM joins the order, last, once something is registered for it."""
     assert "CUSTOM" not in attention_priorities(AttentionBackendEnum, device="cpu")

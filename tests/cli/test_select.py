@@ -135,12 +135,43 @@ def test_an_unknown_registry_is_a_usage_error():
         ('name="quoted"', "quoted"),
         ("empty=", ""),
         ("kv_cache_dtype=fp8", "fp8"),
+        ("head_size=NaN", "NaN"),
+        ("head_size=Infinity", "Infinity"),
+        ("head_size=-Infinity", "-Infinity"),
     ],
 )
 def test_parse_settings(pair, value):
     """JSON literals as JSON, anything else as the string written."""
     key = pair.partition("=")[0]
     assert command.parse_settings([pair], "attn select") == {key: value}
+
+
+def test_nan_is_a_string_and_the_json_output_stays_json():
+    """NaN is no JSON literal: the string 'NaN', and --json prints strict JSON."""
+    _, out, _ = attn_select("AttentionBackendEnum", "--set", "head_size=NaN", "--json")
+
+    def refuse(word):
+        raise AssertionError(f"{word} in the output")
+
+    assert json.loads(out, parse_constant=refuse)["settings"] == {"head_size": "NaN"}
+
+
+def test_set_backend_is_a_usage_error_pointing_at_the_backend_option():
+    """--set backend=NAME would collide with the explicit choice: exit 2, naming --backend."""
+    with pytest.raises(
+        UsageError, match=r"^--set .backend=CPU_ATTN.: choose the backend with --backend"
+    ):
+        attn_select("AttentionBackendEnum", "--set", "backend=CPU_ATTN")
+
+
+@pytest.mark.parametrize("registry", ["AttentionBackendEnum", "MLAPrefillBackendEnum"])
+@pytest.mark.parametrize("key", ["registry", "cls"])
+def test_any_other_setting_name_is_passed_through(registry, key):
+    """Settings named like the parameters of attn's own functions reach the checks, no crash."""
+    status, out, _ = attn_select(registry, "--set", f"{key}=x", "--set", "device=tpu")
+    assert status == 1
+    assert out.startswith("No ")
+    assert f"{key}='x'" in out.splitlines()[0]
 
 
 def validate(document):

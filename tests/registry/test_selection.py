@@ -101,6 +101,16 @@ class ReturnsNone(PickBackend):
     def validate_configuration(cls, **settings):
         return None
 
+class ReturnsEmptyTuple(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        return ()
+
+class ReturnsTuple(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        return ("head_size 7 is odd",)
+
 class ReturnsInts(PickBackend):
     @classmethod
     def validate_configuration(cls, **settings):
@@ -321,11 +331,7 @@ def test_an_unknown_explicit_name_is_the_unknown_name_error():
     [
         ("pickplug:Picky", "invalid-configuration", "head_size 7 is odd"),
         ("pickplug:Raises", "validation-failed", "its check raised RuntimeError: boom"),
-        (
-            "pickplug:ReturnsNone",
-            "validation-failed",
-            "validate_configuration returned NoneType, not a list of str",
-        ),
+        ("pickplug:ReturnsTuple", "invalid-configuration", "head_size 7 is odd"),
         (
             "pickplug:ReturnsInts",
             "validation-failed",
@@ -384,6 +390,47 @@ def test_keyboard_interrupt_passes_through(host):
     plugin(host, NEW="Interrupts")
     with pytest.raises(KeyboardInterrupt):
         select(PickEnum, "NEW")
+
+
+@pytest.mark.parametrize("checker", ["ReturnsNone", "ReturnsEmptyTuple"])
+def test_a_check_that_returns_no_reason_accepts(host, checker):
+    """None and () are no reasons, as [] is: the candidate is chosen."""
+    plugin(host, NEW=checker)
+    assert select(PickEnum, "NEW", head_size=7).tried[-1].verdict == "chosen"
+
+
+class PlainInterface:
+    """A host's interface that is not attn's Backend: any class works as one."""
+
+
+class PlainNeedsKernel(PlainInterface):
+    requires = ("plain-kernel-not-installed",)
+
+
+class PlainHost(
+    BackendEnum, group="plainhost.backends", host="plainhost", interface=PlainInterface
+):
+    NEEDS = f"{__name__}:PlainNeedsKernel"
+
+
+def test_requires_is_checked_for_a_class_without_missing_requirements():
+    """A missing kernel package rejects a class that declares requires without Backend's method."""
+    (row,) = rejected(PlainHost).tried
+    assert [(r.code, r.message) for r in row.reasons] == [
+        ("missing-requirement", "needs plain-kernel-not-installed, not installed")
+    ]
+
+
+def test_listing_says_the_same_of_that_class():
+    """attn list --load reads requires the way selection does: not available, the package named."""
+    from attn.registry.listing import build_report  # noqa: PLC0415
+
+    (row,) = build_report(PlainHost, load=True).backends
+    assert (row.available, row.requires, row.missing) == (
+        False,
+        ("plain-kernel-not-installed",),
+        ("plain-kernel-not-installed",),
+    )
 
 
 def test_a_class_without_validate_configuration_accepts_every_setting():

@@ -65,7 +65,7 @@ class _Builtin(Backend):
     facts_key: ClassVar[str]  # the member's name: its row in attn.backends._facts
 
     @classmethod
-    def validate_configuration(cls, **settings: object) -> list[str]:
+    def validate_configuration(cls, /, **settings: object) -> list[str]:
         """Why the kernel cannot run with *settings*; empty when it can (docs/selection.md)."""
         with _fork.importing():
             from . import _facts  # noqa: PLC0415 - listing imports the classes, not the facts

@@ -85,6 +85,7 @@ class Facts:
         return reasons
 
     def _check_capability(self, cap: object) -> list[str]:
+        cap = tuple(cap) if isinstance(cap, list) else cap  # [9, 0] as JSON gives it
         if not (isinstance(cap, tuple) and [isinstance(p, int) for p in cap] == [True, True]):
             return [f"capability must be a (major, minor) pair of ints, not {cap!r}"]
         low, high = self.capability or ((0, 0), None)
@@ -224,20 +225,20 @@ _MLA_PREFILL_ORDER: dict[str, Order] = {
 
 def _listed(registry: BackendEnumMeta, order: Order, capability: object) -> list[str]:
     """*order*'s list for *capability*, then CUSTOM while something is registered for it."""
-    major = capability[0] if isinstance(capability, tuple) and capability else None
+    major = capability[0] if isinstance(capability, (tuple, list)) and capability else None
     names = list(order[0] if major == _BLACKWELL else order[1])
     if "CUSTOM" in registry.__members__ and registry["CUSTOM"].is_overridden():
         names.append("CUSTOM")
     return names
 
 
-def attention_priorities(registry: BackendEnumMeta, **settings: object) -> list[str]:
+def attention_priorities(registry: BackendEnumMeta, /, **settings: object) -> list[str]:
     """``AttentionBackendEnum``'s order for *settings* (no device: CUDA's; unknown: none)."""
     key = (str(settings.get("device") or "cuda"), bool(settings.get("use_mla")))
     return _listed(registry, _ATTENTION_ORDER.get(key, ((), ())), settings.get("capability"))
 
 
-def mla_prefill_priorities(registry: BackendEnumMeta, **settings: object) -> list[str]:
+def mla_prefill_priorities(registry: BackendEnumMeta, /, **settings: object) -> list[str]:
     """``MLAPrefillBackendEnum``'s order for *settings*: by device and capability."""
     order = _MLA_PREFILL_ORDER.get(str(settings.get("device") or "cuda"), ((), ()))
     return _listed(registry, order, settings.get("capability"))

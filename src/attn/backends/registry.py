@@ -58,7 +58,7 @@ class AttentionBackendEnum(
     CUSTOM = None
 
     @classmethod
-    def priorities(cls, **settings: object) -> list[str]:
+    def priorities(cls, /, **settings: object) -> list[str]:
         """VLLM's order for the ``device``, ``capability`` and ``use_mla`` settings."""
         with _fork.importing():
             from ._facts import attention_priorities  # noqa: PLC0415 - a lookup needs no facts
@@ -92,7 +92,7 @@ class MLAPrefillBackendEnum(
     CUSTOM = None
 
     @classmethod
-    def priorities(cls, **settings: object) -> list[str]:
+    def priorities(cls, /, **settings: object) -> list[str]:
         """VLLM's MLA prefill order for the ``device`` and ``capability`` settings."""
         with _fork.importing():
             from ._facts import mla_prefill_priorities  # noqa: PLC0415 - a lookup needs no facts

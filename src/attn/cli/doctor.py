@@ -6,7 +6,7 @@ import json
 import sys
 from contextlib import nullcontext
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from attn import _version
 from attn.registry.errors import ENVIRONMENT_CODES, Code, SelectionError, StateMismatchError
@@ -180,6 +180,10 @@ def _depth(value: object) -> int:
     return 1 + max(map(_depth, value), default=0) if isinstance(value, list) else 0
 
 
+def _not_json(word: str) -> NoReturn:
+    raise ValueError(f"{word} is not JSON")
+
+
 def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
     """``KEY=VALUE`` pairs as settings, VALUE as JSON when it is JSON; a later KEY wins."""
     settings: dict[str, object] = {}
@@ -187,8 +191,10 @@ def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
         key, equals, text = pair.partition("=")
         if not equals or not key.isidentifier():
             raise UsageError(f"--set expects KEY=VALUE with KEY an identifier, got {pair!r}", prog)
-        try:
-            value = json.loads(text)
+        if key == "backend":
+            raise UsageError(f"--set {pair!r}: choose the backend with --backend NAME", prog)
+        try:  # NaN and Infinity are Python's, not JSON literals: strings, as JSON has them
+            value = json.loads(text, parse_constant=_not_json)
             deep = _depth(value) > MAX_DEPTH
         except RecursionError:  # nested too deeply for the parser, or for _depth
             deep = True

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import contextlib
 from _thread import _local  # threading.local, without importing threading
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from attn import _fork
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["Backend", "import_names"]
+__all__ = ["Backend", "import_names", "missing_of"]
 
 _MEMO = _local()  # per thread, while same_modules() is in effect: whether each module is found
 
@@ -67,8 +67,7 @@ class Backend:
     @classmethod
     def missing_requirements(cls) -> tuple[str, ...]:
         """The entries of [`requires`][requires] that are not installed."""
-        modules = (m.split(".", 1)[0] for m in import_names(cls))
-        return tuple(d for d, m in zip(cls.requires, modules, strict=True) if not _installed(m))
+        return _not_installed(cls)
 
     @classmethod
     def is_available(cls) -> bool:
@@ -76,11 +75,28 @@ class Backend:
         return not cls.missing_requirements()
 
 
-def import_names(cls: type[Backend]) -> tuple[str, ...]:
+def _not_installed(cls: type[Any]) -> tuple[str, ...]:
+    modules = (m.split(".", 1)[0] for m in import_names(cls))
+    return tuple(d for d, m in zip(cls.requires, modules, strict=True) if not _installed(m))
+
+
+def missing_of(cls: type) -> tuple[str, ...] | None:
+    """What *cls* lacks of its kernel packages, for listing and selection alike.
+
+    Its own ``missing_requirements()`` decides; else, for a class that declares ``requires``
+    without deriving from `Backend`, the same rule as `Backend`'s. None: it declares neither.
+    """
+    check = getattr(cls, "missing_requirements", None)
+    if callable(check):
+        return tuple(str(r) for r in check())
+    return None if getattr(cls, "requires", None) is None else _not_installed(cls)
+
+
+def import_names(cls: type[Any]) -> tuple[str, ...]:
     """The import names of *cls*'s `requires`, in order (`TypeError` if they cannot be right)."""
-    requires, modules = cls.requires, cls.requires_modules
+    requires, modules = cls.requires, getattr(cls, "requires_modules", None)
     for attribute in ("requires", "requires_modules"):
-        if isinstance(value := getattr(cls, attribute), str):
+        if isinstance(value := getattr(cls, attribute, None), str):
             raise TypeError(
                 f"{cls.__qualname__}.{attribute} is the string {value!r}, not a tuple: "
                 f"write {attribute} = ({value!r},)"

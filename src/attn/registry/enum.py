@@ -239,7 +239,7 @@ class BackendEnum(_BackendMethods, enum.Enum, metaclass=BackendEnumMeta):
         return cast("Self | PluginBackend[Any]", cls[name])
 
     @classmethod
-    def select(cls, backend: object = None, **settings: object) -> Selection:
+    def select(cls, /, backend: object = None, **settings: object) -> Selection:
         """Choose *backend*, or the first valid of [`priorities()`][priorities] for *settings*.
 
         Raises:
@@ -251,7 +251,7 @@ class BackendEnum(_BackendMethods, enum.Enum, metaclass=BackendEnumMeta):
         return select(cls, backend, **settings)
 
     @classmethod
-    def priorities(cls, **settings: object) -> list[str]:
+    def priorities(cls, /, **settings: object) -> list[str]:
         """The candidates for *settings*, in order; by default built-ins, CUSTOM if registered."""
         with _fork.importing():
             from .selection import default_priorities  # noqa: PLC0415 - a lookup needs no selection

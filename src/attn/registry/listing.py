@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Literal, NamedTuple, TypeAlias
 
-from .backend import same_modules
+from .backend import missing_of, same_modules
 from .enum import valid_names
 from .errors import AttnError, Code, describe, passes_through
 from .loading import resolve, try_load
@@ -99,8 +99,7 @@ def _availability(cls: type | None) -> _Availability:
     try:
         requires = tuple(str(r) for r in getattr(cls, "requires", ()) or ())
         what = "missing_requirements()"
-        check = getattr(cls, "missing_requirements", None)
-        missing = tuple(str(r) for r in check()) if callable(check) else None
+        missing = missing_of(cls)
     except BaseException as exc:
         if passes_through(exc):
             raise

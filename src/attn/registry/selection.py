@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from attn import _fork
 
+from .backend import missing_of
 from .errors import Code, SelectionError, describe, passes_through
 from .loading import load
 
@@ -112,7 +113,7 @@ def _shown(settings: Settings) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in settings) or "no settings"
 
 
-def default_priorities(registry: _Registry, **settings: object) -> list[str]:  # noqa: ARG001
+def default_priorities(registry: _Registry, /, **settings: object) -> list[str]:  # noqa: ARG001
     """Every built-in in enum order; a member without a default (CUSTOM) only when registered."""
     defaults, state = registry._attn_defaults, registry._attn_state
     return [n for n in defaults if defaults[n] is not None or state.lookup(n)]
@@ -121,7 +122,7 @@ def default_priorities(registry: _Registry, **settings: object) -> list[str]:  #
 def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
     reasons = []
     try:
-        if missing := (cls.missing_requirements() if hasattr(cls, "missing_requirements") else ()):
+        if missing := missing_of(cls):
             listed = ", ".join(map(str, missing))
             reasons.append(Reason(Code.MISSING_REQUIREMENT, f"needs {listed}, not installed"))
         validate = getattr(cls, "validate_configuration", None)
@@ -130,7 +131,8 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
         if passes_through(exc):
             raise
         return [*reasons, Reason(Code.VALIDATION_FAILED, f"its check raised {describe(exc)}")]
-    if type(said) is not list or any(type(s) is not str for s in said):
+    said = () if said is None else said  # a check that returns nothing found nothing
+    if type(said) not in (list, tuple) or any(type(s) is not str for s in said):
         shown = f"validate_configuration returned {type(said).__name__}, not a list of str"
         return [*reasons, Reason(Code.VALIDATION_FAILED, shown)]
     return [*reasons, *(Reason(Code.INVALID_CONFIGURATION, s) for s in said)]
