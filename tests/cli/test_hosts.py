@@ -124,7 +124,7 @@ def validate(document: dict) -> None:
 
 
 def test_list_over_a_hosts_registry(run, tinyinfer):
-    """The host's table: its built-ins, the override, the added name and the misspelt group."""
+    """The host's table: built-ins, override, added name, misspelt group; hints name --registry."""
     code, out, err = run("list", "--registry", REGISTRY)
     assert (code, err) == (0, "")
     assert out.splitlines() == [
@@ -135,12 +135,13 @@ def test_list_over_a_hosts_registry(run, tinyinfer):
         "CUSTOM  builtin  tinyinfer           no          unregistered  -",
         "FAST    plugin   tinyinfer-fast 0.3  no          ok            unknown",
         (
-            "  CUSTOM: unregistered (no built-in default); 'attn show CUSTOM' says how to "
-            "register one."
+            "  CUSTOM: unregistered (no built-in default); 'attn show CUSTOM --registry "
+            "test_hosts:SamplerEnum'"
         ),
+        "    says how to register one.",
         "Not read (misspelt entry-point group, a typo of 'tinyinfer.samplers'):",
         "  TYPO from tinyinfer-typo 0.1, in group 'tinyinfer.sampler'",
-        "  'attn doctor' says how to fix it.",
+        "  'attn doctor --registry test_hosts:SamplerEnum' says how to fix it.",
     ]
 
 
@@ -449,10 +450,51 @@ def test_a_host_commands_doctor_and_show(host, tinyinfer):
     assert (code, out.splitlines()[0]) == (0, "GREEDY chosen for no settings:")
 
 
-def test_main_refuses_what_is_not_a_registry():
-    """registries= takes registry classes only: anything else is the host's bug, a TypeError."""
+@pytest.mark.parametrize("registries", [[attn.registry.BackendEnum], []])
+def test_main_refuses_what_is_not_a_registry(registries):
+    """registries= takes registry classes only (one at least): else the host's bug, a TypeError."""
     with pytest.raises(TypeError, match=r"^main\(registries=\.\.\.\) expects registry classes"):
-        main(["list"], registries=[attn.registry.BackendEnum])
+        main(["list"], registries=registries)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["doctor", "--help"], "'tinyinfer plugins state save FILE'"),
+        (["state", "--help"], "'tinyinfer plugins doctor --against FILE'"),
+    ],
+)
+def test_a_host_commands_help_names_its_other_commands_by_it(host, args, said):
+    """The help of doctor and state names the other command as the host's users run it."""
+    code, out, _ = host(*args)
+    assert (code, said in " ".join(out.split())) == (0, True)
+    assert "'attn " not in out
+
+
+def test_a_host_commands_state_hint_names_it(host, tmp_path):
+    """A file that is no saved state: the hint to write one names the host's command."""
+    state = tmp_path / "state.json"
+    state.write_text("{}", encoding="utf-8")
+    code, _, err = host("doctor", "--against", str(state))
+    assert code == 2
+    assert err.splitlines()[0].endswith("; write it with 'tinyinfer plugins state save FILE'")
+
+
+def test_attns_hints_for_another_hosts_registry_name_it(run, tinyinfer):
+    """attn show NAME --registry M:C: the hints it prints work on that registry, not attn's."""
+    code, out, _ = run("show", "FAST", "--registry", REGISTRY)
+    assert code == 0
+    assert f"'attn show FAST --load --registry {REGISTRY}' imports and checks it" in " ".join(
+        out.split()
+    )
+    code, _, err = run("show", "SLOW", "--registry", REGISTRY)
+    assert (code, err.splitlines()[-1]) == (
+        1,
+        (
+            f"'attn doctor --registry {REGISTRY}' checks the installed plugins and says how to "
+            "fix what it finds."
+        ),
+    )
 
 
 def test_what_the_hosts_module_prints_stays_out_of_json(run, site):

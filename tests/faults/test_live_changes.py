@@ -67,3 +67,12 @@ def test_upgrade_to_an_incompatible_release_warns_and_keeps_the_builtin(live):
     with pytest.warns(attn.RejectedPluginWarning, match="the built-in FLASH_ATTN stays in effect"):
         attn.AttentionBackendEnum.refresh()
     assert not attn.AttentionBackendEnum.FLASH_ATTN.is_overridden()
+
+
+def test_an_incompatible_claimant_beside_a_used_one_names_the_one_in_effect(live):
+    """Another plugin provides the name: the warning says its backend stays, not the built-in."""
+    live.dist("live", entry_points={GROUP: {"FLASH_ATTN": "live_mod:B"}})
+    live.dist("old", entry_points={GROUP: {"FLASH_ATTN": "live_mod:B"}}, requires=["attn>=99"])
+    with pytest.warns(attn.RejectedPluginWarning, match="; live 1.0's FLASH_ATTN stays in effect"):
+        attn.AttentionBackendEnum.refresh()
+    assert attn.AttentionBackendEnum.FLASH_ATTN.get_path() == "live_mod.B"

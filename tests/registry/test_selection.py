@@ -290,8 +290,8 @@ def test_a_rejected_explicit_choice_is_an_error_with_its_reasons():
     assert str(error) == (
         "The pick backend 'FIRST' chosen explicitly is not valid in PickEnum for device='tpu':\n"
         "  FIRST (builtin): rejected: CUDA only\n"
-        "Choose another (or unset PICK_PICK_BACKEND); 'pick select PickEnum' lists the "
-        "candidates."
+        "Choose another (or unset PICK_PICK_BACKEND); 'attn select --registry "
+        "test_selection:PickEnum' lists the candidates."
     )
 
 

@@ -79,8 +79,8 @@ _COMMANDS: dict[str, tuple[Any, ...]] = {
         ("--json", "print one JSON object (for CI) instead of text", _FLAG),
         (
             "--against",
-            """instead, compare this environment with a state saved by 'attn state save FILE'
-            ('-': stdin); exit 1 when a backend resolves differently""",
+            """instead, compare this environment with a state saved by '{root} state save
+            FILE' ('-': stdin); exit 1 when a backend resolves differently""",
             {"metavar": "FILE"},
         ),
     ),
@@ -105,8 +105,8 @@ _COMMANDS: dict[str, tuple[Any, ...]] = {
     "state": (
         "save what every backend resolves to here, for 'doctor --against FILE'",
         """Save the resolved backends of this environment (every name: origin, path,
-        distribution and version) as JSON, to compare another node with it using 'attn doctor
-        --against FILE'.""",
+        distribution and version) as JSON, to compare another node with it using '{root}
+        doctor --against FILE'.""",
         ("file", "where to write the state ('-': stdout)", {"metavar": "FILE"}),
     ),
 }
@@ -151,7 +151,7 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
     """The registries *named* and ``--registry`` pick; by default, all the command knows."""
     names = [*filter(None, named), *args.selected]
     imported = {name: _imported(name, args.prog) for name in names if ":" in name}
-    if not args.known:
+    if args.known is None:
         from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
 
         args.known = [AttentionBackendEnum, MLAPrefillBackendEnum]
@@ -163,6 +163,16 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
             msg = f"unknown registry {name!r}; valid registries are: {valid} as MODULE:CLASS"
             raise UsageError(msg + did_you_mean(name, spellings), args.prog)
     return list(dict.fromkeys(spellings[name] for name in names)) if names else known
+
+
+def command(args: argparse.Namespace, registry: BackendEnumMeta | None, words: str) -> str:
+    """``'attn WORDS'`` quoted, as the user runs it for *registry*.
+
+    A registry this command does not know by default is named with ``--registry MODULE:CLASS``.
+    """
+    if registry is None or registry in args.known:
+        return f"'{args.root} {words}'"
+    return f"'{args.root} {words} --registry {registry.__module__}:{registry.__qualname__}'"
 
 
 def did_you_mean(name: str, options: Iterable[str]) -> str:
@@ -229,7 +239,8 @@ def _parser(command: str | None, prog: str) -> _Parser:
     parser.add_argument("--version", help="print attn's version and the Python in use", **_FLAG)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (summary, description, *arguments) in _COMMANDS.items():
-        cmd = sub.add_parser(name, help=summary, description=description)
+        described = description.replace("{root}", prog)  # the name main() was given
+        cmd = sub.add_parser(name, help=summary, description=described)
         if name != command:  # only the command run needs its arguments
             continue
         if name == "state":
@@ -241,7 +252,7 @@ def _parser(command: str | None, prog: str) -> _Parser:
             )
         cmd.set_defaults(prog=cmd.prog)  # what the command's messages call it (``attn list``)
         for flags, text, options in (_REGISTRIES, *arguments):
-            cmd.add_argument(flags, help=text, **options)
+            cmd.add_argument(flags, help=text.replace("{root}", prog), **options)
     return parser
 
 
@@ -334,7 +345,7 @@ def main(
     Raises:
         TypeError: an item of *registries* is not a registry class.
     """
-    if registries is not None and not all(map(is_registry, registries)):
+    if registries is not None and not (registries and all(map(is_registry, registries))):
         raise TypeError(f"main(registries=...) expects registry classes, got {registries!r}")
     argv = sys.argv[1:] if argv is None else list(argv)
     err = cast("IO[str]", _Stderr(sys.stderr or io.StringIO()))  # `2>&-`: stderr is dropped

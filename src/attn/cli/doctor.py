@@ -160,7 +160,7 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     try:
         state = WorkerState.from_json(data)
     except ValueError as exc:
-        msg = f"{name} is {exc}; write it with 'attn state save FILE'"
+        msg = f"{name} is {exc}; write it with '{args.root} state save FILE'"
         raise UsageError(msg, args.prog) from exc
     selected_registries(args)  # declare the registries, as a worker importing them does
     try:

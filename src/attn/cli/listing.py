@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import IO, TYPE_CHECKING
 
 from attn import _version
@@ -11,11 +12,11 @@ from attn.registry.errors import Code
 from attn.registry.listing import BackendRow, RegistryReport, build_report
 from attn.registry.loading import plugin_output_to
 
-from . import BOLD, WIDTH, Style, plural, selected_registries, wrap
+from . import BOLD, WIDTH, Style, command, plural, selected_registries, wrap
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from attn.registry.controls import Controls
     from attn.registry.report import PluginRecord
@@ -36,14 +37,14 @@ def _source(row: BackendRow, report: RegistryReport) -> str:
     return row.distribution or "unknown distribution"
 
 
-def _table(report: RegistryReport, style: Style, root: str) -> list[str]:
+def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> list[str]:
     rows: list[list[str]] = []
     notes = []
     for b in report.backends:
         available = "-" if b.path is None else _YES[b.available]
         rows.append([b.name, b.origin, _source(b, report), _YES[b.overridden], b.status, available])
         if b.status == "unregistered":
-            how = f"'{root} show {b.name}' says how to register one."
+            how = f"{say(f'show {b.name}')} says how to register one."
             notes.append(f"{b.name}: unregistered (no built-in default); {how}")
         elif b.status == "broken" and b.reason:
             notes.append(f"{b.name} is {style('broken')}: {b.reason}")
@@ -67,8 +68,11 @@ def _table(report: RegistryReport, style: Style, root: str) -> list[str]:
     return lines + [wrap(note, "  ") for note in notes]
 
 
-def _listing(report: RegistryReport, controls: Controls, style: Style, root: str) -> str:
-    lines = _table(report, style, root)
+def _listing(
+    report: RegistryReport, controls: Controls, style: Style, say: Callable[[str], str]
+) -> str:
+    """*say*: the quoted command line that does its argument for this registry."""
+    lines = _table(report, style, say)
     if report.plugins_disabled:
         only = "only built-ins and runtime registrations are in effect."
         lines.append(f"Plugins are disabled ({report.disable_variable} is set): {only}")
@@ -85,11 +89,11 @@ def _listing(report: RegistryReport, controls: Controls, style: Style, root: str
     if report.misgrouped:  # not this registry's plugins, but meant to be: say so here too
         lines.append(f"Not read (misspelt entry-point group, a typo of {report.group!r}):")
         lines += [f"  {n} from {by}, in group {g!r}" for n, by, g in report.misgrouped]
-        lines.append(f"  '{root} doctor' says how to fix it.")
+        lines.append(f"  {say('doctor')} says how to fix it.")
     if report.unreadable:
         lines.append("Metadata that cannot be read (plugins in it may be missing above):")
         lines += [wrap(f.message, "  ") for f in report.unreadable]
-        lines.append(f"  '{root} doctor' says how to fix each.")
+        lines.append(f"  {say('doctor')} says how to fix each.")
     return "\n".join(lines)
 
 
@@ -109,7 +113,10 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write(json.dumps(payload, indent=2) + "\n")  # one write; json.dump writes per token
     else:
         style = Style(out)
-        blocks = [_listing(r, c, style, args.root) for r, c in zip(reports, controls, strict=True)]
+        blocks = [
+            _listing(report, c, style, partial(command, args, registry))
+            for registry, report, c in zip(registries, reports, controls, strict=True)
+        ]
         out.write("\n\n".join(blocks) + "\n")
     # Under strict mode (of the backend's host), a backend --load finds broken.
     broken = {
@@ -190,12 +197,13 @@ def _detail(
         f"{row.default_path} (built-in)" if row and row.default_path else f"none: {name} {why}"
     )
     if row is None:
-        fix = f"'{args.root} doctor' says how to fix it"
+        fix = f"{command(args, registry, 'doctor')} says how to fix it"
         fields = {"status": f"not in effect: no claimant is used; {fix}", "default": default}
     else:
         status = style(row.status) + (f": {row.reason}" if row.reason else "")
         if row.status == "ok" and not args.load and row.origin == "plugin":
-            status += f" (not imported: '{args.root} show {name} --load' imports and checks it)"
+            load = command(args, registry, f"show {name} --load")
+            status += f" (not imported: {load} imports and checks it)"
         fields = {
             "path": row.path or "none: not registered",
             "origin": _origin(row, report),
@@ -240,5 +248,6 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if close:
         message += f"Did you mean {_either([repr(c) for c in close])}?\n"
     fix = "checks the installed plugins and says how to fix what it finds"
-    err.write(f"{message}'{args.root} doctor' {fix}.\n")
+    doctor = command(args, registries[0] if len(registries) == 1 else None, "doctor")
+    err.write(f"{message}{doctor} {fix}.\n")
     return 1

@@ -199,9 +199,12 @@ def unmatched_findings(
 
 
 def merge_warnings(
-    result: DiscoveryResult, noun: str, host: str, builtin_names: Sequence[str]
+    result: DiscoveryResult, noun: str, doctor: str, builtin_names: Sequence[str]
 ) -> list[tuple[str, str]]:
-    """The ``(code, message)`` of each warning merging *result* issues: never silent."""
+    """The ``(code, message)`` of each warning merging *result* issues: never silent.
+
+    *doctor* is the quoted command that gives the fixes (``'attn doctor'``).
+    """
     in_group = f"In entry-point group {result.group!r}, "
     where = {Code.SHADOWED: in_group, Code.UNMATCHED_SELECTION: ""}
     warned = [
@@ -214,13 +217,15 @@ def merge_warnings(
             then = f"{p.name!r} is not available"
             if p.name in builtin_names:
                 then = f"the built-in {p.name} stays in effect"
+            if used := next((q for q in result.used if q.name == p.name), None):
+                then = f"{used.origin_label}'s {p.name} stays in effect"
             message = (
                 f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
-                f"{p.status}: {p.reason}; {then}. Run '{host} doctor' for the fix."
+                f"{p.status}: {p.reason}; {then}. Run {doctor} for the fix."
             )
             warned.append((p.status, message))
     warned += [
-        (Code.UNREADABLE_METADATA.value, f"{f.message}. Run '{host} doctor' for the fix.")
+        (Code.UNREADABLE_METADATA.value, f"{f.message}. Run {doctor} for the fix.")
         for f in result.unreadable
     ]
     return warned

@@ -32,6 +32,7 @@ _DECLARED: dict[str, BackendEnumMeta] = {}  # every registry, by module:qualname
 #: Called with each registry as it is declared: the testing kit isolates one declared mid-test.
 ON_DECLARE: list[Callable[[BackendEnumMeta], object]] = []
 _NOT_LOADING = LoadContext("", "", "", "", "")
+_ATTN_REGISTRIES = {f"attn.backends.registry:{n}BackendEnum" for n in ("Attention", "MLAPrefill")}
 
 
 def _keyword(name: str) -> Any:
@@ -85,8 +86,11 @@ class BackendEnumMeta(enum.EnumMeta):
         defaults = {n: None if m.value is None else parse_path(m.value) for n, m in members}
         prefix = env_prefix or host.upper().replace("-", "_").replace(".", "_")
         hint = register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')"
+        # attn's own registries are the attn command's; another host's it imports on request.
+        where = f"{new.__module__}:{new.__qualname__}"
         config = RegistryConfig(
-            cls, group, host, noun or f"{host} backend", prefix, hint, code_root(new.__module__)
+            *(cls, group, host, noun or f"{host} backend", prefix, hint),
+            *(code_root(new.__module__), None if where in _ATTN_REGISTRIES else where),
         )
         groups = _GROUPS.setdefault(prefix, {})
         groups[group] = None
@@ -180,7 +184,7 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
         if close and not rejected:
             lines.append("Did you mean " + " or ".join(repr(c) for c in close) + "?")
         if rejected or misgrouped:
-            lines.append(f"Run '{config.host} doctor' for the fix.")
+            lines.append(f"Run {config.command('doctor')} for the fix.")
     return UnknownBackendError("\n".join(lines), name=str(name), registry=config.registry)
 
 
@@ -334,7 +338,7 @@ def registration(
                 f"plugin code of {entry.plugin_label} registered {config.noun} {name!r} while "
                 f"attn imported it for {during.backend!r}, but {dist} does not declare {name!r}: "
                 "this replaces it past conflict checks and controls. Report it to the plugin's "
-                f"authors; '{config.host} doctor --load' lists such registrations",
+                f"authors; {config.command('doctor --load')} lists such registrations",
                 PluginWarning,
                 stacklevel=stacklevel,  # the registering code
             )

@@ -77,7 +77,7 @@ def _default(registry: Registry, name: str) -> ClassPath:
         msg = (
             f"{config.noun} {name!r} is no longer provided: since the last discovery no "
             "plugin in effect declares it (was its distribution uninstalled, or left out "
-            f"by {config.env_prefix}_PLUGINS?); '{config.host} list' shows what is in effect"
+            f"by {config.env_prefix}_PLUGINS?); {config.command('list')} shows what is in effect"
         )
     raise UnknownBackendError(msg, name=name, registry=config.registry)
 

@@ -27,10 +27,11 @@ __all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name
 
 
 def _words(registry: _Registry) -> tuple[str, str, str]:
-    """The explicit choice's variable (``ATTN_ATTENTION_BACKEND``), the noun, the host's command."""
+    """The explicit choice's variable (``ATTN_ATTENTION_BACKEND``), the noun, the select command."""
     config = registry._attn_state.config
     variable = f"{config.env_prefix}_{config.noun.upper().replace(' ', '_')}"
-    return variable, config.noun, config.host
+    named = "" if config.where else f" {registry.__name__}"  # else --registry names it
+    return variable, config.noun, config.command(f"select{named}")
 
 
 def _token(registry: _Registry) -> object:
@@ -196,10 +197,7 @@ def _choose(
     where = f"{registry.__name__} for {_shown(settings)}"
     if explicit is not None:
         head = f"The {noun} {explicit!r} chosen explicitly is not valid in {where}:"
-        fix = (
-            f"Choose another (or unset {variable}); "
-            f"'{command} select {registry.__name__}' lists the candidates."
-        )
+        fix = f"Choose another (or unset {variable}); {command} lists the candidates."
     elif tried:
         head = f"No {noun} of {where} is valid; tried in order:"
         fix = "Install a kernel package named above, or change the settings."

@@ -40,6 +40,12 @@ class RegistryConfig(NamedTuple):
     env_prefix: str
     register_hint: str
     host_root: str | None = None
+    where: str | None = None
+    """``MODULE:CLASS`` of a registry the ``attn`` command reaches with ``--registry`` only."""
+
+    def command(self, words: str) -> str:
+        """The command line its users run for *words*: ``'attn doctor'``, quoted."""
+        return f"'attn {words}{f' --registry {self.where}' if self.where else ''}'"
 
 
 class Entry(NamedTuple):
@@ -215,10 +221,11 @@ class RegistryState:
                 f"{controls.strict_variable}=1 and the {config.noun} plugins in group "
                 f"{config.group!r} have {len(problems)} problem(s):\n"
                 + "".join(f"  - {p}\n" for p in problems)
-                + f"Run '{config.host} doctor' for the fixes."
+                + f"Run {config.command('doctor')} for the fixes."
             )
             error = (message, problems) if controls.strict and problems else None
-            warned = merge_warnings(result, config.noun, config.host, self._builtin_names)
+            doctor = config.command("doctor")
+            warned = merge_warnings(result, config.noun, doctor, self._builtin_names)
             outcome = Outcome(tuple(warned), error, plain(result))
             if scan is not None and error is None:  # a failing merge is worked out each time
                 scan.remember(config.group, context, outcome)
