@@ -43,7 +43,7 @@ TOP_K   builtin  tinyinfer             no          ok      yes
 FAST    plugin   tinyinfer-fast 0.3.0  no          ok      unknown
 Not read (misspelt entry-point group, a typo of 'tinyinfer.samplers'):
   TYPO from tinyinfer-typo 0.1.0, in group 'tinyinfer.sampler'
-  '{prog} doctor' says how to fix it.
+  '{doctor}' says how to fix it.
 """
 
 
@@ -67,11 +67,12 @@ def command(request, tinyinfer):
 
 
 def test_list(command):
-    """The table: the override, the added name and the misspelt group, hints to prog."""
+    """The table: the override, the added name and the misspelt group, hints that work."""
     prog, run_command = command
     done = run_command("list")
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == LISTING.format(prog=prog)
+    doctor = f"{prog} doctor" + (f" --registry {REGISTRY}" if prog == "attn" else "")
+    assert done.stdout == LISTING.format(doctor=doctor)
 
 
 def test_list_json_follows_the_schema(command, tinyinfer):
