@@ -306,7 +306,7 @@ def test_without_apply_state_spawned_children_miss_runtime_registrations(world, 
 
 FIX_ACME = (
     "To fix it, install the same plugin versions on every node "
-    "(here: pip install 'attn-acme==1.0')."
+    "(here: pip install 'attn-acme==1.0'), or set the same ATTN_PLUGINS in every process."
 )
 MISMATCHES = {
     "plugins-env": (
@@ -333,7 +333,8 @@ MISMATCHES = {
         "    driver: plug.mod.Prefill (plugin attn-acme 1.0)\n"
         "    worker: absent\n"
         "To fix it, install the same plugin versions on every node (here: pip install "
-        "'attn-acme==1.0'; pip install 'attn-other==1.0')."
+        "'attn-acme==1.0'; pip install 'attn-other==1.0'), or set the same ATTN_PLUGINS in "
+        "every process."
     ),
     "other-version": (
         "The backends in this process differ from the driver's:\n"
@@ -725,7 +726,7 @@ def test_a_worker_only_plugin_is_named_with_uninstall(plugin_module):
         "    driver: absent\n"
         "    worker: x.Y (plugin attn-extra 0.3)\n"
         "To fix it, install the same plugin versions on every node "
-        "(here: pip uninstall attn-extra)."
+        "(here: pip uninstall attn-extra), or set the same ATTN_PLUGINS in every process."
     )
     assert error.differences == (("AttentionBackendEnum", "EXTRA"),)
 

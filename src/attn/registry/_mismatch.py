@@ -63,6 +63,7 @@ def mismatch(
     commands: list[str] = []
     unpreferable = False  # a difference that no preference among plugins explains
     differ: dict[str, tuple[str | None, str | None]] = {}
+    selecting: dict[str, None] = {}  # <PREFIX>_PLUGINS of each registry that differs
     for driver, rows, problem in pairs:
         if rows is None:
             missing.append(driver)
@@ -79,6 +80,7 @@ def mismatch(
             commands += _commands(*sides)
             unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
         if found:
+            selecting[f"{driver.env_prefix}_PLUGINS"] = None
             here = dict(control_values(driver.env_prefix))
             differ.update(
                 (v, (value, here.get(v))) for v, value in driver.controls if here.get(v) != value
@@ -93,7 +95,7 @@ def mismatch(
         f"{v} is {_shown(theirs)} in the driver and {_shown(mine)} here"
         for v, (theirs, mine) in differ.items()
     ]
-    fixes = [_plugin_fix(commands, list(differ), unpreferable)] if differing else []
+    fixes = [_plugin_fix(commands, list(differ), [*selecting], unpreferable)] if differing else []
     if missing:
         hosts = ", ".join(dict.fromkeys(r.host for r in missing))
         fixes.append(
@@ -114,13 +116,15 @@ def mismatch(
     )
 
 
-def _plugin_fix(commands: list[str], controls: list[str], unpreferable: bool) -> str:
+def _plugin_fix(
+    commands: list[str], controls: list[str], selecting: list[str], unpreferable: bool
+) -> str:
     install = "install the same plugin versions on every node"
     if commands:
         install += f" (here: {'; '.join(dict.fromkeys(commands))})"
-    same = f"set the same {' and '.join(controls)} in every process"
-    if not controls:
-        return install
+    same = f"set the same {' and '.join(controls or selecting)} in every process"
+    if not controls:  # the plugins every process uses can also be named alike
+        return f"{install}, or {same}"
     if unpreferable and all(v.endswith("_PREFER") for v in controls):
         # A preference only picks among installed plugins: it cannot bring a missing one.
         return f"{install}, and {same}"
