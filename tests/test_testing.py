@@ -622,3 +622,50 @@ def test_conformance_failure_says_what_to_fix(pytester, check):
     result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
     result.assert_outcomes(failed=1, deselected=7)
     assert message in result.stdout.str()
+
+
+NOT_DERIVED = """
+class Impl:
+    pass
+
+
+class Plain:
+    @classmethod
+    def get_impl_cls(cls):
+        return Impl
+"""
+
+
+@pytest.mark.parametrize(
+    ("classes", "target", "message"),
+    [
+        (
+            "from plain import Plain",
+            "Plain",
+            (
+                "Plain does not derive from attn.backends._base.AttentionBackend: declare it "
+                "as class Plain(AttentionBackend)"
+            ),
+        ),
+        (
+            "",
+            "'absent_module:Backend'",
+            (
+                "backend_class 'absent_module:Backend' cannot be imported: ModuleNotFoundError: "
+                "No module named 'absent_module': set it to the class's 'module:QualName' path"
+            ),
+        ),
+    ],
+)
+def test_every_check_of_a_class_it_cannot_use_says_what_to_fix(pytester, classes, target, message):
+    """A class not derived from the interface, or not importable: each check names the fix."""
+    pytester.makepyfile(plain=NOT_DERIVED)
+    pytester.makepyfile(test_plain=CONFORMANCE.format(classes=classes, target=target))
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "--tb=line")
+    # Not derived: the four checks that call its methods fail; the others hold or skip.
+    failed = 4 if classes else 8
+    assert result.parseoutcomes()["failed"] == failed
+    out = result.stdout.str()
+    assert out.count(message) >= failed  # in each failure (pytest may repeat it in a summary)
+    assert not [raw for raw in ("AttributeError", "StopIteration", "Traceback") if raw in out]

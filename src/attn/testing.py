@@ -16,6 +16,7 @@ import pytest
 from attn.registry.backend import Backend, import_names
 from attn.registry.discovery import TESTING_SITES_VARIABLE
 from attn.registry.enum import ON_DECLARE, BackendEnumMeta, declared_registries, state_of
+from attn.registry.errors import describe
 from attn.registry.loading import attribute, interface_of
 from attn.registry.paths import parse_path
 
@@ -176,9 +177,26 @@ class BackendConformance:
                 f"{type(self).__name__} does not set backend_class: set it to the class or "
                 "its 'module:QualName' path"
             )
-        cls = target if isinstance(target, type) else attribute(parse_path(target))
+        try:
+            cls = target if isinstance(target, type) else attribute(parse_path(target))
+        except Exception as exc:  # noqa: BLE001 - any failure to import it is the finding
+            _fail(
+                f"backend_class {target!r} cannot be imported: {describe(exc)}: set it to the "
+                "class's 'module:QualName' path, and make its module importable"
+            )
         if not isinstance(cls, type):
             _fail(f"backend_class {target!r} names {cls!r}, which is not a class")
+        return cls
+
+    def _derived(self) -> type:
+        """The backend class, once it derives from the interface (else the failure says so)."""
+        cls, interface = self._backend(), self._interface()
+        if not issubclass(cls, interface):
+            _fail(
+                f"{cls.__qualname__} does not derive from {interface.__module__}."
+                f"{interface.__qualname__}: declare it as "
+                f"class {cls.__name__}({interface.__qualname__})"
+            )
         return cls
 
     def _interface(self) -> type:
@@ -192,17 +210,11 @@ class BackendConformance:
 
     def test_derives_from_the_registry_interface(self) -> None:
         """The class derives from the registry's backend interface."""
-        cls, interface = self._backend(), self._interface()
-        if not issubclass(cls, interface):
-            _fail(
-                f"{cls.__qualname__} does not derive from {interface.__module__}."
-                f"{interface.__qualname__}: declare it as "
-                f"class {cls.__name__}({interface.__qualname__})"
-            )
+        self._derived()
 
     def test_get_name_returns_a_non_empty_str(self) -> None:
         """``get_name()`` returns a non-empty ``str``."""
-        cls = self._backend()
+        cls = self._derived()
         name = cls.get_name()  # type: ignore[attr-defined]
         if not isinstance(name, str) or not name:
             _fail(
@@ -212,7 +224,7 @@ class BackendConformance:
 
     def test_get_impl_cls_is_overridden_and_returns_a_class(self) -> None:
         """``get_impl_cls()`` is overridden and returns a class."""
-        cls, interface = self._backend(), self._interface()
+        cls, interface = self._derived(), self._interface()
         if not hasattr(interface, "get_impl_cls"):
             pytest.skip(f"{interface.__qualname__} has no get_impl_cls() to override")
         if next(c for c in cls.__mro__ if "get_impl_cls" in c.__dict__) in interface.__mro__:
@@ -284,7 +296,7 @@ class BackendConformance:
 
     def test_is_available_returns_a_bool(self) -> None:
         """``is_available()`` returns a ``bool``."""
-        cls = self._backend()
+        cls = self._derived()
         available = cls.is_available()  # type: ignore[attr-defined]
         if not isinstance(available, bool):
             _fail(
