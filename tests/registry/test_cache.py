@@ -755,6 +755,27 @@ def test_a_refresh_that_finds_another_answer_is_seen_by_every_next_process(env):
         assert "NEW" in env.run(**extra)["AttentionBackendEnum"]
 
 
+def test_a_refresh_right_after_an_install_writes_the_cache_again(env):
+    """refresh() within the racy tick of an install writes the file; it is trusted once aged."""
+    env.dist("plug")
+    env.age()
+    env.run()
+    (before,) = env.files()
+    written = (env.cache / "attn" / before).read_bytes()
+    env.dist("new", entry_points={GROUP: {"NEW": "new.m:N"}})  # installed a moment ago
+    refreshed = SCRIPT.replace(
+        "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
+    )
+    assert "NEW" in env.run(refreshed)["AttentionBackendEnum"]
+    assert env.files() == [before]
+    assert (env.cache / "attn" / before).read_bytes() != written  # the new answer, on disk
+    assert env.run()["from_file"] is False  # within the racy tick: not trusted, scanned again
+    env.age()
+    env.run()
+    out = env.run()
+    assert (out["from_file"], "NEW" in out["AttentionBackendEnum"]) == (True, True)
+
+
 def test_a_new_answer_deletes_the_hosts_other_files_and_no_one_elses(env):
     """A refresh that finds another answer deletes this host's stale files, not other hosts'."""
     env.dist("plug")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     Check = Callable[[object], bool]
     RecordData = tuple[Any, ...]  # a DistributionRecord as report.plain makes it
 
-FORMAT = 7  # bumped whenever the layout of the file changes
+FORMAT = 8  # bumped whenever the layout of the file changes
 RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
 #: attn's own modules whose code decides what is cached: editing one invalidates.
 _SOURCES = ("_cache", "_metadata", "_scan", "compat", "controls", "discovery", "report", "table")
@@ -97,7 +97,8 @@ _RESULT = _row(
 _OUTCOME = _row(_many(_row(_STR, _STR)), _maybe(_row(_STR, _many(_STR))), _RESULT)
 _OUTCOME_KEY = _row(_STR, _many(_row(_STR, _STR)), _many(_STR))
 _FILE = _row(
-    *(_INT, _is(tuple), _many(_row(_STR, _maybe(_row(_INT, _INT, _INT, _INT)))), _many(_RECORD)),
+    *(_INT, _is(tuple), _INT, _many(_row(_STR, _maybe(_row(_INT, _INT, _INT, _INT))))),
+    _many(_RECORD),
     lambda v: type(v) is dict and all(_OUTCOME_KEY(k) and _OUTCOME(o) for k, o in v.items()),
 )
 
@@ -109,7 +110,7 @@ class HostScan(NamedTuple):
     stamps: tuple[tuple[str, Stamp], ...]
     records: tuple[RecordData, ...]
     file: str | None
-    writable: bool  # nothing the file depends on changed near the scan
+    started: int  # time.time_ns() when the scan began: stamps this close to it are racy
     from_file: bool
     outcomes: dict[object, Outcome]
     warned: set[WarningData]  # the warnings issued for this scan (each is issued once)
@@ -119,12 +120,13 @@ class HostScan(NamedTuple):
         return self.outcomes.get((group, context[0], context[1]))
 
     def remember(self, group: str, context: MergeContext, outcome: Outcome) -> None:
-        """Keep *outcome* for *group* and *context*; write the file if it may be trusted."""
+        """Keep *outcome* for *group* and *context*, and write the file."""
         self.outcomes[(group, context[0], context[1])] = outcome
-        if self.file is None or not self.writable:
+        if self.file is None:
             return
         outcomes = {k: tuple(v) for k, v in self.outcomes.items()}
-        data = marshal.dumps((FORMAT, self.key, self.stamps, self.records, outcomes))  # type: ignore[arg-type]
+        fields = (FORMAT, self.key, self.started, self.stamps, self.records, outcomes)
+        data = marshal.dumps(fields)  # type: ignore[arg-type]
         # Atomic: a temporary file in the same folder, then a rename.
         folder = os.path.dirname(self.file)
         temporary = f"{self.file}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
@@ -165,11 +167,15 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
         return None
     if not (_FILE(loaded) and loaded[:2] == (FORMAT, key)):
         return None
-    _, _, stamps, records, outcomes = loaded
+    _, _, started, stamps, records, outcomes = loaded
+    # A path modified in the clock tick of the scan may have changed again unseen (as git's
+    # racy index entries): the file is trusted only for paths older than that tick.
+    if any(s is not None and s[0] >= started - RACY_NS for _, s in stamps):
+        return None
     if any(_stamp(path) != stamp for path, stamp in stamps):
         return None
     outcomes = {k: Outcome(*v) for k, v in outcomes.items()}
-    return HostScan(key, stamps, records, file, True, True, outcomes, set())  # noqa: FBT003
+    return HostScan(key, stamps, records, file, started, True, outcomes, set())  # noqa: FBT003
 
 
 _SHARED: dict[str, tuple[tuple[object, ...], HostScan]] = {}
@@ -219,9 +225,6 @@ def host_scan(
             for _, location, *_ in records:  # the metadata folder (or legacy file) and its files
                 paths += [location, *(os.path.join(location, f) for f in _METADATA_FILES)]
         stamps = tuple((path, _stamp(path)) for path in dict.fromkeys(paths))
-        # A file modified in the clock tick of the scan may change again unseen (as git's
-        # racy index): the file is written only when nothing it depends on was.
-        trusted = all(s is None or s[0] < started - RACY_NS for _, s in stamps)
         # refresh() reads no file, and a new answer makes the host's other files stale too.
         if fresh and file is not None:
             before = held[1] if held is not None else _load(file, key)
@@ -232,7 +235,7 @@ def host_scan(
                     if name.startswith(f"{host_key}-") and len(name) == len(host_key) + 25:
                         with contextlib.suppress(OSError):
                             os.unlink(os.path.join(folder, name))
-        found = HostScan(key, stamps, records, file, trusted, False, {}, set())  # noqa: FBT003
+        found = HostScan(key, stamps, records, file, started, False, {}, set())  # noqa: FBT003
     _SHARED[host_key] = (process_key, found)
     return found
 
