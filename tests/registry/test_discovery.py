@@ -233,6 +233,13 @@ def test_names_are_case_sensitive(site, run_discovery):
     )
 
 
+def test_a_case_collision_of_a_blocked_plugin_says_declares(site, run_discovery):
+    """A blocked plugin adds nothing: the note says it declares the name."""
+    site.dist("plug", entry_points=eps(flash_attn="plug.mod:Backend"))
+    (note,) = run_discovery({"ATTN_BLOCK_PLUGINS": "plug"}).findings
+    assert note.message.startswith("plug 1.0 declares 'flash_attn', which differs from the ")
+
+
 def test_a_fullwidth_name_equal_to_a_builtin_under_nfkc_gets_a_note(site, run_discovery):
     """FLASH_ATTN in fullwidth letters is a new name (names are exact), with a note saying so."""
     fullwidth = "\uff26\uff2c\uff21\uff33\uff28_\uff21\uff34\uff34\uff2e"

@@ -158,7 +158,8 @@ def name_findings(
             yield Finding(
                 Code.CASE_COLLISION,
                 p.name,
-                f"{p.origin_label} adds {p.name!r}, which differs from the built-in "
+                f"{p.origin_label} {'adds' if p.status == 'used' else 'declares'} {p.name!r}, "
+                f"which differs from the built-in "
                 f"{other!r} {how}",
                 f"rename the entry point to {other!r} to override the built-in",
             )
