@@ -538,23 +538,6 @@ def test_list_shows_the_runtime_caller(run):
     assert line.split()[:4] == ["XFORMERS", "runtime", __name__, "yes"]
 
 
-def test_a_plugin_replaced_in_this_process_is_listed_as_not_in_effect(run, plugins):
-    """A runtime registration or clear_override() takes a used entry point out of effect."""
-    with pytest.warns(attn.RejectedPluginWarning):  # the plugins fixture's invalid ones
-        attn.register_backend(
-            attn.AttentionBackendEnum.FLASH_ATTN, "attn.backends.attention:CPUAttentionBackend"
-        )
-    attn.AttentionBackendEnum["ACME_ATTN"].clear_override()
-    out = run("list", "attn.backends").out
-    below = out[out.index("Plugins not in effect:") :].splitlines()
-    assert below[
-        below.index("  FLASH_ATTN = 'acme_attn:FlashAttention' from acme-attn 1.0: used") + 1
-    ] == ("    replaced by a runtime registration in this process")
-    assert below[
-        below.index("  ACME_ATTN = 'acme_attn:AcmeAttention' from acme-attn 1.0: used") + 1
-    ] == ("    removed with clear_override() in this process")
-
-
 def test_list_does_not_import_plugins(run, list_json, plugins, sentinel):
     """`attn list`, `--json`, `show` and `doctor` read metadata only; no plugin module runs."""
     assert run("list").code == 0

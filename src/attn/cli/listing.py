@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 _HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
 _MAX_NAME = 32  # a longer name has a line of its own, not a wider column
-_CLEARED = "removed with clear_override() in this process"
 _YES = {None: "unknown", True: "yes", False: "no"}
 
 
@@ -81,20 +80,12 @@ def _listing(
     if controls.only is not None:
         selection = f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
         lines.append(f"Plugins are limited to the distributions in {selection}.")
-    # A used entry point is out of effect when a runtime registration or clear_override()
-    # replaced it in this process.
-    origins = {b.name: b.origin for b in report.backends}
-    gone = {"runtime": "replaced by a runtime registration in this process"}
-    rejected = [
-        (p, p.reason if p.status != "used" else gone.get(origins.get(p.name, ""), _CLEARED))
-        for p in report.plugins
-        if p.status != "used" or origins.get(p.name) != "plugin"
-    ]
+    rejected = [p for p in report.plugins if p.status != "used"]
     lines += ["Plugins not in effect:"] if rejected else []
-    for p, reason in rejected:
+    for p in rejected:
         lines.append(f"  {p.name} = {p.value!r} from {p.origin_label}: {style(p.status)}")
-        if reason:
-            lines.append(wrap(reason, "    "))
+        if p.reason:
+            lines.append(wrap(p.reason, "    "))
     if report.misgrouped:  # not this registry's plugins, but meant to be: say so here too
         lines.append(f"Not read (misspelt entry-point group, a typo of {report.group!r}):")
         lines += [f"  {n} from {by}, in group {g!r}" for n, by, g in report.misgrouped]
