@@ -1,4 +1,4 @@
-"""Backend availability: which kernel packages are installed, found without importing them."""
+"""Backend availability (kernel packages found without importing them), and class paths."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import threading
 import pytest
 
 import attn
-from attn.registry import build_report
-from attn.registry.backend import Backend, same_modules
+from attn.registry import InvalidPathError, build_report
+from attn.registry.backend import Backend, ClassPath, parse_path, same_modules
 
 
 class _Recorder:
@@ -123,3 +123,77 @@ def test_a_wrong_requires_set_later_is_refused_when_checked():
     Late.requires_modules = ("acme_kernels", "extra")
     with pytest.raises(TypeError, match=r"\.Late\.requires_modules \('acme_kernels', 'extra'\) "):
         Late.is_available()
+
+
+# -- class paths: one canonical form, both forms accepted at the edges ---------------------
+@pytest.mark.parametrize(
+    ("text", "module", "qualname"),
+    [
+        ("pkg.mod:Cls", "pkg.mod", "Cls"),
+        ("pkg.mod:Outer.Inner", "pkg.mod", "Outer.Inner"),
+        ("pkg.mod.Cls", "pkg.mod", "Cls"),
+        ("pkg.mod.Outer.Inner", "pkg.mod.Outer", "Inner"),
+        ("mod:Cls", "mod", "Cls"),
+        ("  pkg.mod : Cls ", "pkg.mod", "Cls"),
+    ],
+)
+def test_parse_accepts_both_forms(text, module, qualname):
+    """A colon splits module from qualname; a dotted path splits at its last dot."""
+    assert parse_path(text) == ClassPath(module, qualname)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "Cls",
+            (
+                "Invalid class path: 'Cls': no module part; expected 'module:QualName' or "
+                "'module.QualName'"
+            ),
+        ),
+        ("a:b:c", "Invalid class path: 'a:b:c': more than one ':'; expected 'module:QualName'"),
+        (
+            "pkg..mod:Cls",
+            "Invalid class path: 'pkg..mod:Cls': 'pkg..mod' is not a dotted module name",
+        ),
+        ("pkg.mod:", "Invalid class path: 'pkg.mod:': '' is not a dotted qualified name"),
+        ("1pkg:Cls", "Invalid class path: '1pkg:Cls': '1pkg' is not a dotted module name"),
+        (
+            "pkg:f.<locals>.C",
+            (
+                "Invalid class path: 'pkg:f.<locals>.C': a class defined inside "
+                "a function cannot be imported by path"
+            ),
+        ),
+        (
+            "",
+            (
+                "Invalid class path: '': no module part; expected 'module:QualName' or "
+                "'module.QualName'"
+            ),
+        ),
+    ],
+)
+def test_parse_refuses_malformed_paths(text, message):
+    """A malformed path raises InvalidPathError, a ValueError, with the exact reason."""
+    with pytest.raises(InvalidPathError) as info:
+        parse_path(text)
+    assert str(info.value) == message
+    assert isinstance(info.value, ValueError)
+    assert info.value.path == text
+
+
+def test_parse_refuses_non_strings():
+    """Only strings are paths."""
+    with pytest.raises(InvalidPathError, match="expected a string, got int"):
+        parse_path(42)
+
+
+def test_forms_round_trip():
+    """colon and dotted render the two forms; str() is the canonical colon form."""
+    path = parse_path("pkg.mod:Outer.Inner")
+    assert path.colon == "pkg.mod:Outer.Inner"
+    assert path.dotted == "pkg.mod.Outer.Inner"
+    assert str(path) == "pkg.mod:Outer.Inner"
+    assert parse_path(path) is path

@@ -13,6 +13,7 @@ import pytest
 import attn
 from attn.registry import discovery
 from attn.registry._scan import DistributionRecord, EntryPointRecord, MetadataRecord, Problem
+from attn.registry.backend import ClassPath, parse_path
 from attn.registry.controls import read_controls
 from attn.registry.discovery import (
     looks_like_typo,
@@ -20,7 +21,6 @@ from attn.registry.discovery import (
     resolve_conflicts,
 )
 from attn.registry.errors import Code, InvalidPathError
-from attn.registry.paths import ClassPath, parse_path
 from attn.registry.report import Finding, PluginRecord
 
 #: attn's installed version, as messages quote it.
@@ -1053,7 +1053,7 @@ import json, os, warnings
 warnings.simplefilter("ignore")
 import attn
 from attn.registry._metadata import installed_version
-from attn.registry.paths import code_root
+from attn.registry.backend import code_root
 from attn.registry.enum import state_of
 out = {"version": attn.__version__}
 for reader in ("fast", "reference"):

@@ -12,6 +12,7 @@ import pytest
 
 from attn import AttentionBackend, AttentionBackendEnum, AttnError, BackendLoadError
 from attn.registry import BackendInterfaceError, BackendNotRegisteredError
+from attn.registry.backend import ClassPath
 from attn.registry.loading import (
     LoadContext,
     load,
@@ -20,7 +21,6 @@ from attn.registry.loading import (
     resolve,
     try_load,
 )
-from attn.registry.paths import ClassPath
 from attn.registry.table import Entry
 from hostile import SELF_HIDING
 

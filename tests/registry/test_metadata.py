@@ -16,10 +16,10 @@ from attn.registry._metadata import (
     Problem,
     scan,
 )
+from attn.registry.backend import parse_path
 from attn.registry.controls import canonical_name
 from attn.registry.discovery import deduplicate, parse_entry_point_value
 from attn.registry.errors import Code, InvalidPathError
-from attn.registry.paths import parse_path
 
 GROUP = "attn.backends"
 

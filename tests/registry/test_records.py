@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from attn.registry.paths import ClassPath
+from attn.registry.backend import ClassPath
 from attn.registry.report import Finding, PluginRecord
 
 

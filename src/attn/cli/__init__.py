@@ -13,6 +13,7 @@ import warnings
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 from attn import _version
+from attn.registry.backend import parse_path
 from attn.registry.enum import BackendEnumMeta, close_matches
 from attn.registry.errors import (
     AttnConfigError,
@@ -25,7 +26,6 @@ from attn.registry.errors import (
     shown,
 )
 from attn.registry.loading import attribute, plugin_output_to
-from attn.registry.paths import parse_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -166,10 +166,7 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
 
 
 def command(args: argparse.Namespace, registry: BackendEnumMeta | None, words: str) -> str:
-    """``'attn WORDS'`` quoted, as the user runs it for *registry*.
-
-    A registry this command does not know by default is named with ``--registry MODULE:CLASS``.
-    """
+    """``'attn WORDS'``, quoted, with ``--registry MODULE:CLASS`` for a registry not known."""
     if registry is None or registry in args.known:
         return f"'{args.root} {words}'"
     return f"'{args.root} {words} --registry {registry.__module__}:{registry.__qualname__}'"

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from . import _findings
 from ._metadata import UNREADABLE_KEY, editable_source, entry_point_pattern, installed_with, scan
+from .backend import ClassPath, parse_path
 from .compat import check_host_requirement
 from .controls import canonical_name, reader
 from .errors import Code, InvalidPathError
-from .paths import ClassPath, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
 if TYPE_CHECKING:

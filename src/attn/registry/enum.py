@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 
 from attn import _fork
 
-from .backend import Backend
+from .backend import Backend, ClassPath, code_root, parse_path
 from .errors import PluginWarning, UnknownBackendError
 from .loading import LoadContext, load, loading_now, resolve
-from .paths import ClassPath, code_root, parse_path
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Literal, NamedTuple, Protocol, cast
 
 from attn import _fork
 
+from .backend import parse_path
 from .errors import (
     BackendInterfaceError,
     BackendLoadError,
@@ -20,12 +21,11 @@ from .errors import (
     passes_through,
     shown,
 )
-from .paths import parse_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from .paths import ClassPath
+    from .backend import ClassPath
     from .table import Entry, RegistryState
 
     Which = Entry | Literal["in effect"] | None  # the class in effect, an entry's, the built-in's

@@ -6,8 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from .backend import ClassPath
 from .errors import NOTE_CODES, Code
-from .paths import ClassPath
 
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from attn import _fork
 
 from ._cache import Outcome, environment_key, forget, host_scan
+from .backend import ClassPath
 from .controls import Controls, read_controls
 from .errors import Code, ConflictWarning, PluginProblemError, PluginWarning, RejectedPluginWarning
-from .paths import ClassPath
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -40,8 +40,7 @@ class RegistryConfig(NamedTuple):
     env_prefix: str
     register_hint: str
     host_root: str | None = None
-    where: str | None = None
-    """``MODULE:CLASS`` of a registry the ``attn`` command reaches with ``--registry`` only."""
+    where: str | None = None  # MODULE:CLASS, for a registry attn's command needs --registry for
 
     def command(self, words: str) -> str:
         """The command line its users run for *words*: ``'attn doctor'``, quoted."""

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from attn import _fork
 
+from .backend import parse_path
 from .enum import BackendEnumMeta, declared_registries, resolution, state_of
 from .errors import StateMismatchError
-from .paths import parse_path
 from .table import Entry, fingerprint
 
 if TYPE_CHECKING:
