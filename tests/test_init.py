@@ -15,13 +15,13 @@ import attn.registry
 #: attn's public names (but __version__), each with where it is defined: ``module:qualname``.
 DEFINED_IN = {
     "AttentionBackend": "attn.backends._base:AttentionBackend",
-    "AttentionBackendEnum": "attn.backends.registry:AttentionBackendEnum",
+    "AttentionBackendEnum": "attn.backends:AttentionBackendEnum",
     "AttnError": "attn:AttnError",
     "AttnWarning": "attn:AttnWarning",
     "BackendLoadError": "attn:BackendLoadError",
     "ConflictWarning": "attn:ConflictWarning",
     "MLAPrefillBackend": "attn.backends._base:MLAPrefillBackend",
-    "MLAPrefillBackendEnum": "attn.backends.registry:MLAPrefillBackendEnum",
+    "MLAPrefillBackendEnum": "attn.backends:MLAPrefillBackendEnum",
     "PluginBackend": "attn.registry.enum:PluginBackend",
     "RejectedPluginWarning": "attn:RejectedPluginWarning",
     "Selection": "attn.registry.selection:Selection",
@@ -32,8 +32,8 @@ DEFINED_IN = {
     "apply_state": "attn.registry.workers:apply_state",
     "capture_state": "attn.registry.workers:capture_state",
     "ray_setup_hook": "attn.registry.workers:ray_setup_hook",
-    "register_backend": "attn.backends.registry:register_backend",
-    "register_mla_prefill_backend": "attn.backends.registry:register_mla_prefill_backend",
+    "register_backend": "attn.backends:register_backend",
+    "register_mla_prefill_backend": "attn.backends:register_mla_prefill_backend",
 }
 EXPECTED = {*DEFINED_IN, "__version__"}
 

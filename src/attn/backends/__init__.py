@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from attn import _fork
+from attn.registry import BackendEnum, PluginBackend
+from attn.registry.enum import registration
+
 from ._base import AttentionBackend, MLAPrefillBackend
-from .registry import (
-    AttentionBackendEnum,
-    MLAPrefillBackendEnum,
-    register_backend,
-    register_mla_prefill_backend,
-)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from typing_extensions import Self
 
 __all__ = [
     "AttentionBackend",
@@ -18,6 +23,108 @@ __all__ = [
     "register_backend",
     "register_mla_prefill_backend",
 ]
+
+
+class AttentionBackendEnum(
+    BackendEnum,
+    group="attn.backends",
+    host="attn",
+    interface=AttentionBackend,
+    noun="attention backend",
+    register_hint="attn.register_backend(AttentionBackendEnum.NAME, 'module:Class')",
+):
+    """The attention backends: built-ins here, plugins from ``attn.backends``."""
+
+    FLASH_ATTN = "attn.backends.attention:FlashAttentionBackend"
+    FLASH_SINK_ATTN = "attn.backends.attention:FlashSinkAttentionBackend"
+    TRITON_ATTN = "attn.backends.attention:TritonAttentionBackend"
+    XFORMERS = "attn.backends.attention:XFormersBackend"
+    ROCM_ATTN = "attn.backends.attention:RocmAttentionBackend"
+    ROCM_AITER_MLA = "attn.backends.attention:RocmAiterMLABackend"
+    ROCM_AITER_FA = "attn.backends.attention:RocmAiterFlashAttentionBackend"
+    TORCH_SDPA = "attn.backends.attention:TorchSDPABackend"
+    FLASHINFER = "attn.backends.attention:FlashInferBackend"
+    FLASHINFER_MLA = "attn.backends.attention:FlashInferMLABackend"
+    TRITON_MLA = "attn.backends.attention:TritonMLABackend"
+    CUTLASS_MLA = "attn.backends.attention:CutlassMLABackend"
+    FLASHMLA = "attn.backends.attention:FlashMLABackend"
+    FLASHMLA_SPARSE = "attn.backends.attention:FlashMLASparseBackend"
+    FLASH_ATTN_MLA = "attn.backends.attention:FlashAttentionMLABackend"
+    PALLAS = "attn.backends.attention:PallasAttentionBackend"
+    IPEX = "attn.backends.attention:IpexAttentionBackend"
+    NO_ATTENTION = "attn.backends.attention:NoAttentionBackend"
+    FLEX_ATTENTION = "attn.backends.attention:FlexAttentionBackend"
+    TREE_ATTN = "attn.backends.attention:TreeAttentionBackend"
+    ROCM_AITER_UNIFIED_ATTN = "attn.backends.attention:RocmAiterUnifiedAttentionBackend"
+    CPU_ATTN = "attn.backends.attention:CPUAttentionBackend"
+    CUSTOM = None
+
+    @classmethod
+    def priorities(cls, /, **settings: object) -> list[str]:
+        """VLLM's order for the ``device``, ``capability`` and ``use_mla`` settings."""
+        with _fork.importing():
+            from ._facts import attention_priorities  # noqa: PLC0415 - a lookup needs no facts
+
+        return attention_priorities(cls, **settings)
+
+    if TYPE_CHECKING:  # classes of AttentionBackend, for type checkers
+
+        def get_class(self) -> type[AttentionBackend]: ...  # noqa: D102
+        @classmethod
+        def lookup(cls, name: str) -> Self | PluginBackend[AttentionBackend]: ...  # noqa: D102
+
+
+class MLAPrefillBackendEnum(
+    BackendEnum,
+    group="attn.mla_prefill_backends",
+    host="attn",
+    interface=MLAPrefillBackend,
+    noun="MLA prefill backend",
+    register_hint="attn.register_mla_prefill_backend(MLAPrefillBackendEnum.NAME, 'module:Class')",
+):
+    """The MLA prefill backends: built-ins here, plugins from ``attn.mla_prefill_backends``."""
+
+    FLASH_ATTN = "attn.backends.mla_prefill:FlashAttentionMLAPrefillBackend"
+    FLASHINFER = "attn.backends.mla_prefill:FlashInferMLAPrefillBackend"
+    TRITON_RAGGED = "attn.backends.mla_prefill:TritonRaggedMLAPrefillBackend"
+    TOKENSPEED_MLA = "attn.backends.mla_prefill:TokenspeedMLAPrefillBackend"
+    ROCM_AITER_FA = "attn.backends.mla_prefill:RocmAiterFAMLAPrefillBackend"
+    CPU = "attn.backends.mla_prefill:CPUMLAPrefillBackend"
+    ZEN_CPU = "attn.backends.mla_prefill:ZenCPUMLAPrefillBackend"
+    CUSTOM = None
+
+    @classmethod
+    def priorities(cls, /, **settings: object) -> list[str]:
+        """VLLM's MLA prefill order for the ``device`` and ``capability`` settings."""
+        with _fork.importing():
+            from ._facts import mla_prefill_priorities  # noqa: PLC0415 - a lookup needs no facts
+
+        return mla_prefill_priorities(cls, **settings)
+
+    if TYPE_CHECKING:  # classes of MLAPrefillBackend, for type checkers
+
+        def get_class(self) -> type[MLAPrefillBackend]: ...  # noqa: D102
+        @classmethod
+        def lookup(cls, name: str) -> Self | PluginBackend[MLAPrefillBackend]: ...  # noqa: D102
+
+
+def register_backend(
+    backend: AttentionBackendEnum | PluginBackend[AttentionBackend], class_path: str | None = None
+) -> Callable[[type], type]:
+    """Register an attention backend class at runtime, replacing a plugin's entry for the name.
+
+    Without *class_path* it is a decorator of the class; with *class_path* (``module:QualName``
+    or ``module.QualName``) it records that path and returns an identity function.
+    """
+    return registration(AttentionBackendEnum, backend, class_path, depth=2)
+
+
+def register_mla_prefill_backend(
+    backend: MLAPrefillBackendEnum | PluginBackend[MLAPrefillBackend],
+    class_path: str | None = None,
+) -> Callable[[type], type]:
+    """Register an MLA prefill backend class at runtime; see `register_backend()`."""
+    return registration(MLAPrefillBackendEnum, backend, class_path, depth=2)
 
 
 def _deprecated_alias(owner: str) -> type[AttentionBackendEnum]:

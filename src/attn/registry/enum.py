@@ -31,7 +31,7 @@ _DECLARED: dict[str, BackendEnumMeta] = {}  # every registry, by module:qualname
 #: Called with each registry as it is declared: the testing kit isolates one declared mid-test.
 ON_DECLARE: list[Callable[[BackendEnumMeta], object]] = []
 _NOT_LOADING = LoadContext("", "", "", "", "")
-_ATTN_REGISTRIES = {f"attn.backends.registry:{n}BackendEnum" for n in ("Attention", "MLAPrefill")}
+_ATTN_REGISTRIES = {f"attn.backends:{n}BackendEnum" for n in ("Attention", "MLAPrefill")}
 
 
 def _keyword(name: str) -> Any:
