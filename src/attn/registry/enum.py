@@ -31,7 +31,6 @@ _DECLARED: dict[str, BackendEnumMeta] = {}  # every registry, by module:qualname
 #: Called with each registry as it is declared: the testing kit isolates one declared mid-test.
 ON_DECLARE: list[Callable[[BackendEnumMeta], object]] = []
 _NOT_LOADING = LoadContext("", "", "", "", "")
-_ATTN_REGISTRIES = {f"attn.backends:{n}BackendEnum" for n in ("Attention", "MLAPrefill")}
 
 
 def _keyword(name: str) -> Any:
@@ -86,10 +85,11 @@ class BackendEnumMeta(enum.EnumMeta):
         prefix = env_prefix or host.upper().replace("-", "_").replace(".", "_")
         hint = register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')"
         # attn's own registries are the attn command's; another host's it imports on request.
-        where = f"{new.__module__}:{new.__qualname__}"
+        module = new.__module__
+        where = None if module == "attn.backends" else f"{module}:{new.__qualname__}"
         config = RegistryConfig(
             *(cls, group, host, noun or f"{host} backend", prefix, hint),
-            *(code_root(new.__module__), None if where in _ATTN_REGISTRIES else where),
+            *(code_root(new.__module__), where),
         )
         groups = _GROUPS.setdefault(prefix, {})
         groups[group] = None
