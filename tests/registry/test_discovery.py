@@ -951,6 +951,34 @@ def test_typo_group_is_reported(site, run_discovery, group):
     )
 
 
+LEFT_OUT = {"ATTN_BLOCK_PLUGINS": "plug"}, {"ATTN_PLUGINS": "mine"}
+
+
+@pytest.mark.parametrize("environ", LEFT_OUT, ids=["blocked", "not-selected"])
+def test_a_typo_group_of_a_distribution_the_controls_leave_out_is_not_reported(
+    site, run_discovery, environ
+):
+    """Blocked, or left out by ATTN_PLUGINS: its misspelt group is as irrelevant as its plugins."""
+    site.dist("plug", entry_points={"attn.backend": {"A": "m:A"}})
+    site.dist("mine", entry_points=eps(MINE="mine:B"))
+    result = run_discovery(environ)
+    assert ([f.kind for f in result.findings], result.misgrouped) == ([], ())
+
+
+@pytest.mark.parametrize("environ", LEFT_OUT, ids=["blocked", "not-selected"])
+def test_copies_of_a_distribution_the_controls_leave_out_are_not_reported(
+    sites, run_discovery, environ
+):
+    """Two copies of a plugin nobody uses are no problem; two of the host still are."""
+    first, second = sites.new("first"), sites.new("second")
+    for site, version in ((first, "2.0"), (second, "1.0")):
+        site.dist("plug", version, entry_points=eps(A="m:A"))
+    second.dist("attn", VERSION, requires=())  # beside the attn under test
+    first.dist("mine", entry_points=eps(MINE="mine:B"))
+    findings = run_discovery(environ).findings
+    assert [(f.kind, f.subject) for f in findings] == [("duplicate-metadata", "attn")]
+
+
 @pytest.mark.parametrize("group", OTHER_PROJECTS)
 def test_other_projects_groups_are_not_typos(site, run_discovery, group):
     """A distribution with entry points in another project's group: no finding, nothing read."""

@@ -106,6 +106,10 @@ class Controls(_Settings):
         """Whether ``<PREFIX>_PLUGINS`` is unset or names *distribution*."""
         return self.only is None or canonical_name(distribution) in self.only
 
+    def leaves_out(self, distribution: str) -> bool:
+        """Whether the controls keep *distribution* out: blocked, or not selected."""
+        return self.blocks(distribution) or not self.selects(distribution)
+
     def to_json(self) -> dict[str, object]:
         """The controls in effect, as ``attn list --json`` reports them."""
         return {

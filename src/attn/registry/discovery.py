@@ -273,6 +273,9 @@ def discover(
     records = imported_first(records, host_key, host_root)
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
     dists, found = deduplicate(records, relevant | {host_key}, (group, *sibling_groups))
+    # The copies of a distribution the controls keep out matter no more than its entry points.
+    out = {canonical_name(f.subject) for f in found if controls.leaves_out(f.subject)} - {host_key}
+    found = tuple(f for f in found if canonical_name(f.subject) not in out)
     host_version = next((d.version for d in dists if d.key == host_key), None)
 
     plugins: list[PluginRecord] = []
@@ -300,6 +303,7 @@ def discover(
         for d in dists
         for ep in d.entry_points
         if ep.group not in groups and looks_like_typo(ep.group, group)
+        if not controls.leaves_out(d.name)
     ]
     unreadable = tuple(_findings.unreadable_findings(records))
     host_plugins = [
