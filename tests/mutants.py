@@ -38,8 +38,12 @@ MODULES: dict[str, tuple[str, ...]] = {
         "faults/test_catalogue.py",
     ),
     "discovery": ("registry/test_discovery.py", "registry/test_scan.py", "faults/test_prefer.py"),
-    "_findings": ("registry/test_discovery.py", "registry/test_table.py", "test_cli.py"),
-    "compat": ("registry/test_compat.py", "registry/test_discovery.py"),
+    "_findings": (
+        "registry/test_findings.py",
+        "registry/test_discovery.py",
+        "registry/test_table.py",
+        "test_cli.py",
+    ),
     "controls": (
         "registry/test_controls.py",
         "registry/test_discovery.py",

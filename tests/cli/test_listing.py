@@ -27,7 +27,7 @@ LIST_FORBIDDEN = (
     "pathlib",
     # The result of each registry's merge is cached with it: no pipeline runs.
     "attn.registry.discovery",
-    "attn.registry.compat",
+    "attn.registry._findings",
 )
 
 LIST_SCRIPT = """

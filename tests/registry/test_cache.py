@@ -852,10 +852,10 @@ def test_an_edit_of_attns_own_code_invalidates_the_cache(env, tmp_path):
     env.age()
     env.run()
     assert env.run()["from_file"] is True
-    compat = copy / "attn" / "registry" / "compat.py"
-    before = compat.stat()
-    compat.write_text(compat.read_text(encoding="utf-8") + "\n# 0.1.1\n", encoding="utf-8")
-    os.utime(compat, ns=(before.st_atime_ns, before.st_mtime_ns))
+    checks = copy / "attn" / "registry" / "_findings.py"
+    before = checks.stat()
+    checks.write_text(checks.read_text(encoding="utf-8") + "\n# 0.1.1\n", encoding="utf-8")
+    os.utime(checks, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert env.run()["from_file"] is False
 
 

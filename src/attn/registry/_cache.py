@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 FORMAT = 8  # bumped whenever the layout of the file changes
 RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
 #: attn's own modules whose code decides what is cached: editing one invalidates.
-_SOURCES = ("_cache", "_metadata", "_scan", "compat", "controls", "discovery", "report", "table")
+_SOURCES = ("_cache", "_findings", "_metadata", "_scan", "controls", "discovery", "report", "table")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from . import _findings
 from ._metadata import UNREADABLE_KEY, editable_source, entry_point_pattern, installed_with, scan
 from .backend import ClassPath, parse_path
-from .compat import check_host_requirement
 from .controls import canonical_name, reader
 from .errors import Code, InvalidPathError
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
@@ -21,8 +20,8 @@ from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
+    from ._findings import HostRequirement
     from ._metadata import DistributionRecord, EntryPointRecord
-    from .compat import HostRequirement
     from .controls import Controls
     from .report import PluginStatus
 
@@ -285,7 +284,7 @@ def discover(
         if not eps or dist.key == host_key:
             continue
         requires = dist.metadata.requires if dist.metadata else ()
-        requirement = check_host_requirement(requires, host_key, host_version)
+        requirement = _findings.check_host_requirement(requires, host_key, host_version)
         verdict = _status(dist, requirement, controls)
         same = (dist.name, dist.key, dist.version, dist.location, dist.path_index)
         for ep in eps:

@@ -10,8 +10,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import attn
-from attn.registry import compat
-from attn.registry.compat import Failure, HostRequirement, check_host_requirement
+from attn.registry import _findings
+from attn.registry._findings import Failure, HostRequirement, check_host_requirement
 from attn.registry.errors import Code, RejectedPluginWarning
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -356,7 +356,7 @@ SHAPES = (
 
 def test_most_shapes_take_the_short_way():
     """The comparison below covers the short way: most of its entries are name and clauses."""
-    short = [line for line in SHAPES if compat._CLAUSES_ONLY.fullmatch(line)]
+    short = [line for line in SHAPES if _findings._CLAUSES_ONLY.fullmatch(line)]
     assert len(short) >= 20, short
     assert "attn>=0.1; python_version > '3'" not in short
 
@@ -365,7 +365,7 @@ def test_most_shapes_take_the_short_way():
 @pytest.mark.parametrize("installed", ["0.1.0", "0.2rc1", "1.0", None, "not-a-version"])
 def test_a_plain_entry_gets_the_verdict_requirement_gives(line, installed):
     """The short way for name-and-clauses entries agrees with packaging's Requirement."""
-    assert compat._failure(line, installed) == compat._failure(line, installed, short=False)
+    assert _findings._failure(line, installed) == _findings._failure(line, installed, short=False)
 
 
 @pytest.mark.parametrize(
