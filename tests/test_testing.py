@@ -257,6 +257,10 @@ def test_strict_mode_errors_surface_at_the_first_access(pytester):
             "'vendor-fast' was already added in this test",
         ),
         (
+            'add_vendor(attn_plugins); attn_plugins.add("Vendor_Fast", {}, version="2.0")',
+            "'Vendor_Fast' was already added in this test",
+        ),
+        (
             'attn_plugins.add("x", {}, files={"../escape.py": ""})',
             "files: '../escape.py' must be a relative path inside the plugin's folder",
         ),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, NoReturn
 import pytest
 
 from attn.registry.backend import Backend, import_names, parse_path
+from attn.registry.controls import canonical_name
 from attn.registry.discovery import TESTING_SITES_VARIABLE
 from attn.registry.enum import ON_DECLARE, BackendEnumMeta, declared_registries, state_of
 from attn.registry.errors import describe
@@ -70,10 +71,10 @@ class AttnPlugins:
         if broken is not None:
             msg = f"{broken!r} has a line break; a fake plugin's metadata takes one line per field"
             raise ValueError(msg)
-        if distribution in self._added:
+        if (key := canonical_name(distribution)) in self._added:  # Vendor_A is vendor-a
             raise ValueError(
                 f"{distribution!r} was already added in this test (at "
-                f"{self._added[distribution]}); give the second plugin another name"
+                f"{self._added[key]}); give the second plugin another name"
             )
         for relative, text in (files or {}).items():
             target = (self.root / relative).resolve()
@@ -97,7 +98,7 @@ class AttnPlugins:
         written["RECORD"] = "".join(f"{path},,\n" for path in record)
         for name, text in written.items():
             (info / name).write_text(text, encoding="utf-8")
-        self._added[distribution] = info
+        self._added[key] = info
         if {"attn.backends", "attn.mla_prefill_backends"}.intersection(entry_points):
             # An attn plugin: declare attn's registries, so that a subprocess sees fakes only.
             import attn.backends  # noqa: F401, PLC0415 - a host's suite leaves them alone

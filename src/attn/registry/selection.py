@@ -197,7 +197,8 @@ def _choose(
     where = f"{registry.__name__} for {_shown(settings)}"
     if explicit is not None:
         head = f"The {noun} {explicit!r} chosen explicitly is not valid in {where}:"
-        fix = f"Choose another (or unset {variable}); {command} lists the candidates."
+        unset = f" (or unset {variable})" if os.environ.get(variable) else ""
+        fix = f"Choose another{unset}; {command} lists the candidates."
     elif tried:
         head = f"No {noun} of {where} is valid; tried in order:"
         fix = "Install a kernel package named above, or change the settings."
