@@ -673,3 +673,46 @@ def test_every_check_of_a_class_it_cannot_use_says_what_to_fix(pytester, classes
     out = result.stdout.str()
     assert out.count(message) >= failed  # in each failure (pytest may repeat it in a summary)
     assert not [raw for raw in ("AttributeError", "StopIteration", "Traceback") if raw in out]
+
+
+FORGOTTEN = """
+from attn import AttentionBackend
+
+
+class Impl:
+    pass
+
+
+class Forgot(AttentionBackend):
+    def get_name(self):
+        return "FORGOT"
+
+    @classmethod
+    def get_impl_cls(cls):
+        return Impl
+
+    @classmethod
+    def validate_configuration(cls, *, device):
+        return []
+"""
+
+
+@pytest.mark.parametrize(
+    ("check", "method"),
+    [
+        ("test_get_name_returns_a_non_empty_str", "get_name"),
+        ("test_validate_configuration_returns_a_list_of_str", "validate_configuration"),
+    ],
+)
+def test_a_method_that_cannot_be_called_on_the_class_says_what_to_fix(pytester, check, method):
+    """A forgotten @classmethod, or a check without **settings: the fix, not a raw TypeError."""
+    pytester.makepyfile(forgot=FORGOTTEN)
+    pytester.makepyfile(
+        test_forgot=CONFORMANCE.format(classes="from forgot import Forgot", target="Forgot")
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    result.assert_outcomes(failed=1, deselected=7)
+    out = result.stdout.str()
+    assert f"Forgot.{method}() raised TypeError: " in out
+    assert "declare it as a @classmethod (hosts call it on the class)" in out

@@ -100,8 +100,7 @@ class AttnPlugins:
             (info / name).write_text(text, encoding="utf-8")
         self._added[key] = info
         if {"attn.backends", "attn.mla_prefill_backends"}.intersection(entry_points):
-            # An attn plugin: declare attn's registries, so that a subprocess sees fakes only.
-            import attn.backends  # noqa: F401, PLC0415 - a host's suite leaves them alone
+            import attn.backends  # noqa: F401, PLC0415 - declared, so subprocesses see fakes only
         self.refresh()
         return info
 
@@ -113,12 +112,11 @@ class AttnPlugins:
             state_of(registry).invalidate()
 
     def _isolate(self, registry: BackendEnumMeta) -> None:
-        """Point *registry*'s host, here and in subprocesses, at the fakes (or every plugin)."""
+        """Point *registry*'s host at the fakes (or all), here and in subprocesses; no cache."""
         sites = TESTING_SITES_VARIABLE.format(prefix=registry.env_prefix)
         os.environ.pop(sites, None)
         if not self._include_installed:
             os.environ[sites] = str(self.root)
-        # The discovery cache is keyed by sys.path: each test's new folder would only fill it.
         os.environ[f"{registry.env_prefix}_NO_CACHE"] = "1"
 
 
@@ -160,6 +158,16 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
 
 def _fail(message: str) -> NoReturn:
     pytest.fail(message, pytrace=False)
+
+
+def _call(cls: type, method: str, **settings: object) -> object:
+    try:
+        return getattr(cls, method)(**settings)
+    except TypeError as exc:  # a forgotten @classmethod, or a check that takes no **settings
+        _fail(
+            f"{cls.__qualname__}.{method}() raised {describe(exc)}: declare it as a @classmethod "
+            "(hosts call it on the class) that accepts the keyword arguments it is given"
+        )
 
 
 class BackendConformance:
@@ -215,7 +223,7 @@ class BackendConformance:
     def test_get_name_returns_a_non_empty_str(self) -> None:
         """``get_name()`` returns a non-empty ``str``."""
         cls = self._derived()
-        name = cls.get_name()  # type: ignore[attr-defined]
+        name = _call(cls, "get_name")
         if not isinstance(name, str) or not name:
             _fail(
                 f"{cls.__qualname__}.get_name() returned {name!r}: return the backend's "
@@ -233,7 +241,7 @@ class BackendConformance:
                 "get_impl_cls() that returns the class computing the backend's result "
                 "(import the kernel library inside it, not at module level)"
             )
-        impl = cls.get_impl_cls()  # type: ignore[attr-defined]
+        impl = _call(cls, "get_impl_cls")
         if not isinstance(impl, type):
             _fail(
                 f"{cls.__qualname__}.get_impl_cls() returned {impl!r}, not a class: return "
@@ -297,7 +305,7 @@ class BackendConformance:
     def test_is_available_returns_a_bool(self) -> None:
         """``is_available()`` returns a ``bool``."""
         cls = self._derived()
-        available = cls.is_available()  # type: ignore[attr-defined]
+        available = _call(cls, "is_available")
         if not isinstance(available, bool):
             _fail(
                 f"{cls.__qualname__}.is_available() returned {available!r}: return True or "
@@ -316,11 +324,10 @@ class BackendConformance:
     def test_validate_configuration_returns_a_list_of_str(self) -> None:
         """``validate_configuration(**settings)``, when defined, returns a list of ``str``."""
         cls = self._backend()
-        validate = getattr(cls, "validate_configuration", None)
-        if validate is None:
+        if not hasattr(cls, "validate_configuration"):
             pytest.skip(f"{cls.__qualname__} declares no validate_configuration")
         for settings in self.sample_settings:
-            said = validate(**settings)
+            said = _call(cls, "validate_configuration", **settings)
             if type(said) is not list or not all(type(s) is str for s in said):
                 _fail(
                     f"{cls.__qualname__}.validate_configuration(**{settings!r}) returned "

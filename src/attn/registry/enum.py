@@ -84,8 +84,7 @@ class BackendEnumMeta(enum.EnumMeta):
         defaults = {n: None if m.value is None else parse_path(m.value) for n, m in members}
         prefix = env_prefix or host.upper().replace("-", "_").replace(".", "_")
         hint = register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')"
-        # attn's own registries are the attn command's; another host's it imports on request.
-        module = new.__module__
+        module = new.__module__  # attn's own registries need no --registry in hints
         where = None if module == "attn.backends" else f"{module}:{new.__qualname__}"
         config = RegistryConfig(
             *(cls, group, host, noun or f"{host} backend", prefix, hint),
