@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import pickle
 import subprocess
 import sys
+import time
 
 import pytest
 
 import attn
-from attn.registry import selection
+from attn.registry import _cache, selection
 from attn.registry.enum import state_of
 from attn.registry.selection import Recorded
 from attn.registry.workers import CapturedRegistry, WorkerState
+from racy import settle_attn_sources
 
 HOST = '''\
 from attn.registry import Backend, BackendEnum
@@ -371,6 +374,20 @@ def test_check_false_selects_nothing(registry):
     registry.refresh()
     attn.apply_state(state, check=False)
     assert selection.recorded(registry) == ()
+
+
+def test_selections_made_on_a_discovery_from_the_cache_are_captured(world, registry, runtime):
+    """A warm process (discovery read from the cache file) records its selections too."""
+    when = time.time() - 3600  # installed a while ago: the cache file is trusted
+    for root in [*(site.root for site in world.values()), runtime.site]:
+        for item in [root, *root.rglob("*")]:
+            os.utime(item, (when, when))
+    settle_attn_sources()
+    state_of(registry).ready()  # scans, and writes the file
+    state_of(registry).reset()  # as a new process: the next access reads the file
+    registry.select(head_size=128)
+    assert _cache._SHARED["selhost"][1].from_file
+    assert [s.name for s in selections(attn.capture_state())] == ["FAST"]
 
 
 def test_selections_made_before_the_table_changed_are_not_captured(registry):

@@ -37,7 +37,7 @@ def _words(registry: _Registry) -> tuple[str, str, str]:
 def _token(registry: _Registry) -> object:
     """An object replaced at every change of the table (runs discovery)."""
     registry._attn_state.ready()
-    return registry._attn_state._layers
+    return registry._attn_state._layers.table  # the same until a discovery or registration
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +243,7 @@ def select(registry: _Registry, /, backend: object = None, **settings: object) -
     if found is None:
         found = _choose(registry, None if explicit is None else str(explicit), frozen)
         with _fork.LOCK:
-            if token is registry._attn_state._layers:  # else the table changed: already stale
+            if token is registry._attn_state._layers.table:  # else it changed: already stale
                 results = _results(registry, token)
                 results[key] = found
                 while len(results) > CACHE_SIZE:
