@@ -242,7 +242,7 @@ def test_state_save_and_doctor_against_a_hosts_registry(run, tinyinfer, tmp_path
         0,
         (
             f"Saved 4 backends of 1 registry to {path}; check another environment with "
-            f"'attn doctor --against {path}'.\n"
+            f"'attn doctor --against {path} --registry {REGISTRY}'.\n"
         ),
     )
     saved = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -480,8 +480,13 @@ def test_a_host_commands_state_hint_names_it(host, tmp_path):
     assert err.splitlines()[0].endswith("; write it with 'tinyinfer plugins state save FILE'")
 
 
-def test_attns_hints_for_another_hosts_registry_name_it(run, tinyinfer):
+def test_attns_hints_for_another_hosts_registry_name_it(run, tinyinfer, tmp_path):
     """attn show NAME --registry M:C: the hints it prints work on that registry, not attn's."""
+    _, out, _ = run("doctor", "--registry", REGISTRY)
+    assert f"Run 'attn doctor --load --registry {REGISTRY}' to import every backend" in out
+    state = tmp_path / "state.json"
+    _, _, err = run("state", "save", str(state), "--registry", REGISTRY)
+    assert err.endswith(f"'attn doctor --against {state} --registry {REGISTRY}'.\n")
     code, out, _ = run("show", "FAST", "--registry", REGISTRY)
     assert code == 0
     assert f"'attn show FAST --load --registry {REGISTRY}' imports and checks it" in " ".join(

@@ -134,9 +134,10 @@ def test_state_save_and_doctor_against(command, tmp_path):
     prog, run_command = command
     path = tmp_path / "node.json"
     done = check(run_command("state", "save", str(path)))
+    again = f" --registry {REGISTRY}" if prog == "attn" else ""  # the same registry again
     assert done.stderr == (
         f"Saved 3 backends of 1 registry to {path}; check another environment with "
-        f"'{prog} doctor --against {path}'.\n"
+        f"'{prog} doctor --against {path}{again}'.\n"
     )
     registries = json.loads(path.read_text(encoding="utf-8"))["registries"]
     assert [(r["registry"], r["env_prefix"]) for r in registries] == [("SamplerEnum", "TINYINFER")]

@@ -85,11 +85,7 @@ def _not_installed(cls: type[Any]) -> tuple[str, ...]:
 
 
 def missing_of(cls: type) -> tuple[str, ...] | None:
-    """What *cls* lacks of its kernel packages, for listing and selection alike.
-
-    Its own ``missing_requirements()`` decides; else, for a class that declares ``requires``
-    without deriving from `Backend`, the same rule as `Backend`'s. None: it declares neither.
-    """
+    """*cls*'s missing kernel packages: its ``missing_requirements()``, else Backend's rule."""
     check = getattr(cls, "missing_requirements", None)
     if callable(check):
         return tuple(str(r) for r in check())
