@@ -79,7 +79,7 @@ class BackendEnumMeta(enum.EnumMeta):
         if aliases := [name for name, member in members if member.name != name]:
             raise TypeError(
                 f"{cls}: members must have distinct values, but {', '.join(aliases)} "
-                "repeat the value of another member"
+                f"{'repeats' if len(aliases) == 1 else 'repeat'} the value of another member"
             )
         defaults = {n: None if m.value is None else parse_path(m.value) for n, m in members}
         prefix = env_prefix or host.upper().replace("-", "_").replace(".", "_")
