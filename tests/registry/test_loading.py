@@ -186,7 +186,8 @@ def test_objects_that_cannot_describe_themselves(site, attr, detail):
 MISSING = {
     "numpy_that_is_not_here": (
         "missing dependency 'numpy_that_is_not_here' of plug (ModuleNotFoundError: No module "
-        "named 'numpy_that_is_not_here'); install it, or reinstall plug with its dependencies"
+        "named 'numpy_that_is_not_here'); install it, or reinstall plug with its dependencies "
+        "(a kernel imported at module level: import it in methods)"
     ),
     "plug.kernels": (
         "plug's own package 'plug' has no module 'plug.kernels' (ModuleNotFoundError: No "

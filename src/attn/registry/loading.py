@@ -161,8 +161,8 @@ def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> st
                     f"{dist}), or report the broken release to its authors"
                 )
     return (
-        f"missing dependency {missing!r} of {dist} ({describe(exc)}); "
-        f"install it, or reinstall {dist} with its dependencies"
+        f"missing dependency {missing!r} of {dist} ({describe(exc)}); install it, or reinstall "
+        f"{dist} with its dependencies (a kernel imported at module level: import it in methods)"
     )
 
 
