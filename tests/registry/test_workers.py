@@ -452,6 +452,18 @@ def acme(plugin_module):
     return plugin_module
 
 
+def test_a_distribution_name_written_otherwise_resolves_alike(plugin_module):
+    """Attn_Acme on the driver, attn-acme here: one release, the same fingerprint, no mismatch."""
+    info = plugin_module.dist("Attn_Acme", "1.0", entry_points=ACME)
+    state, fingerprint = attn.capture_state(), AttentionBackendEnum.fingerprint()
+    metadata = info / "METADATA"
+    metadata.write_text(metadata.read_text("utf-8").replace("Attn_Acme", "attn.acme"), "utf-8")
+    fresh_worker()
+    attn.apply_state(state)  # raises StateMismatchError if the spellings differed
+    assert AttentionBackendEnum.fingerprint() == fingerprint
+    assert AttentionBackendEnum.FLASH_ATTN.get_path() == "plug.mod.Backend"
+
+
 def test_fingerprint_is_a_sha256_hex_string():
     """fingerprint() is 64 hex digits, stable across calls."""
     value = AttentionBackendEnum.fingerprint()

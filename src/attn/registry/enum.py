@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 from attn import _fork
 
 from .backend import Backend, ClassPath, code_root, parse_path
+from .controls import canonical_name
 from .errors import PluginWarning, UnknownBackendError
 from .loading import LoadContext, load, loading_now, resolve
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
@@ -136,8 +137,8 @@ def resolution(cls: BackendEnumMeta) -> list[tuple[str, str, str | None, str | N
         table = {name: state.lookup(name) for name in state.names()}
     return [
         (name, "builtin", None if (p := defaults[name]) is None else p.colon, None, None)
-        if (entry := table.get(name)) is None
-        else (name, entry.origin, entry.path.colon, entry.distribution, entry.version)
+        if (e := table.get(name)) is None  # a distribution's name normalized, as installers differ
+        else (name, e.origin, e.path.colon, canonical_name(e.distribution or "") or None, e.version)
         for name in (*defaults, *sorted(n for n in table if n not in defaults))
     ]
 
