@@ -166,10 +166,10 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
 
 
 def command(args: argparse.Namespace, registry: BackendEnumMeta | None, words: str) -> str:
-    """``'attn WORDS'``, quoted, with ``--registry MODULE:CLASS`` for a registry not known."""
+    """``'attn WORDS'``, quoted; for a registry this command does not know, the registry's own."""
     if registry is None or registry in args.known:
         return f"'{args.root} {words}'"
-    return f"'{args.root} {words} --registry {registry.__module__}:{registry.__qualname__}'"
+    return registry._attn_state.config.command(words)  # with --registry MODULE:CLASS
 
 
 def did_you_mean(name: str, options: Iterable[str]) -> str:

@@ -306,12 +306,13 @@ def merge_warnings(
         for f in result.findings
         if f.kind in where  # a conflict settled by <PREFIX>_PREFER is a preferred note
     ]
+    in_effect = {q.name: q for q in result.used}
     for p in result.plugins:
         if p.status in {Code.INCOMPATIBLE, Code.INVALID}:
             then = f"{p.name!r} is not available"
             if p.name in builtin_names:
                 then = f"the built-in {p.name} stays in effect"
-            if used := next((q for q in result.used if q.name == p.name), None):
+            if used := in_effect.get(p.name):
                 then = f"{used.origin_label}'s {p.name} stays in effect"
             message = (
                 f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "

@@ -216,14 +216,14 @@ class RegistryState:
 
             result = self._pipeline(controls, scan)
             problems = tuple(f.message for f in result.findings if f.is_problem)
+            doctor = config.command("doctor")
             message = (
                 f"{controls.strict_variable}=1 and the {config.noun} plugins in group "
                 f"{config.group!r} have {len(problems)} problem(s):\n"
                 + "".join(f"  - {p}\n" for p in problems)
-                + f"Run {config.command('doctor')} for the fixes."
+                + f"Run {doctor} for the fixes."
             )
             error = (message, problems) if controls.strict and problems else None
-            doctor = config.command("doctor")
             warned = merge_warnings(result, config.noun, doctor, self._builtin_names)
             outcome = Outcome(tuple(warned), error, plain(result))
             if scan is not None and error is None:  # a failing merge is worked out each time
