@@ -64,6 +64,34 @@ MODULES: dict[str, tuple[str, ...]] = {
         "cli/test_select.py",
         "registry/test_workers_select.py",
     ),
+    "backend": (
+        "registry/test_backend.py",
+        "registry/test_enum.py",
+        "registry/test_loading.py",
+        "test_cli.py",
+        "test_init.py",
+    ),
+    "loading": (
+        "registry/test_loading.py",
+        "registry/test_enum.py",
+        "test_cli.py",
+        "faults/test_plugin_mistakes.py",
+    ),
+    "listing": (
+        "registry/test_build_report.py",
+        "test_cli.py",
+        "cli/test_listing.py",
+        "cli/test_hosts.py",
+        "registry/test_report.py",
+        "registry/test_diagnose.py",
+        "faults/test_output.py",
+        "faults/test_doctor_fixes.py",
+    ),
+    "workers": (
+        "registry/test_workers.py",
+        "registry/test_workers_select.py",
+        "cli/test_state.py",
+    ),
 }
 
 SEED = 20

@@ -122,6 +122,14 @@ def test_version_is_the_installed_distribution():
     assert attn.__version__ == version("attn")
 
 
+def test_version_is_the_copy_beside_the_imported_code(python, site):
+    """A stale attn metadata folder earlier on sys.path is not the version of the code imported."""
+    installed = version("attn")
+    site.dist("attn", "9.9", requires=())
+    done = python.run("-c", "import attn; print(attn.__version__)")
+    assert done.stdout.strip() == installed != "9.9"
+
+
 @pytest.mark.parametrize("reader", ["reference", "bogus"])
 def test_version_does_not_depend_on_the_reader_switch(python, monkeypatch, reader):
     """attn.__version__ answers under any ATTN_READER; a bad value is discovery's error."""

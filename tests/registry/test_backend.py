@@ -61,6 +61,25 @@ def test_a_listing_looks_for_each_kernel_package_once(recorder):
     assert recorder.names.count("flash_attn") == 1
 
 
+def test_a_module_already_imported_is_installed(monkeypatch):
+    """A kernel module in sys.modules counts, with no spec too (a test double); None does not."""
+    fake = type(sys)("attn_test_kernel")
+    fake.__spec__ = None  # as types.ModuleType makes it: importlib.util.find_spec raises
+    monkeypatch.setitem(sys.modules, "attn_test_kernel", fake)
+    assert _NeedsKernel.is_available()
+    monkeypatch.setitem(sys.modules, "attn_test_kernel", None)  # its import is blocked
+    assert _NeedsKernel.missing_requirements() == ("attn-test-kernel",)
+
+
+def test_an_empty_import_name_is_missing():
+    """A ``requires_modules`` entry that names no module: that package is missing."""
+
+    class Empty(Backend):
+        requires, requires_modules = ("kernel",), ("",)
+
+    assert Empty.missing_requirements() == ("kernel",)
+
+
 def test_blocks_in_other_threads_leave_no_memo_behind(recorder):
     """Listings in several threads at once, ending in any order, remember nothing after."""
     entered, release = threading.Barrier(4, timeout=30), threading.Event()

@@ -298,14 +298,18 @@ def test_load_sends_plugin_output_to_the_stream_given(site, capsys):
 
 
 def test_plugin_output_to_a_file_catches_file_descriptor_writes(tmp_path, capfd):
-    """Writes to file descriptor 1 itself (a C extension's printf) go to a real file too."""
+    """Writes to file descriptor 1 itself (a C extension's printf) go to a real file too.
+
+    After the block, file descriptor 1 is stdout again (the listing printed next lands there).
+    """
     with (tmp_path / "err").open("w+", encoding="utf-8") as err:
         with plugin_output_to(err):
             os.write(1, b"from C\n")
             print("from Python")  # noqa: T201 - what a plugin does
+        os.write(1, b"the listing\n")
         err.seek(0)
         assert err.read() == "from C\nfrom Python\n"
-    assert capfd.readouterr().out == ""
+    assert capfd.readouterr() == ("the listing\n", "")
 
 
 def _load_in_child() -> None:

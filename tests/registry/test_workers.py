@@ -893,6 +893,57 @@ def test_a_registry_declared_in_a_function_is_reported():
     assert error.missing_registries == ("Local",)
 
 
+def test_registries_of_two_hosts_missing_name_both_hosts():
+    """Two registries no worker can import, of two hosts: the fix names each host once."""
+    from attn.registry import enum  # noqa: PLC0415
+
+    class First(BackendEnum, group="first.backends", host="first"):
+        ONE = "attn.registry:Backend"
+
+    class Second(BackendEnum, group="second.backends", host="second"):
+        ONE = "attn.registry:Backend"
+
+    wanted = {"First", "Second"}
+    state = WorkerState([r for r in attn.capture_state().registries if r.registry in wanted])
+    for registry in (First, Second):
+        del enum._DECLARED[f"{registry.__module__}:{registry.__qualname__}"]
+    error = mismatch_of(state)
+    assert "To fix it, install the same version of first, second on every node" in str(error)
+    assert error.missing_registries == ("First", "Second")
+
+
+def test_a_registry_declared_in_main_is_found_as_it_is():
+    """A registry of the driver's script (``__main__``) is found in a forked child, not absent."""
+    from attn.registry import enum  # noqa: PLC0415
+
+    script = {"__name__": "__main__"}
+    exec(  # noqa: S102 - a module named __main__, as a script run with python
+        "from attn.registry import BackendEnum\n"
+        "class Scripted(BackendEnum, group='scripted.backends', host='scripted'):\n"
+        "    ONE = 'attn.registry:Backend'\n",
+        script,
+    )
+    try:
+        state = WorkerState([r for r in attn.capture_state().registries if r.module == "__main__"])
+        assert [r.location for r in state.registries] == ["__main__:Scripted"]
+        attn.apply_state(state)  # the same process, as a forked child sees it: no mismatch
+    finally:
+        del enum._DECLARED["__main__:Scripted"]
+
+
+def test_from_json_reads_controls_as_variables_to_strings_or_null():
+    """Captured controls map each variable to its value, or null where it was unset."""
+    data = _saved()
+    data["registries"][0]["controls"] = {"ATTN_PLUGINS": "attn-acme", "ATTN_PREFER": None}
+    state = WorkerState.from_json(data)
+    assert state.registries[0].controls == (("ATTN_PLUGINS", "attn-acme"), ("ATTN_PREFER", None))
+    data["registries"][0]["controls"] = {"ATTN_PLUGINS": 1}
+    with pytest.raises(
+        ValueError, match=r"registries\[0\]\.controls must map variables to strings or null"
+    ):
+        WorkerState.from_json(data)
+
+
 def test_ray_setup_hook_pickles_and_applies(plugin_module):
     """The hook has a name (Ray reads it), pickles, and applies the captured state."""
     attn.register_backend(AttentionBackendEnum.CUSTOM, "plug.mod:Other")

@@ -27,7 +27,7 @@ def _installed(top: str) -> bool:
         with _fork.importing():
             from importlib.util import find_spec  # noqa: PLC0415 - only listing needs it
         try:
-            memo[top] = find_spec(top) is not None
+            memo[top] = sys.modules.get(top) is not None or find_spec(top) is not None
         except (ImportError, ValueError):
             memo[top] = False
     return memo[top]

@@ -1,0 +1,84 @@
+"""``attn.registry.build_report`` and ``diagnose``: what ``attn list`` and ``doctor`` show."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import attn
+from attn.registry import Code, build_report, diagnose
+
+GROUP = "attn.backends"
+
+KERNEL_BACKEND = """\
+from attn import AttentionBackend
+
+
+class NeedsKernel(AttentionBackend):
+    requires = ("absent-kernel",)
+
+
+class BadProbe(AttentionBackend):
+    @classmethod
+    def missing_requirements(cls):
+        raise RuntimeError("probe failed")
+"""
+
+
+def _row(report, name):
+    (row,) = [r for r in report.backends if r.name == name]
+    return row
+
+
+def test_report_imports_no_plugin_code_unless_asked(site):
+    """Without ``load`` a plugin's module is not imported: its row cannot tell availability."""
+    site.module("plug_kernels", "raise RuntimeError('imported')\n")
+    site.dist("plug", entry_points={GROUP: {"KERNEL": "plug_kernels:NeedsKernel"}})
+    row = _row(build_report(attn.AttentionBackendEnum), "KERNEL")
+    assert "plug_kernels" not in sys.modules
+    assert (row.status, row.available, row.distribution) == ("ok", None, "plug")
+
+
+def test_loaded_rows_take_the_imported_class_availability(site):
+    """With ``load`` the row says what the imported class declares and what is missing."""
+    site.module("plug_kernels", KERNEL_BACKEND)
+    site.dist("plug", entry_points={GROUP: {"KERNEL": "plug_kernels:NeedsKernel"}})
+    assert _row(build_report(attn.AttentionBackendEnum), "KERNEL").available is None
+    row = _row(build_report(attn.AttentionBackendEnum, load=["KERNEL"]), "KERNEL")
+    assert (row.status, row.available, row.requires, row.missing) == (
+        "ok",
+        False,
+        ("absent-kernel",),
+        ("absent-kernel",),
+    )
+
+
+def test_a_class_that_loads_but_cannot_answer_is_broken_with_its_finding(site):
+    """A class whose ``missing_requirements()`` raises: a broken row and a load-failure finding."""
+    site.module("plug_kernels", KERNEL_BACKEND)
+    site.dist("plug", "2.0", entry_points={GROUP: {"PROBE": "plug_kernels:BadProbe"}})
+    report = build_report(attn.AttentionBackendEnum, load=True)
+    row = _row(report, "PROBE")
+    assert row.status == "broken"
+    assert row.reason == "its missing_requirements() raised RuntimeError: probe failed"
+    (finding,) = [f for f in report.findings if f.kind is Code.LOAD_FAILURE]
+    assert (finding.subject, finding.distribution, finding.version) == ("PROBE", "plug", "2.0")
+    assert (finding.value, finding.plugin_code) == ("plug_kernels:BadProbe", True)
+    assert "loads, but its missing_requirements() raised" in finding.message
+
+
+def test_a_name_registered_by_plugin_code_is_plugin_code_s_finding(site):
+    """Plugin code that registers a name its distribution does not declare: plugin code did it."""
+    site.module(
+        "plug_kernels",
+        KERNEL_BACKEND + "import attn\n"
+        "attn.register_backend(attn.AttentionBackendEnum.TORCH_SDPA, 'plug_kernels:NeedsKernel')\n",
+    )
+    site.dist("plug", "2.0", entry_points={GROUP: {"KERNEL": "plug_kernels:NeedsKernel"}})
+    with pytest.warns(UserWarning, match="plug does not declare 'TORCH_SDPA'"):
+        result = diagnose(attn.AttentionBackendEnum, load=True)
+    (finding,) = [f for f in result.findings if f.kind is Code.REGISTERED_BY_PLUGIN]
+    assert (finding.subject, finding.distribution, finding.version) == ("TORCH_SDPA", "plug", "2.0")
+    assert (finding.value, finding.plugin_code) == ("plug_kernels:NeedsKernel", True)
+    assert _row(build_report(attn.AttentionBackendEnum), "TORCH_SDPA").origin == "runtime"
