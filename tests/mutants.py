@@ -27,7 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: The modules that decide results, and the test files that focus on each.
+#: The modules that decide results (in registry/, else the path under src/attn), and the
+#: test files that focus on each.
 MODULES: dict[str, tuple[str, ...]] = {
     "_cache": ("registry/test_cache.py", "registry/test_table.py"),
     "_scan": ("registry/test_scan.py", "registry/test_metadata.py", "faults/test_catalogue.py"),
@@ -91,6 +92,29 @@ MODULES: dict[str, tuple[str, ...]] = {
         "registry/test_workers.py",
         "registry/test_workers_select.py",
         "cli/test_state.py",
+    ),
+    "cli/__init__": (
+        "test_cli.py",
+        "cli/test_hosts.py",
+        "cli/test_select.py",
+        "cli/test_state.py",
+    ),
+    "cli/listing": (
+        "test_cli.py",
+        "cli/test_listing.py",
+        "cli/test_hosts.py",
+        "faults/test_output.py",
+    ),
+    "cli/doctor": (
+        "test_cli.py",
+        "cli/test_hosts.py",
+        "cli/test_state.py",
+        "faults/test_doctor_fixes.py",
+    ),
+    "backends/_facts": (
+        "backends/test_facts.py",
+        "registry/test_selection.py",
+        "cli/test_select.py",
     ),
 }
 
@@ -240,7 +264,8 @@ def sample(root: Path, seed: int = SEED, per_module: int = PER_MODULE) -> list[M
 
 
 def _module_path(root: Path, module: str) -> Path:
-    return root / "src" / "attn" / "registry" / f"{module}.py"
+    """``_cache``: ``src/attn/registry/_cache.py``; ``cli/doctor``: ``src/attn/cli/doctor.py``."""
+    return root / "src" / "attn" / ("" if "/" in module else "registry") / f"{module}.py"
 
 
 def copy_repository(into: Path, source: Path = ROOT) -> Path:

@@ -9,7 +9,7 @@ import pytest
 
 import attn
 from attn.registry import InvalidPathError, build_report
-from attn.registry.backend import Backend, ClassPath, parse_path, same_modules
+from attn.registry.backend import Backend, ClassPath, missing_of, parse_path, same_modules
 
 
 class _Recorder:
@@ -78,6 +78,33 @@ def test_an_empty_import_name_is_missing():
         requires, requires_modules = ("kernel",), ("",)
 
     assert Empty.missing_requirements() == ("kernel",)
+
+
+def test_a_finder_that_raises_import_error_means_missing(monkeypatch):
+    """A meta-path finder raising ImportError for the kernel: that package is missing."""
+
+    class Raising:
+        def find_spec(self, name: str, *_args: object) -> None:
+            if name == "attn_test_kernel":
+                raise ImportError(name)
+
+    monkeypatch.setattr(sys, "meta_path", [Raising(), *sys.meta_path])
+    assert _NeedsKernel.missing_requirements() == ("attn-test-kernel",)
+
+
+def test_a_class_s_own_missing_requirements_decides():
+    """missing_of() asks the class's missing_requirements(), whatever its requires say."""
+
+    class Own:
+        requires = ("attn-test-kernel",)
+
+        @classmethod
+        def missing_requirements(cls) -> tuple[str, ...]:
+            return ("a-driver",)
+
+    assert missing_of(Own) == ("a-driver",)
+    assert missing_of(_NeedsKernel) == ("attn-test-kernel",)
+    assert missing_of(object) is None  # no requires: cannot tell
 
 
 def test_blocks_in_other_threads_leave_no_memo_behind(recorder):
