@@ -98,6 +98,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "cli/test_hosts.py",
         "cli/test_select.py",
         "cli/test_state.py",
+        "faults/test_output.py",
     ),
     "cli/listing": (
         "test_cli.py",
@@ -109,7 +110,10 @@ MODULES: dict[str, tuple[str, ...]] = {
         "test_cli.py",
         "cli/test_hosts.py",
         "cli/test_state.py",
+        "cli/test_select.py",
         "faults/test_doctor_fixes.py",
+        "faults/test_output.py",
+        "faults/test_block.py",
     ),
     "backends/_facts": (
         "backends/test_facts.py",

@@ -969,6 +969,14 @@ def test_show_plugin_added_backend(run, plugins):
     assert "MLAPrefillBackendEnum" not in result.out
 
 
+def test_show_a_plugin_that_declares_no_attn_requirement(run, site):
+    """A plugin without a requirement on attn: show says its compatibility cannot be checked."""
+    site.dist("loose-attn", "1.0", entry_points={"attn.backends": {"LOOSE": "m:C"}}, requires=())
+    result = run("show", "LOOSE")
+    assert result.code == 0
+    assert "none declared (compatibility cannot be checked)" in result.out
+
+
 def test_show_runtime_registration(run):
     """A runtime registration is shown with the module that made it."""
     attn.register_mla_prefill_backend(

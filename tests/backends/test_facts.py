@@ -104,6 +104,7 @@ def test_settings_the_facts_do_not_know_are_ignored():
     assert check(use_mla=True, num_heads=128, sliding_window=None) == []
     assert check(dtype=TorchLike()) == ["dtype 'float32' not supported (float16, bfloat16)"]
     assert check(capability=(9, 0)) == ["capability 9.0 not supported (10.x)"]
+    assert check(capability=(10, 9)) == check(capability=(10, 0)) == []  # 10.x: every minor
     assert check(capability=(9, 0), device="xpu") == ["runs on cuda, not 'xpu'"]
     assert check(capability="9.0") == [
         "capability must be a (major, minor) pair of ints, not '9.0'"

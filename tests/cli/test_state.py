@@ -82,6 +82,7 @@ def test_save_dash_writes_to_stdout(attn_command):
     assert done.returncode == 0
     assert done.stderr == ""
     assert json.loads(done.stdout)["format"] == "attn-worker-state"
+    assert done.stdout.startswith('{\n  "attn_version": "')  # indented by 2, for reading and diffs
 
 
 def test_doctor_against_the_same_environment_exits_0(attn_command):

@@ -35,7 +35,7 @@ __all__ = ["main"]
 WIDTH = 100  # the width the human output is laid out for
 BOLD = "1"
 _COLOURS = {
-    **dict.fromkeys(("ok", "used", "yes"), "32"),  # green
+    **dict.fromkeys(("ok", "used"), "32"),  # green
     **dict.fromkeys(("unregistered", "disabled", "shadowed", "note"), "33"),  # yellow
     **dict.fromkeys(("broken", "invalid", "incompatible", "problem"), "31"),  # red
 }
