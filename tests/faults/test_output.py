@@ -267,6 +267,10 @@ def test_attn_colours_pass_and_metadata_controls_do_not(controlled, monkeypatch)
         assert main(["list", "attn.backends"]) == 0
     text = terminal.getvalue()
     assert "\033[32mok\033[0m" in text
+    terminal = Terminal()
+    with redirect_stdout(terminal), redirect_stderr(io.StringIO()):
+        assert main(["show", "SHARED"]) == 0
+    assert "\033[32mused\033[0m" in terminal.getvalue()  # the claimant in effect
     assert "\033]0;pwned" not in text
     assert "\\x1b]0;pwned\\x07" in text
 
