@@ -115,6 +115,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "faults/test_output.py",
         "faults/test_block.py",
     ),
+    "testing": ("test_testing.py", "test_isolation.py"),
     "backends/_facts": (
         "backends/test_facts.py",
         "registry/test_selection.py",
@@ -268,8 +269,9 @@ def sample(root: Path, seed: int = SEED, per_module: int = PER_MODULE) -> list[M
 
 
 def _module_path(root: Path, module: str) -> Path:
-    """``_cache``: ``src/attn/registry/_cache.py``; ``cli/doctor``: ``src/attn/cli/doctor.py``."""
-    return root / "src" / "attn" / ("" if "/" in module else "registry") / f"{module}.py"
+    """``_cache``: ``src/attn/registry/_cache.py``; else under src/attn (``cli/doctor``)."""
+    core = root / "src" / "attn" / "registry" / f"{module}.py"
+    return core if core.exists() else root / "src" / "attn" / f"{module}.py"
 
 
 def copy_repository(into: Path, source: Path = ROOT) -> Path:

@@ -89,9 +89,18 @@ def test_add_writes_a_real_distribution_that_lookups_find(pytester):
             backend = AttentionBackendEnum["VENDOR_FAST"]
             assert backend.get_path() == "vendor_fast.backend.VendorFastBackend"
             assert backend.get_class().get_impl_cls().__name__ == "VendorFastImpl"
+
+
+        def test_add_a_package_nested_in_folders(attn_plugins):
+            attn_plugins.add(
+                "vendor-deep",
+                {"attn.backends": {"VENDOR_DEEP": "vendor.kernels.deep:VendorFastBackend"}},
+                files={"vendor/kernels/deep.py": BACKEND_MODULE},
+            )
+            assert AttentionBackendEnum["VENDOR_DEEP"].get_class().__name__ == "VendorFastBackend"
         """,
     )
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)
 
 
 def test_installed_plugins_are_left_out(pytester, installed):
@@ -187,7 +196,8 @@ def test_everything_is_restored_after_the_test(pytester, installed, monkeypatch)
             attn.register_backend(AttentionBackendEnum.TRITON_ATTN, "plug.mod:SiteBackend")
             AttentionBackendEnum.XFORMERS.clear_override()
             sys.path.append("/nowhere")
-            assert AttentionBackendEnum["VENDOR_FAST"].name == "VENDOR_FAST"
+            loaded = AttentionBackendEnum["VENDOR_FAST"].get_class()
+            assert loaded.__module__ == "vendor_fast.backend"
 
 
         def test_back_as_before():
@@ -195,7 +205,8 @@ def test_everything_is_restored_after_the_test(pytester, installed, monkeypatch)
             assert os.environ.get("PYTHONPATH") == BEFORE["pythonpath"]
             assert "ATTN_STRICT" not in os.environ
             assert os.environ["ATTN_PLUGINS"] == "site-dist"
-            assert "vendor_fast" not in sys.modules
+            assert "vendor_fast" not in sys.modules  # imported from the fake: gone
+            assert "vendor_fast.backend" not in sys.modules
             assert AttentionBackendEnum.XFORMERS.get_path() == "plug.mod.SiteBackend"
             assert not AttentionBackendEnum.TRITON_ATTN.is_overridden()
             assert AttentionBackendEnum.FLASH_ATTN.get_path() == "plug.mod.SiteBackend"
@@ -626,6 +637,37 @@ def test_conformance_failure_says_what_to_fix(pytester, check):
     result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
     result.assert_outcomes(failed=1, deselected=7)
     assert message in result.stdout.str()
+
+
+KERNEL = "class Kernel(AttentionBackend):\n    requires = ('kern-lib',)\n"
+
+
+@pytest.mark.parametrize("how", ["top_level.txt", "RECORD"])
+def test_requires_modules_are_checked_against_what_the_distribution_provides(pytester, site, how):
+    """kern-lib installed provides kernlib_impl: the derived name kern_lib fails, naming it."""
+    info = site.dist("kern-lib", requires=())
+    if how == "top_level.txt":  # setuptools writes it; the files are not listed (no RECORD)
+        (info / "top_level.txt").write_text("kernlib_impl\n", encoding="utf-8")
+    else:  # a wheel built without top_level.txt: its RECORD lists the files
+        (info / "RECORD").write_text(
+            f"kernlib_impl/__init__.py,,\n{info.name}/METADATA,,\n", encoding="utf-8"
+        )
+    pytester.makepyfile(
+        kernel="from attn import AttentionBackend\n\n" + KERNEL,
+        fixed="from kernel import Kernel\n\nclass Fixed(Kernel):\n"
+        "    requires_modules = ('kernlib_impl',)\n",
+    )
+    pytester.makepyfile(
+        test_kernel=CONFORMANCE.format(classes="from kernel import Kernel", target="Kernel"),
+        test_fixed=CONFORMANCE.format(classes="from fixed import Fixed", target="Fixed"),
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", "modules")
+    result.assert_outcomes(failed=1, passed=1, deselected=14)
+    assert (
+        "Kernel: kern-lib is installed but provides kernlib_impl, not 'kern_lib': set "
+        "requires_modules to the import names, in the order of requires"
+    ) in " ".join(result.stdout.str().split())
 
 
 NOT_DERIVED = """
