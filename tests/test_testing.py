@@ -642,16 +642,15 @@ def test_conformance_failure_says_what_to_fix(pytester, check):
 KERNEL = "class Kernel(AttentionBackend):\n    requires = ('kern-lib',)\n"
 
 
-@pytest.mark.parametrize("how", ["top_level.txt", "RECORD"])
+@pytest.mark.parametrize("how", ["top_level.txt", "kernlib_impl/__init__.py", "kernlib_impl.py"])
 def test_requires_modules_are_checked_against_what_the_distribution_provides(pytester, site, how):
     """kern-lib installed provides kernlib_impl: the derived name kern_lib fails, naming it."""
     info = site.dist("kern-lib", requires=())
     if how == "top_level.txt":  # setuptools writes it; the files are not listed (no RECORD)
         (info / "top_level.txt").write_text("kernlib_impl\n", encoding="utf-8")
-    else:  # a wheel built without top_level.txt: its RECORD lists the files
-        (info / "RECORD").write_text(
-            f"kernlib_impl/__init__.py,,\n{info.name}/METADATA,,\n", encoding="utf-8"
-        )
+    else:  # a wheel without top_level.txt: its RECORD lists a package or a module, and a .pth
+        record = f"{how},,\n{info.name}/METADATA,,\nkern_lib.pth,,\n"
+        (info / "RECORD").write_text(record, encoding="utf-8")
     pytester.makepyfile(
         kernel="from attn import AttentionBackend\n\n" + KERNEL,
         fixed="from kernel import Kernel\n\nclass Fixed(Kernel):\n"
