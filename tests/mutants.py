@@ -116,6 +116,14 @@ MODULES: dict[str, tuple[str, ...]] = {
         "faults/test_block.py",
     ),
     "testing": ("test_testing.py", "test_isolation.py"),
+    "errors": ("registry/test_errors.py", "test_init.py", "test_cli.py"),
+    "report": (
+        "registry/test_report.py",
+        "registry/test_build_report.py",
+        "registry/test_cache.py",
+        "test_cli.py",
+    ),
+    "_fork": ("faults/test_concurrency.py", "registry/test_table.py"),
     "backends/_facts": (
         "backends/test_facts.py",
         "registry/test_selection.py",

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 import attn
+from attn import _fork
 from attn.registry import build_report
 from attn.registry.enum import state_of
 from racy import settle_attn_sources
@@ -681,3 +682,18 @@ def test_fifty_forks_from_every_thread_during_every_operation(plugin, python, ca
             assert run.returncode == 0, err
             codes += json.loads(out)
     assert codes == [0] * 50
+
+
+def test_a_fork_inside_attn_s_own_import_goes_on_at_once_and_the_child_ends_it(monkeypatch):
+    """Forking in the thread that is inside an attn import does not wait for itself; the
+    child, whose only thread it is, finishes that import as the parent does."""
+    monkeypatch.setattr(_fork, "FORK_WAIT", CHILD_TIMEOUT)  # a wrong wait would show
+    start = time.monotonic()
+    with _fork.importing():
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os._exit(0 if [threading.get_ident()] == _fork._IMPORTS else 1)
+        forked = time.monotonic() - start
+    assert forked < CHILD_TIMEOUT / 2, "the fork waited for its own thread's import"
+    assert wait_child(pid) == 0
+    assert _fork._IMPORTS == []

@@ -82,3 +82,14 @@ def test_a_name_registered_by_plugin_code_is_plugin_code_s_finding(site):
     assert (finding.subject, finding.distribution, finding.version) == ("TORCH_SDPA", "plug", "2.0")
     assert (finding.value, finding.plugin_code) == ("plug_kernels:NeedsKernel", True)
     assert _row(build_report(attn.AttentionBackendEnum), "TORCH_SDPA").origin == "runtime"
+
+
+def test_a_finding_from_metadata_alone_is_not_plugin_code(site):
+    """An incompatible plugin is found without running its code: not plugin code's doing."""
+    site.dist("old-attn", "1.0", entry_points={GROUP: {"OLD": "old:B"}}, requires=["attn>=99"])
+    (finding,) = diagnose(attn.AttentionBackendEnum).findings
+    assert (finding.kind, finding.distribution, finding.plugin_code) == (
+        Code.INCOMPATIBLE,
+        "old-attn",
+        False,
+    )

@@ -135,3 +135,40 @@ def test_describe_lets_ctrl_c_through():
 
     with pytest.raises(KeyboardInterrupt):
         errors.describe(Interrupted())
+
+
+def test_describe_names_a_plugin_s_exit_and_survives_a_hostile_class():
+    """SystemExit says plugin code tried to exit; a class whose name raises is "exception"."""
+    assert errors.describe(SystemExit(3)) == (
+        "SystemExit: plugin code tried to exit the process (exit code 3)"
+    )
+
+    class Hostile(type):
+        def __getattribute__(cls, name: str) -> object:
+            if name == "__name__":
+                raise RuntimeError(name)
+            return super().__getattribute__(name)
+
+    class OddError(Exception, metaclass=Hostile):
+        pass
+
+    assert errors.describe(OddError("boom")) == "exception: boom"
+
+    class Interrupting(type):
+        def __getattribute__(cls, name: str) -> object:
+            if name == "__name__":
+                raise KeyboardInterrupt
+            return super().__getattribute__(name)
+
+    class StoppedError(Exception, metaclass=Interrupting):
+        pass
+
+    with pytest.raises(KeyboardInterrupt):
+        errors.describe(StoppedError("x"))
+
+
+def test_a_selection_error_is_its_message():
+    """str() of a SelectionError is the message alone, not its registry or rows."""
+    error = errors.SelectionError("no attention backend is valid", "R", (), explicit=False)
+    assert str(error) == "no attention backend is valid"
+    assert (error.registry, error.explicit) == ("R", False)
