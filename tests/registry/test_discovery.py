@@ -213,6 +213,7 @@ def test_invalid_entry_point_finding(site, run_discovery):
             "fix the entry point in plug's pyproject.toml "
             "([project.entry-points.'attn.backends']) to NAME = \"module:Class\", "
             "or report it to its authors",
+            *("plug", "1.0", "attn.backends", "plug.mod"),  # the structured fields
         ),
     )
 
@@ -229,6 +230,7 @@ def test_names_are_case_sensitive(site, run_discovery):
             "plug 1.0 adds 'flash_attn', which differs from the built-in 'FLASH_ATTN' only "
             "by case (names are case sensitive)",
             "rename the entry point to 'FLASH_ATTN' to override the built-in",
+            *("plug", "1.0", "attn.backends", "plug.mod:Backend"),
         ),
     )
 
@@ -254,6 +256,7 @@ def test_a_fullwidth_name_equal_to_a_builtin_under_nfkc_gets_a_note(site, run_di
             "the width or form of its characters, such as fullwidth letters (names are "
             "compared as written)",
             "rename the entry point to 'FLASH_ATTN' to override the built-in",
+            *("plug", "1.0", "attn.backends", "m:A"),
         ),
     )
 
@@ -282,6 +285,7 @@ def test_incompatible_finding(site, run_discovery):
             f"plug 1.0 provides 'A' but is incompatible: requires attn>=9.0, installed {VERSION}",
             f"install a release of plug that supports attn {VERSION} (pip install --upgrade "
             "plug), or install the attn release plug requires (pip install 'attn>=9.0')",
+            *("plug", "1.0", "attn.backends", "m:A"),
         ),
     )
 
@@ -324,6 +328,7 @@ def test_undeclared_requirement_is_merged_and_reported(site, run_discovery):
             "plug",
             "plug 1.0 declares no requirement on attn, so its compatibility cannot be checked",
             "add 'attn' with a version range to plug's dependencies",
+            *("plug", "1.0", "attn.backends"),  # the distribution's: no entry point's value
         ),
     )
 
@@ -347,6 +352,7 @@ def test_distribution_in_two_sys_path_entries_counts_once(sites, run_discovery):
             "plug",
             f"plug is installed twice: 2.0 at {good} (used) and 1.0 at {old} (ignored)",
             f"delete {old}, or uninstall both copies (pip uninstall plug, twice) and reinstall",
+            *("plug", "1.0"),  # the ignored copy
         ),
     )
 
@@ -457,6 +463,7 @@ def test_empty_metadata_folder_does_not_win(sites, run_discovery):
             f"plug: the metadata copy at {empty} cannot be used "
             f"(no METADATA or PKG-INFO file); attn uses {good}",
             f"delete {empty} (left behind by an interrupted install)",
+            "plug",
         ),
     )
 
@@ -474,6 +481,7 @@ def test_empty_metadata_folder_alone_is_listed_invalid(site, run_discovery):
             "A",
             f"plug declares 'A', but {reason}",
             f"delete {empty} (left behind by an interrupted install), or reinstall plug",
+            *("plug", None, "attn.backends", "m:A"),
         ),
     )
 
@@ -530,6 +538,7 @@ def test_a_second_copy_of_a_distribution_that_is_no_plugin_is_a_note(sites, run_
             "declares no entry point in the registry's groups, so no backend comes from it",
             f"nothing to do for attn; to tidy up, delete {old}, or uninstall both copies "
             "(pip uninstall tool, twice) and reinstall",
+            *("tool", "1.0"),
         ),
         Finding(
             "non-plugin-copy",
@@ -539,6 +548,7 @@ def test_a_second_copy_of_a_distribution_that_is_no_plugin_is_a_note(sites, run_
             "backend comes from it",
             f"nothing to do for attn; to tidy up, delete {empty} (left behind by an "
             "interrupted install)",
+            "tool",
         ),
     )
     assert not any(f.is_problem for f in result.findings)
@@ -665,6 +675,7 @@ def test_conflict_record_names_every_claimant_winner_first(site, run_discovery):
             "c-plug 1.0: 'c:Backend'); a-plug 1.0 wins (same sys.path entry, name sorts first)",
             "choose the winner with ATTN_PREFER (nothing else changes): ATTN_PREFER=a-plug "
             "keeps a-plug, ATTN_PREFER=b-plug,c-plug makes b-plug win; or uninstall all but one",
+            *("a-plug", "1.0", "attn.backends", "a:Backend"),  # the winner
         ),
     )
 
@@ -700,6 +711,7 @@ def test_a_name_declared_twice_by_one_distribution_is_reported_to_its_authors(si
             "remove the other declarations of 'A' from plug's entry points "
             "([project.entry-points.'attn.backends'] in its pyproject.toml), or report it to "
             "its authors",
+            *("plug", "1.0", "attn.backends", "m:First"),
         ),
     )
 
@@ -947,6 +959,7 @@ def test_typo_group_is_reported(site, run_discovery, group):
             "rename the group to 'attn.backends' in plug's pyproject.toml, then reinstall plug "
             "(pip install -e . in its checkout, or install the fixed release): the entry points "
             "attn reads are written at install time, so doctor reports this until the reinstall",
+            *("plug", None, group),  # the misspelt group
         ),
     )
 

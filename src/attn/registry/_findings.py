@@ -115,35 +115,29 @@ def _failure(line: str, installed: str | None, *, short: bool = True) -> Failure
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
     winner, runner_up = conflict.claimants[0], conflict.claimants[1]
     name, count, variable = conflict.name, len(conflict.claimants), controls.prefer_variable
+    claimants = ", ".join(f"{c.origin_label}: {c.value!r}" for c in conflict.claimants)
+    kind, message = Code.SHADOWED, f"{name!r} is provided by {count} distributions ({claimants}); "
     if len({c.distribution_key for c in conflict.claimants}) == 1:  # none to choose
-        return Finding(
-            Code.SHADOWED,
-            name,
-            f"{winner.origin_label} declares {name!r} {count} times "
-            f"({', '.join(repr(c.value) for c in conflict.claimants)}); the first declaration "
-            f"({winner.value!r}) is used",
+        values = ", ".join(repr(c.value) for c in conflict.claimants)
+        message = f"{winner.origin_label} declares {name!r} {count} times ({values}); the first "
+        message += f"declaration ({winner.value!r}) is used"
+        fix = (
             f"remove the other declarations of {name!r} from {winner.distribution}'s entry "
             f"points ([project.entry-points.{group!r}] in its pyproject.toml), or report it to "
-            "its authors",
+            "its authors"
         )
-    claimants = ", ".join(f"{c.origin_label}: {c.value!r}" for c in conflict.claimants)
-    provided = f"{name!r} is provided by {count} distributions ({claimants}); "
-    if controls.preference(winner.distribution) < controls.preference(runner_up.distribution):
-        return Finding(
-            Code.PREFERRED,
-            name,
-            f"{provided}{winner.origin_label} wins, as {variable} asks",
-            f"nothing to do; change {variable} to choose another",
+    elif controls.preference(winner.distribution) < controls.preference(runner_up.distribution):
+        kind, message = Code.PREFERRED, f"{message}{winner.origin_label} wins, as {variable} asks"
+        fix = f"nothing to do; change {variable} to choose another"
+    else:
+        message += f"{winner.origin_label} wins ({winner.won_because})"
+        others = ",".join(c.distribution for c in conflict.claimants[1:])
+        fix = (
+            f"choose the winner with {variable} (nothing else changes): "
+            f"{variable}={winner.distribution} keeps {winner.distribution}, "
+            f"{variable}={others} makes {runner_up.distribution} win; or uninstall all but one"
         )
-    others = ",".join(c.distribution for c in conflict.claimants[1:])
-    return Finding(
-        Code.SHADOWED,
-        name,
-        f"{provided}{winner.origin_label} wins ({winner.won_because})",
-        f"choose the winner with {variable} (nothing else changes): "
-        f"{variable}={winner.distribution} keeps {winner.distribution}, "
-        f"{variable}={others} makes {runner_up.distribution} win; or uninstall all but one",
-    )
+    return Finding(kind, name, message, fix, *winner.where(group))
 
 
 def unusable_fix(where: str, name: str, problem: Code, *, reinstall: bool = True) -> str:
@@ -190,26 +184,18 @@ def plugin_findings(
     """What doctor says about the invalid and incompatible entry points."""
     for p in plugins:
         if p.status == "invalid" and p.code not in _ENTRY_POINT_CODES:  # the metadata's problem
-            yield Finding(
-                Code.UNREADABLE_METADATA,
-                p.name,
-                f"{p.origin_label} declares {p.name!r}, but {p.reason}",
-                unusable_fix(p.location, p.distribution, Code(p.code)),
-            )
+            kind, message = Code.UNREADABLE_METADATA, f"{p.origin_label} declares {p.name!r}, "
+            message += f"but {p.reason}"
+            fix = unusable_fix(p.location, p.distribution, Code(p.code))
         elif p.status == "invalid":
+            kind, message = Code.INVALID, f"{p.origin_label}: {p.reason}"
             fix = (
                 f"fix the requirement on {host} in {p.distribution}'s dependencies "
                 "([project] dependencies in its pyproject.toml) to a valid PEP 508 one"
                 if p.code is Code.INVALID_REQUIREMENT
                 else f"fix the entry point in {p.distribution}'s pyproject.toml "
                 f'([project.entry-points.{group!r}]) to NAME = "module:Class"'
-            )
-            yield Finding(
-                Code.INVALID,
-                p.name,
-                f"{p.origin_label}: {p.reason}",
-                f"{fix}, or report it to its authors",
-            )
+            ) + ", or report it to its authors"
         elif p.status == "incompatible":
             unmet = check_host_requirement(p.requirements, host, host_version).failures
             wanted = f"pip install '{host}{','.join(f.specifier for f in unmet)}'"
@@ -219,8 +205,11 @@ def plugin_findings(
                     f"install a release of {p.distribution} that supports {host} {host_version} "
                     f"(pip install --upgrade {p.distribution}), or {fix}"
                 )
+            kind = Code.INCOMPATIBLE
             message = f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}"
-            yield Finding(Code.INCOMPATIBLE, p.name, message, fix)
+        else:
+            continue
+        yield Finding(kind, p.name, message, fix, *p.where(group))
 
 
 def name_findings(
@@ -228,16 +217,14 @@ def name_findings(
     undeclared: Iterable[PluginRecord],
     host: str,
     builtin_names: Sequence[str],
+    group: str,
 ) -> Iterator[Finding]:
     """Plugins that declare no requirement on the host, and names only like a built-in's."""
     for p in undeclared:
-        yield Finding(
-            Code.UNDECLARED_REQUIREMENT,
-            p.distribution,
-            f"{p.origin_label} declares no requirement on {host}, so its compatibility "
-            "cannot be checked",
-            f"add {host!r} with a version range to {p.distribution}'s dependencies",
-        )
+        message = f"{p.origin_label} declares no requirement on {host}, so its compatibility "
+        fix = f"add {host!r} with a version range to {p.distribution}'s dependencies"
+        kind, where = Code.UNDECLARED_REQUIREMENT, p.where(group)[:3]  # not an entry point's
+        yield Finding(kind, p.distribution, message + "cannot be checked", fix, *where)
     folded = {unicodedata.normalize("NFKC", n).casefold(): n for n in builtin_names}
     for p in plugins:
         other = folded.get(unicodedata.normalize("NFKC", p.name).casefold())
@@ -255,6 +242,7 @@ def name_findings(
                 f"which differs from the built-in "
                 f"{other!r} {how}",
                 f"rename the entry point to {other!r} to override the built-in",
+                *p.where(group),
             )
 
 
@@ -270,6 +258,7 @@ def typo_findings(typos: Iterable[tuple[str, str]], group: str) -> Iterator[Find
             "(pip install -e . in its checkout, or install the fixed release): the entry "
             "points attn reads are written at install time, so doctor reports this until "
             "the reinstall",
+            *(name, None, typo),
         )
 
 

@@ -107,6 +107,7 @@ def _losing_copies(
                 _findings.unusable_fix(
                     other.location, other.name, problem.code, reinstall=winner is None
                 ),
+                name,
             )
             continue
         assert winner is not None  # noqa: S101 - a usable copy wins before any other
@@ -123,6 +124,7 @@ def _losing_copies(
             f"and {other.version} at {other.location} (ignored)",
             f"delete {other.location}, or uninstall both copies "
             f"(pip uninstall {winner.name}, twice) and reinstall",
+            *(winner.name, other.version),  # the ignored copy's
         )
 
 
@@ -314,7 +316,7 @@ def discover(
         *_findings.typo_findings(((d.name, ep.group) for ep, d in typos), group),
         *_findings.plugin_findings(resolved, group, host_key, host_version),
         *(_findings.conflict_finding(conflict, group, controls) for conflict in conflicts),
-        *_findings.name_findings(resolved, undeclared.values(), host_key, builtin_names),
+        *_findings.name_findings(resolved, undeclared.values(), host_key, builtin_names, group),
         *_findings.unmatched_findings(controls, host, host_plugins),
     )
     misgrouped = tuple(

@@ -237,6 +237,7 @@ def _load_findings(
                 f"{one_line(error.detail)}",
                 f"reinstall {config.host} (pip install --force-reinstall {config.host}); "
                 "if that does not help, report a bug",
+                *(config.host, result.host_version, config.group, default.colon),
             )
     for plugin in result.used:
         cls, error = try_load(registry, plugin.name, Entry.from_plugin(plugin), output=output)
@@ -250,7 +251,8 @@ def _load_findings(
             plugin.name,
             f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}",
             f"fix or uninstall {dist}, or block it with {block}={dist}",
-            *(dist, plugin.distribution_version, None, plugin.value, True),
+            *plugin.where(config.group),
+            plugin_code=True,
         )
     declared = {(p.name, p.distribution) for p in result.plugins}
     for name, entry in state.snapshot().runtime.items():
@@ -265,5 +267,5 @@ def _load_findings(
             "past attn's conflict checks and controls",
             f"report it to {by}'s authors, and uninstall {by} or block it "
             f"with {block}={by} until it is fixed",
-            *(by, entry.plugin_version, None, entry.path.colon, True),
+            *(by, entry.plugin_version, config.group, entry.path.colon, True),
         )

@@ -38,6 +38,10 @@ class PluginRecord:
             return self.distribution
         return f"{self.distribution} {self.distribution_version}"
 
+    def where(self, group: str) -> tuple[str, str | None, str, str]:
+        """A finding's distribution, version, group and value for this entry point."""
+        return self.distribution, self.distribution_version, group, self.value
+
     def to_json(self) -> dict[str, object]:
         """The row of ``plugins`` in ``attn list --json``."""
         keys = ("name", "value", "distribution", "distribution_version", "status", "reason")
