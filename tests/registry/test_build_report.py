@@ -93,3 +93,25 @@ def test_a_finding_from_metadata_alone_is_not_plugin_code(site):
         "old-attn",
         False,
     )
+
+
+def test_a_built_in_that_cannot_be_loaded_is_the_host_s_finding():
+    """doctor --load of a host whose own backend's module is missing: reinstall the host."""
+    from attn.registry import BackendEnum, enum  # noqa: PLC0415
+
+    class Toy(BackendEnum, group="toyx.backends", host="toyx"):
+        GONE = "toyx_missing_module:Backend"
+
+    try:
+        result = diagnose(Toy, load=True)
+    finally:
+        del enum._DECLARED[f"{Toy.__module__}:{Toy.__qualname__}"]
+    (finding,) = [f for f in result.findings if f.kind is Code.LOAD_FAILURE]
+    assert (finding.subject, finding.distribution, finding.group, finding.value) == (
+        "GONE",
+        "toyx",
+        "toyx.backends",
+        "toyx_missing_module:Backend",
+    )
+    assert not finding.plugin_code
+    assert finding.fix.startswith("reinstall toyx (pip install --force-reinstall toyx)")

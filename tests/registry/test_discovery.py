@@ -895,6 +895,7 @@ OTHER_PROJECTS = ["triton.backends", "torch.backends", "jax.backends", "keras.ba
         *((group, True) for group in TYPOS),
         ("attnbackends", True),
         ("attn.backendz", True),
+        ("atn.backend", True),  # one edit in the project, one after it
         *((group, False) for group in OTHER_PROJECTS),
         ("attn.backends", False),
         ("console_scripts", False),
@@ -921,6 +922,7 @@ def test_a_project_part_two_edits_away_is_another_project():
     """Two letters changed in the project part: another project's group, however alike."""
     assert looks_like_typo("tixxhost.kernels", "tinyhost.kernels") is False
     assert looks_like_typo("tinhyost.kernels", "tinyhost.kernels") is True  # one swap
+    assert looks_like_typo("xinyhoat.kernels", "tinyhost.kernels") is False  # the first and one
 
 
 def test_a_sibling_registrys_group_is_no_typo_however_alike(site):
