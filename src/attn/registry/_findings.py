@@ -222,9 +222,10 @@ def name_findings(
     """Plugins that declare no requirement on the host, and names only like a built-in's."""
     for p in undeclared:
         message = f"{p.origin_label} declares no requirement on {host}, so its compatibility "
+        message += "cannot be checked"
         fix = f"add {host!r} with a version range to {p.distribution}'s dependencies"
         kind, where = Code.UNDECLARED_REQUIREMENT, p.where(group)[:3]  # not an entry point's
-        yield Finding(kind, p.distribution, message + "cannot be checked", fix, *where)
+        yield Finding(kind, p.distribution, message, fix, *where)
     folded = {unicodedata.normalize("NFKC", n).casefold(): n for n in builtin_names}
     for p in plugins:
         other = folded.get(unicodedata.normalize("NFKC", p.name).casefold())
