@@ -612,7 +612,11 @@ def test_unreadable_entry_points_are_reported(site, run_discovery):
     result = run_discovery()
     assert result.plugins == ()
     (finding,) = result.findings
-    assert (finding.kind, finding.subject) == ("unreadable-metadata", "plug")
+    assert (finding.kind, finding.subject, finding.distribution) == (
+        "unreadable-metadata",
+        "plug",
+        "plug",
+    )
     assert finding.message.startswith("plug: entry_points.txt cannot be read: line 2 has no '='")
     assert finding.message.endswith(f"(at {info}); any backend it declares is not in effect")
 

@@ -162,16 +162,17 @@ def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
     for r in records:
         if (problem := r.entry_points_problem) is None:
             continue
-        subject, message = r.location, str(problem)
+        subject, message, distribution = r.location, str(problem), None
         if r.key != UNREADABLE_KEY:
-            subject, fix = r.name, unusable_fix(r.location, r.name, problem.code)
+            subject = distribution = r.name
+            fix = unusable_fix(r.location, r.name, problem.code)
             message = f"{r.name}: {problem} (at {r.location}); any backend it declares is not "
             message += "in effect"
         elif problem.code is Code.PATH_UNREADABLE:
             fix = f"make {r.location} readable, or take it off sys.path"
         else:
             fix = "fix, update or uninstall the package that adds that finder to sys.meta_path"
-        findings.append(Finding(Code.UNREADABLE_METADATA, subject, message, fix))
+        findings.append(Finding(Code.UNREADABLE_METADATA, subject, message, fix, distribution))
     return findings
 
 
