@@ -651,6 +651,9 @@ def test_requires_modules_are_checked_against_what_the_distribution_provides(pyt
     else:  # a wheel without top_level.txt: its RECORD lists a package or a module, and a .pth
         record = f"{how},,\n{info.name}/METADATA,,\nkern_lib.pth,,\n"
         (info / "RECORD").write_text(record, encoding="utf-8")
+        for listed in (how, "kern_lib.pth"):  # Python 3.13 lists only the files that exist
+            (site.root / listed).parent.mkdir(exist_ok=True)
+            (site.root / listed).write_text("", encoding="utf-8")
     pytester.makepyfile(
         kernel="from attn import AttentionBackend\n\n" + KERNEL,
         fixed="from kernel import Kernel\n\nclass Fixed(Kernel):\n"
