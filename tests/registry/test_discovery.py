@@ -684,6 +684,21 @@ def test_conflict_record_names_every_claimant_winner_first(site, run_discovery):
     )
 
 
+def test_a_preferred_winner_is_a_note_about_it(site, run_discovery):
+    """ATTN_PREFER choosing the winner: a note with the winner's distribution and value."""
+    for name in ("a-plug", "b-plug"):
+        site.dist(name, entry_points=eps(X=f"{name[0]}:Backend"))
+    (note,) = run_discovery({"ATTN_PREFER": "b-plug"}).findings
+    assert (note.kind, note.subject, note.is_problem) == ("preferred", "X", False)
+    assert (note.distribution, note.version, note.group, note.value) == (
+        "b-plug",
+        "1.0",
+        GROUP,
+        "b:Backend",
+    )
+    assert note.message.endswith("b-plug 1.0 wins, as ATTN_PREFER asks")
+
+
 def test_only_eligible_entry_points_conflict(site, run_discovery):
     """An incompatible or invalid claimant does not shadow, nor is it shadowed."""
     site.dist("a-incompatible", entry_points=eps(X="a:X"), requires=["attn>=9"])
