@@ -137,7 +137,7 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
             f"{variable}={winner.distribution} keeps {winner.distribution}, "
             f"{variable}={others} makes {runner_up.distribution} win; or uninstall all but one"
         )
-    return Finding(kind, name, message, fix, *winner.where(group))
+    return Finding(kind, name, message, fix, *winner.about(group))
 
 
 def unusable_fix(where: str, name: str, problem: Code, *, reinstall: bool = True) -> str:
@@ -210,7 +210,7 @@ def plugin_findings(
             message = f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}"
         else:
             continue
-        yield Finding(kind, p.name, message, fix, *p.where(group))
+        yield Finding(kind, p.name, message, fix, *p.about(group))
 
 
 def name_findings(
@@ -225,8 +225,8 @@ def name_findings(
         message = f"{p.origin_label} declares no requirement on {host}, so its compatibility "
         message += "cannot be checked"
         fix = f"add {host!r} with a version range to {p.distribution}'s dependencies"
-        kind, where = Code.UNDECLARED_REQUIREMENT, p.where(group)[:3]  # not an entry point's
-        yield Finding(kind, p.distribution, message, fix, *where)
+        kind, data = Code.UNDECLARED_REQUIREMENT, p.about(group)[:3]  # not an entry point's
+        yield Finding(kind, p.distribution, message, fix, *data)
     folded = {unicodedata.normalize("NFKC", n).casefold(): n for n in builtin_names}
     for p in plugins:
         other = folded.get(unicodedata.normalize("NFKC", p.name).casefold())
@@ -244,7 +244,7 @@ def name_findings(
                 f"which differs from the built-in "
                 f"{other!r} {how}",
                 f"rename the entry point to {other!r} to override the built-in",
-                *p.where(group),
+                *p.about(group),
             )
 
 

@@ -251,7 +251,7 @@ def _load_findings(
             plugin.name,
             f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}",
             f"fix or uninstall {dist}, or block it with {block}={dist}",
-            *plugin.where(config.group),
+            *plugin.about(config.group),
             plugin_code=True,
         )
     declared = {(p.name, p.distribution) for p in result.plugins}

@@ -38,8 +38,8 @@ class PluginRecord:
             return self.distribution
         return f"{self.distribution} {self.distribution_version}"
 
-    def where(self, group: str) -> tuple[str, str | None, str, str]:
-        """A finding's distribution, version, group and value for this entry point."""
+    def about(self, group: str) -> tuple[str, str | None, str, str]:
+        """The distribution, version, group and value a finding about this entry point holds."""
         return self.distribution, self.distribution_version, group, self.value
 
     def to_json(self) -> dict[str, object]:
