@@ -508,3 +508,15 @@ def test_what_the_hosts_module_prints_stays_out_of_json(run, site):
     code, out, err = run("list", "--json", "--registry", "chatty_host:SamplerEnum")
     assert (code, json.loads(out)["registries"][0]["registry"]) == (0, "SamplerEnum")
     assert "hello from the host" in err
+
+
+def test_show_over_two_registries_hints_doctor_over_both(run, tinyinfer):
+    """attn show NAME with two --registry: the doctor it names checks those two, not attn's."""
+    code, _, err = run("show", "SLOW", "--registry", REGISTRY, "--registry", "attn.backends")
+    assert (code, err.splitlines()[-1]) == (
+        1,
+        (
+            f"'attn doctor --registry {REGISTRY} --registry attn.backends' checks the installed "
+            "plugins and says how to fix what it finds."
+        ),
+    )

@@ -166,9 +166,10 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
 
 
 def command(args: argparse.Namespace, registry: BackendEnumMeta | None, words: str) -> str:
-    """``'attn WORDS'``, quoted; for a registry this command does not know, the registry's own."""
-    if registry is None or registry in args.known:
-        return f"'{args.root} {words}'"
+    """``'attn WORDS'``, quoted, with the same ``--registry``; else the registry's own command."""
+    if registry is None or registry in args.known:  # None: the registries the user named
+        again = "" if registry else "".join(f" --registry {r}" for r in args.selected)
+        return f"'{args.root} {words}{again}'"
     return registry._attn_state.config.command(words)  # with --registry MODULE:CLASS
 
 

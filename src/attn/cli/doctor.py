@@ -12,7 +12,7 @@ from attn import _version
 from attn.registry.errors import ENVIRONMENT_CODES, Code, SelectionError, StateMismatchError
 from attn.registry.loading import plugin_output_to
 
-from . import Style, UsageError, plural, selected_registries, wrap
+from . import Style, UsageError, command, plural, selected_registries, wrap
 
 if TYPE_CHECKING:
     import argparse
@@ -128,8 +128,7 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             handle.write(text)
     except OSError as exc:
         raise UsageError(f"cannot write {args.file}: {exc.strerror or exc}", args.prog) from exc
-    again = "".join(f" --registry {value}" for value in args.selected)  # the same registries
-    check = f"'{args.root} doctor --against {args.file}{again}'"
+    check = command(args, None, f"doctor --against {args.file}")
     err.write(f"Saved {_summary(state)} to {args.file}; check another environment with {check}.\n")
     return 0
 
