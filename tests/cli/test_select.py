@@ -138,6 +138,10 @@ def test_an_unknown_registry_is_a_usage_error():
         ("head_size=NaN", "NaN"),
         ("head_size=Infinity", "Infinity"),
         ("head_size=-Infinity", "-Infinity"),
+        ("scale=1e400", "1e400"),
+        ("scale=-1e999", "-1e999"),
+        ("scales=[1.5, 1e400]", "[1.5, 1e400]"),
+        ("scale=1.5e3", 1500.0),
     ],
 )
 def test_parse_settings(pair, value):
@@ -154,6 +158,16 @@ def test_nan_is_a_string_and_the_json_output_stays_json():
         raise AssertionError(f"{word} in the output")
 
     assert json.loads(out, parse_constant=refuse)["settings"] == {"head_size": "NaN"}
+
+
+def test_a_number_python_reads_as_infinite_is_a_string_and_the_json_output_stays_json():
+    """1e400 is JSON, but Python reads it as inf: the string written, and --json stays JSON."""
+    _, out, _ = attn_select("AttentionBackendEnum", "--set", "scale=1e400", "--json")
+
+    def refuse(word):
+        raise AssertionError(f"{word} in the output")
+
+    assert json.loads(out, parse_constant=refuse)["settings"] == {"scale": "1e400"}
 
 
 def test_set_backend_is_a_usage_error_pointing_at_the_backend_option():

@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterator
 import pytest
 
 import attn
-from attn.registry import AttnError, Backend, BackendEnum, UnknownBackendError, register
+from attn.registry import (
+    AttnError,
+    Backend,
+    BackendEnum,
+    BackendLoadError,
+    UnknownBackendError,
+    register,
+)
 from attn.registry.enum import state_of
 from attn.registry.selection import (
     Selection,
@@ -250,6 +257,18 @@ def test_an_accepted_override_is_chosen_and_the_builtin_never_imported(host):
     assert chosen.backend_class.__name__ == "Good"
 
 
+def test_a_rejected_override_that_cannot_load_raises_in_strict_mode(host, monkeypatch):
+    """PICK_STRICT=1: a plugin's load failure raises where selection finds it, no fallback."""
+    plugin(host, FIRST="NoSuchClass")
+    assert select(PickEnum, device="cuda").tried[-1].fallback
+    monkeypatch.setenv("PICK_STRICT", "1")
+    PickEnum.refresh()
+    with pytest.raises(BackendLoadError, match="NoSuchClass"):
+        select(PickEnum, device="cuda")
+    with pytest.raises(BackendLoadError, match="NoSuchClass"):
+        select(PickEnum, "FIRST")
+
+
 # -- stopping early -------------------------------------------------------------------------
 
 
@@ -305,6 +324,51 @@ def test_the_environment_variable_is_an_explicit_choice(monkeypatch):
     assert select(PickEnum, "THIRD").name == "THIRD"
     monkeypatch.setenv("PICK_PICK_BACKEND", "")
     assert not select(PickEnum).explicit
+
+
+def test_an_unknown_name_in_the_variable_says_the_variable_chose_it(monkeypatch):
+    """A user who never typed the name learns where it came from; backend= says nothing of it."""
+    monkeypatch.setenv("PICK_PICK_BACKEND", "FRIST")
+    with pytest.raises(UnknownBackendError) as caught:
+        select(PickEnum)
+    assert str(caught.value).splitlines()[-2:] == [
+        "Did you mean 'FIRST'?",
+        "PICK_PICK_BACKEND='FRIST' chose it: fix or unset it",
+    ]
+    assert caught.value.name == "FRIST"
+    with pytest.raises(UnknownBackendError) as caught:
+        select(PickEnum, "FRIST")
+    assert "PICK_PICK_BACKEND" not in str(caught.value)
+
+
+def test_the_variable_is_read_without_surrounding_spaces(monkeypatch):
+    monkeypatch.setenv("PICK_PICK_BACKEND", " THIRD ")
+    assert (select(PickEnum).name, select(PickEnum).explicit) == ("THIRD", True)
+
+
+def test_a_rejected_backend_argument_does_not_ask_to_unset_the_variable(monkeypatch):
+    """backend= made the choice: unsetting PICK_PICK_BACKEND would change nothing."""
+    monkeypatch.setenv("PICK_PICK_BACKEND", "THIRD")
+    error = rejected(PickEnum, "FIRST", device="tpu")
+    assert str(error).splitlines()[-1] == (
+        "Choose another; 'attn select --registry test_selection:PickEnum' lists the candidates."
+    )
+
+
+class TinyInferEnum(
+    BackendEnum, group="tiny-infer.backends", host="tiny-infer", interface=PickBackend
+):
+    """A host whose name has a hyphen: its default noun is 'tiny-infer backend'."""
+
+    ONE = f"{__name__}:NeedsKernel"
+    TWO = f"{__name__}:Accepts"
+
+
+def test_the_variable_of_a_hyphenated_host_is_a_name_a_shell_can_export(monkeypatch):
+    """TINY_INFER_TINY_INFER_BACKEND, every character not a letter or digit an underscore."""
+    monkeypatch.setenv("TINY_INFER_TINY_INFER_BACKEND", "TWO")
+    chosen = select(TinyInferEnum, flag="distinct from other tests")
+    assert (chosen.name, chosen.explicit) == ("TWO", True)
 
 
 def test_the_environment_variable_of_attns_registries(monkeypatch):
@@ -500,6 +564,40 @@ def test_equal_settings_are_answered_from_the_cache():
     assert select(PickEnum, head_size=64, device="cuda") is first
     assert len(CudaOnly.asked) == 1
     assert select(PickEnum, device="cuda", head_size=128) is not first
+
+
+class WantsTrue(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings: object) -> list[str]:
+        return [] if settings.get("flag") is True else [f"flag={settings.get('flag')!r}"]
+
+
+class FlagEnum(BackendEnum, group="flag.backends", host="flag", interface=PickBackend):
+    ONE = f"{__name__}:WantsTrue"
+
+
+def test_settings_equal_in_python_but_of_other_types_are_checked_again():
+    """True, 1 and 1.0 are equal keys in a dict, but a check may accept one only."""
+    assert select(FlagEnum, flag=True).settings == (("flag", True),)
+    for other in (1, 1.0, (True,)):
+        assert rejected(FlagEnum, flag=other).tried[0].reasons[0].message == f"flag={other!r}"
+    assert rejected(FlagEnum, flag=(1,)).tried[0].reasons[0].message == "flag=(1,)"
+
+
+class EmptyEnum(BackendEnum, group="empty.backends", host="empty", interface=PickBackend):
+    ONE = f"{__name__}:Accepts"
+
+    @classmethod
+    def priorities(cls, **settings: object) -> list[str]:
+        return ["ONE"] if settings.get("device") == "cuda" else []
+
+
+def test_no_candidate_for_the_settings_asks_to_check_them():
+    """A host order with nothing for these settings (a misspelt device): check them first."""
+    assert str(rejected(EmptyEnum, device="gpu")).splitlines() == [
+        "No empty backend of EmptyEnum for device='gpu' is a candidate.",
+        "Check the settings or add a plugin.",
+    ]
 
 
 def test_refresh_and_registration_invalidate_the_cache(host):

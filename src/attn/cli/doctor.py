@@ -6,7 +6,7 @@ import json
 import sys
 from contextlib import nullcontext
 from dataclasses import asdict
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from attn import _version
 from attn.registry.errors import ENVIRONMENT_CODES, Code, SelectionError, StateMismatchError
@@ -181,8 +181,10 @@ def _depth(value: object) -> int:
     return 1 + max(map(_depth, value), default=0) if isinstance(value, list) else 0
 
 
-def _not_json(word: str) -> NoReturn:
-    raise ValueError(f"{word} is not JSON")
+def _finite(word: str) -> float:
+    if not abs(number := float(word)) < float("inf"):  # NaN, Infinity, 1e400: not JSON's
+        raise ValueError(f"{word} is not a JSON number Python reads")
+    return number
 
 
 def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
@@ -194,8 +196,8 @@ def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
             raise UsageError(f"--set expects KEY=VALUE with KEY an identifier, got {pair!r}", prog)
         if key == "backend":
             raise UsageError(f"--set {pair!r}: choose the backend with --backend NAME", prog)
-        try:  # NaN and Infinity are Python's, not JSON literals: strings, as JSON has them
-            value = json.loads(text, parse_constant=_not_json)
+        try:  # NaN and Infinity are Python's, not JSON literals: strings, as written
+            value = json.loads(text, parse_constant=_finite, parse_float=_finite)
             deep = _depth(value) > MAX_DEPTH
         except RecursionError:  # nested too deeply for the parser, or for _depth
             deep = True

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from attn import _fork
 
 from .backend import missing_of
-from .errors import Code, SelectionError, describe, passes_through
+from .errors import Code, SelectionError, UnknownBackendError, describe, passes_through
 from .loading import load
 
 if TYPE_CHECKING:
@@ -29,9 +29,9 @@ __all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name
 def _words(registry: _Registry) -> tuple[str, str, str]:
     """The explicit choice's variable (``ATTN_ATTENTION_BACKEND``), the noun, the select command."""
     config = registry._attn_state.config
-    variable = f"{config.env_prefix}_{config.noun.upper().replace(' ', '_')}"
+    noun = "".join(c if c.isalnum() else "_" for c in config.noun.upper())  # a shell's name
     named = "" if config.where else f" {registry.__name__}"  # else --registry names it
-    return variable, config.noun, config.command(f"select{named}")
+    return f"{config.env_prefix}_{noun}", config.noun, config.command(f"select{named}")
 
 
 def _token(registry: _Registry) -> object:
@@ -153,7 +153,9 @@ def _try(
     for source in sources:
         try:
             cls = load(registry, name, source)
-        except Exception as exc:  # noqa: BLE001 - a load error is a reason; Ctrl-C passes
+        except Exception as exc:  # a load error is a reason (strict: raised); Ctrl-C passes
+            if getattr(source, "origin", "") == "plugin" and registry._attn_state.controls().strict:
+                raise  # strict mode: a plugin problem raises where it is found
             detail = getattr(exc, "detail", None) or describe(exc)
             reasons = [Reason(Code.LOAD_FAILURE, f"cannot be loaded: {detail}")]
         else:
@@ -176,11 +178,16 @@ def _try(
 
 
 def _choose(
-    registry: _Registry, explicit: str | None, settings: Settings
+    registry: _Registry, explicit: str | None, settings: Settings, *, by_variable: bool
 ) -> Selection | SelectionError:
-    values = dict(settings)
+    values, (variable, noun, command) = dict(settings), _words(registry)
     if explicit is not None:
-        registry[explicit]  # the unknown-name error, with near matches
+        try:
+            registry[explicit]  # the unknown-name error, with near matches
+        except UnknownBackendError as exc:
+            if by_variable:  # say so: the user may not know the variable is set
+                exc.args = (f"{exc}\n{variable}={explicit!r} chose it: fix or unset it",)
+            raise
         names = [explicit]
     else:
         names = list(dict.fromkeys(registry.priorities(**values)))  # type: ignore[attr-defined]
@@ -191,19 +198,17 @@ def _choose(
         rows, cls = _try(registry, name, values)
         tried += rows
         if cls is not None:
-            chosen = registry[name]
-            return Selection(chosen, name, explicit is not None, tuple(tried), cls, settings)
-    variable, noun, command = _words(registry)
+            return Selection(registry[name], name, bool(explicit), tuple(tried), cls, settings)
     where = f"{registry.__name__} for {_shown(settings)}"
     if explicit is not None:
         head = f"The {noun} {explicit!r} chosen explicitly is not valid in {where}:"
-        unset = f" (or unset {variable})" if os.environ.get(variable) else ""
+        unset = f" (or unset {variable})" if by_variable else ""
         fix = f"Choose another{unset}; {command} lists the candidates."
     elif tried:
         head = f"No {noun} of {where} is valid; tried in order:"
         fix = "Install a kernel package named above, or change the settings."
     else:
-        head, fix = f"No {noun} of {where} is a candidate.", "Install a plugin that provides one."
+        head, fix = f"No {noun} of {where} is a candidate.", "Check the settings or add a plugin."
     message = "\n".join([head, *(f"  {row}" for row in tried), fix])
     return SelectionError(message, registry.__name__, tuple(tried), explicit is not None)
 
@@ -211,7 +216,7 @@ def _choose(
 #: How many results (choices and rejections) the cache keeps per registry.
 CACHE_SIZE = 128
 
-_Key = tuple[object, Settings]
+_Key = tuple[object, bool, Settings, str]  # repr: 1, 1.0 and True are equal, not to every check
 #: Per registry: its table's token, and results least recently used first (under `_fork.LOCK`).
 #: Choosing runs outside the lock: threads racing on a new key may choose twice, equally.
 _CACHE: dict[_Registry, tuple[object, OrderedDict[_Key, Selection | SelectionError]]] = {}
@@ -233,15 +238,15 @@ def select(registry: _Registry, /, backend: object = None, **settings: object) -
         SelectionError: the explicit choice, or every candidate, is rejected.
         UnknownBackendError: the explicit choice names no backend.
     """
-    explicit = getattr(backend, "name", backend) if backend is not None else None
-    explicit = explicit if explicit is not None else os.environ.get(_words(registry)[0]) or None
+    by_env, named = backend is None, getattr(backend, "name", backend)  # by <PREFIX>_<NOUN>
+    explicit = os.environ.get(_words(registry)[0], "").strip() or None if by_env else str(named)
     frozen = tuple(sorted((key, _frozen(value, key)) for key, value in settings.items()))
-    key, token = (explicit, frozen), _token(registry)
+    key, token = (explicit, by_env, frozen, repr(frozen)), _token(registry)
     with _fork.LOCK:
         if (found := _results(registry, token).get(key)) is not None:
             _results(registry, token).move_to_end(key)
     if found is None:
-        found = _choose(registry, None if explicit is None else str(explicit), frozen)
+        found = _choose(registry, explicit, frozen, by_variable=by_env)
         with _fork.LOCK:
             if token is registry._attn_state._layers.table:  # else it changed: already stale
                 results = _results(registry, token)
@@ -275,15 +280,10 @@ def recorded(registry: _Registry) -> tuple[Recorded, ...]:
     with _fork.LOCK:
         results = tuple(_results(registry, token).values())
     return tuple(
-        Recorded(
-            s.settings,
-            s.name,
-            s.tried[-1].path,
-            s.name if s.explicit else None,
-            tuple(map(str, s.tried)),
-        )
+        Recorded(s.settings, s.name, s.tried[-1].path, s.name if s.explicit else None, rows)
         for s in results
         if isinstance(s, Selection) and _plain(s.settings)
+        for rows in [tuple(map(str, s.tried))]
     )
 
 
