@@ -328,6 +328,7 @@ VALID_REGISTRIES = (
         ("attn-backends", ". Did you mean 'attn.backends'?"),
         ("backends", ". Did you mean 'attn.backends'?"),
         ("Nope", ""),
+        ("", ""),  # attn list "$REG" with REG unset lists nothing silently
     ],
 )
 @pytest.mark.parametrize("command", [["list"], ["list", "--json"], ["show", "FLASH_ATTN"]])

@@ -149,7 +149,7 @@ def _imported(value: str, prog: str) -> BackendEnumMeta:
 
 def selected_registries(args: argparse.Namespace, *named: str | None) -> list[BackendEnumMeta]:
     """The registries *named* and ``--registry`` pick; by default, all the command knows."""
-    names = [*filter(None, named), *args.selected]
+    names = [*(n for n in named if n is not None), *args.selected]  # "" is no registry
     imported = {name: _imported(name, args.prog) for name in names if ":" in name}
     if args.known is None:
         from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
