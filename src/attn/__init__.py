@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import _fork  # now: the fork hook exists before any thread first uses attn
+
 if TYPE_CHECKING:
     from .backends import (
         AttentionBackend,
@@ -68,9 +70,7 @@ def __getattr__(name: str) -> object:
     if name not in {*__all__, "_Backend"}:
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)
-    from ._fork import importing  # noqa: PLC0415
-
-    with importing():  # a fork meanwhile waits for these imports
+    with _fork.importing():  # a fork meanwhile waits for these imports
         if name == "__version__":
             value: object = _version()
         else:

@@ -444,6 +444,62 @@ def test_fifty_forks_during_cold_discoveries_refreshes_and_registrations(python)
     assert codes == [0] * 50
 
 
+#: A process whose thread makes the first use of attn (``attn.AttentionBackendEnum``)
+#: while the main thread forks: the thread's first import of an attn module is
+#: slowed down, and the fork comes while it holds that module's import lock.
+FORK_DURING_FIRST_USE = (
+    """
+import importlib.machinery, json, os, sys, threading, time, warnings
+warnings.simplefilter("ignore")  # Python 3.12+ warns about forking with threads
+import attn
+
+class SlowImport:
+    entered = threading.Event()
+    def find_spec(self, name, path=None, target=None):
+        if not name.startswith("attn.") or self.entered.is_set():
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        loader = spec.loader
+        def exec_module(module):
+            SlowImport.entered.set()
+            time.sleep(0.05)
+            loader.exec_module(module)
+        spec.loader = type("Slow", (), {"create_module": lambda self, spec: None,
+                                        "exec_module": lambda self, m: exec_module(m)})()
+        return spec
+
+sys.meta_path.insert(0, SlowImport())
+thread = threading.Thread(target=lambda: attn.AttentionBackendEnum["FLASH_ATTN"], daemon=True)
+thread.start()
+SlowImport.entered.wait(10)
+pid = os.fork()
+if pid == 0:
+    try:
+        attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
+    except BaseException:
+        os._exit(1)
+    os._exit(0)
+children, limit = [pid], float(sys.argv[1])
+"""
+    + REAP
+)
+
+
+def test_a_fork_while_another_thread_first_uses_attn_does_not_hang(python):
+    """The first attribute of attn a thread reads imports modules: a fork waits for them."""
+    command = [str(python.runtime.python), "-c", FORK_DURING_FIRST_USE, "5"]
+    for _ in range(5):
+        done = subprocess.run(
+            command,
+            env=python.env(),
+            capture_output=True,
+            text=True,
+            timeout=CHILD_TIMEOUT,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, "[0]\n", "")
+
+
 #: The end of the scripts below: fork at this moment; the child looks a
 #: built-in up and exits; the parent waits for its thread and prints the
 #: child's exit code.
