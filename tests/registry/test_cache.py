@@ -511,9 +511,15 @@ def a_folder(file: Path) -> None:
     file.mkdir()
 
 
+def a_fifo(file: Path) -> None:
+    """A named pipe: opening it to read would wait for a writer forever."""
+    file.unlink()
+    os.mkfifo(file, 0o600)
+
+
 @pytest.mark.parametrize(
     "damage",
-    [corrupt, truncate, foreign, empty, group_writable, code_object, a_folder],
+    [corrupt, truncate, foreign, empty, group_writable, code_object, a_folder, a_fifo],
     ids=lambda f: f.__name__,
 )
 def test_a_damaged_or_untrusted_file_is_ignored_and_rebuilt(env, damage):

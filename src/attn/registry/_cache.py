@@ -151,7 +151,7 @@ def _ours(path: str | int, kind: Callable[[int], bool] = stat.S_ISDIR) -> bool:
 
 
 def _open(path: str, flags: int) -> int:
-    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), 0o600)
 
 
 def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
