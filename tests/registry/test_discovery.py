@@ -1013,6 +1013,18 @@ def test_copies_of_a_distribution_the_controls_leave_out_are_not_reported(
     assert [(f.kind, f.subject) for f in findings] == [("duplicate-metadata", "attn")]
 
 
+@pytest.mark.parametrize("environ", LEFT_OUT, ids=["blocked", "not-selected"])
+def test_unreadable_entry_points_of_a_distribution_the_controls_leave_out_are_not_reported(
+    site, run_discovery, environ
+):
+    """A plugin's CI selecting its own distribution is not failed by another's broken file."""
+    site.dist("plug", raw_entry_points="\ufeff[console_scripts]\nplug = plug:main\n")
+    site.dist("mine", entry_points=eps(MINE="mine:B"))
+    assert [f.kind for f in run_discovery({}).findings] == ["unreadable-metadata"]
+    result = run_discovery(environ)
+    assert ([f.kind for f in result.findings], [p.name for p in result.plugins]) == ([], ["MINE"])
+
+
 @pytest.mark.parametrize("group", OTHER_PROJECTS)
 def test_other_projects_groups_are_not_typos(site, run_discovery, group):
     """A distribution with entry points in another project's group: no finding, nothing read."""

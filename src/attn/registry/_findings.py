@@ -156,7 +156,7 @@ def unusable_fix(where: str, name: str, problem: Code, *, reinstall: bool = True
     return f"{fix}, or reinstall {name}" if reinstall else fix
 
 
-def unreadable_findings(records: Sequence[DistributionRecord]) -> list[Finding]:
+def unreadable_findings(records: Iterable[DistributionRecord]) -> list[Finding]:
     """Entry points that Python cannot read, and ``sys.path`` parts attn cannot see into."""
     findings = []
     for r in records:

@@ -274,8 +274,8 @@ def discover(
     records = imported_first(records, host_key, host_root)
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
     dists, found = deduplicate(records, relevant | {host_key}, (group, *sibling_groups))
-    # The copies of a distribution the controls keep out matter no more than its entry points.
-    out = {canonical_name(f.subject) for f in found if controls.leaves_out(f.subject)} - {host_key}
+    # A distribution the controls keep out (not attn's own): its copies and unreadable files too.
+    out = {r.key for r in records if controls.leaves_out(r.name)} - {host_key, UNREADABLE_KEY}
     found = tuple(f for f in found if canonical_name(f.subject) not in out)
     host_version = next((d.version for d in dists if d.key == host_key), None)
 
@@ -306,7 +306,7 @@ def discover(
         if ep.group not in groups and looks_like_typo(ep.group, group)
         if not controls.leaves_out(d.name)
     ]
-    unreadable = tuple(_findings.unreadable_findings(records))
+    unreadable = tuple(_findings.unreadable_findings(r for r in records if r.key not in out))
     host_plugins = [
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
     ]
