@@ -699,6 +699,16 @@ def test_a_preferred_winner_is_a_note_about_it(site, run_discovery):
     assert note.message.endswith("b-plug 1.0 wins, as ATTN_PREFER asks")
 
 
+def test_a_preferred_winner_is_listed_first(site, run_discovery):
+    """The plugins of a name come in the conflict's order, ATTN_PREFER's winner first."""
+    for name in ("a-plug", "b-plug", "c-plug"):
+        site.dist(name, entry_points=eps(X=f"{name[0]}:Backend"))
+    result = run_discovery({"ATTN_PREFER": "c-plug,b-plug"})
+    rows = [(p.distribution, p.status) for p in result.plugins]
+    assert rows == [("c-plug", "used"), ("b-plug", "shadowed"), ("a-plug", "shadowed")]
+    assert [p.distribution for p in result.conflicts[0].claimants] == [d for d, _ in rows]
+
+
 def test_only_eligible_entry_points_conflict(site, run_discovery):
     """An incompatible or invalid claimant does not shadow, nor is it shadowed."""
     site.dist("a-incompatible", entry_points=eps(X="a:X"), requires=["attn>=9"])

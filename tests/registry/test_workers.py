@@ -19,6 +19,7 @@ import dataclasses
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -741,6 +742,19 @@ def test_a_worker_only_plugin_is_named_with_uninstall(plugin_module):
         "(here: pip uninstall attn-extra), or set the same ATTN_PLUGINS in every process."
     )
     assert error.differences == (("AttentionBackendEnum", "EXTRA"),)
+
+
+def test_a_name_a_newer_release_adds_is_fixed_by_installing_the_drivers_version(plugin_module):
+    """The worker's attn-new 2.0 adds Y: installing 1.0 fixes both names; no uninstall."""
+    first = plugin_module.dist("attn-new", "1.0", entry_points={"attn.backends": {"X": "x:A"}})
+    state = attn.capture_state()
+    shutil.rmtree(first)
+    plugin_module.dist("attn-new", "2.0", entry_points={"attn.backends": {"X": "x:A", "Y": "x:B"}})
+    fresh_worker()
+    assert str(mismatch_of(state)).splitlines()[-1] == (
+        "To fix it, install the same plugin versions on every node "
+        "(here: pip install 'attn-new==1.0'), or set the same ATTN_PLUGINS in every process."
+    )
 
 
 def test_a_preference_alone_is_not_offered_for_a_missing_plugin(plugin_module, monkeypatch):

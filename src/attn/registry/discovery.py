@@ -167,6 +167,10 @@ def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[Distributi
     return scan(wanted, also=(canonical_name(host),), kept_only=True, using=reader(prefix))
 
 
+def _rank(plugin: PluginRecord, controls: Controls) -> tuple[int, int, str]:  # conflict order
+    return controls.preference(plugin.distribution), plugin.path_index, plugin.distribution_key
+
+
 def resolve_conflicts(
     plugins: Sequence[PluginRecord], controls: Controls
 ) -> tuple[tuple[PluginRecord, ...], tuple[Conflict, ...]]:
@@ -177,16 +181,13 @@ def resolve_conflicts(
             by_name[plugin.name].append(plugin)
     replaced: dict[int, PluginRecord] = {}
     names = []
-    preference = {p.distribution: controls.preference(p.distribution) for p in plugins}
     for name, claimants in by_name.items():
         if len(claimants) < 2:  # noqa: PLR2004
             continue
-        winner, *losers = sorted(
-            claimants, key=lambda p: (preference[p.distribution], p.path_index, p.distribution_key)
-        )
+        winner, *losers = sorted(claimants, key=lambda p: _rank(p, controls))
         reasons = []
         for loser in losers:
-            if preference[winner.distribution] < preference[loser.distribution]:
+            if _rank(winner, controls)[0] < _rank(loser, controls)[0]:
                 why = f"listed first in {controls.prefer_variable}"
             elif winner.distribution_key == loser.distribution_key:
                 why = "declared first"
@@ -323,7 +324,7 @@ def discover(
         (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group)
         for ep, d in typos
     )
-    ordered = tuple(sorted(resolved, key=lambda p: (p.name, p.path_index, p.distribution_key)))
+    ordered = tuple(sorted(resolved, key=lambda p: (p.name, *_rank(p, controls))))
     return DiscoveryResult(
         group, host_version, ordered, conflicts, found, misgrouped=misgrouped, unreadable=unreadable
     )

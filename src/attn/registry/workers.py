@@ -109,10 +109,8 @@ class WorkerState:
         for i, raw in enumerate(_of(list, top.get("registries"), "'registries'")):
             registries.append(r := _read(CapturedRegistry, raw, f"registries[{i}]"))
             if r.fingerprint != fingerprint(r.group, map(astuple, r.backends)):
-                _fail(
-                    f"registries[{i}].fingerprint does not match its backends (edited by hand?); "
-                    "save the state again"
-                )
+                msg = f"registries[{i}].fingerprint does not match its backends (edited by hand?)"
+                _fail(f"{msg}; save the state again")
         return cls(tuple(registries))
 
 
@@ -226,12 +224,13 @@ def mismatch(
             continue
         theirs, mine = {b.name: b for b in driver.backends}, {b.name: b for b in rows}
         found = [n for n in dict.fromkeys([*theirs, *mine]) if theirs.get(n) != mine.get(n)]
+        kept = {b.distribution for b in driver.backends if b.origin == "plugin"}  # the driver's
         for name in found:
             sides = theirs.get(name), mine.get(name)
             differing.append((driver.registry, name))
             lines.append(f"  {driver.registry}.{name}")
             lines += [f"    driver: {_described(sides[0])}", f"    worker: {_described(sides[1])}"]
-            commands += _commands(*sides)
+            commands += _commands(kept, *sides)
             unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
         if found:
             selecting[f"{driver.env_prefix}_PLUGINS"] = None
@@ -297,14 +296,14 @@ def _described(row: BackendResolution | None) -> str:
     return f"{parse_path(row.path).dotted} ({where.get(row.origin, 'built-in')})"
 
 
-def _commands(theirs: BackendResolution | None, mine: BackendResolution | None) -> list[str]:
-    """The pip commands that would make this side match the driver's."""
-    commands = []
+def _commands(kept: set[str | None], *sides: BackendResolution | None) -> list[str]:
+    """The pip commands that would make this side match the driver's (*kept*: never removed)."""
+    (theirs, mine), commands = sides, []
     if theirs and theirs.origin == "plugin" and theirs.distribution:
         pin = "" if theirs.version is None else f"=={theirs.version}"
         commands.append(f"pip install '{theirs.distribution}{pin}'")
     mine_dist = mine.distribution if mine and mine.origin == "plugin" else None
-    if mine_dist and mine_dist != (theirs and theirs.distribution):
+    if mine_dist and mine_dist not in kept:
         commands.append(f"pip uninstall {mine_dist}")
     return commands
 
