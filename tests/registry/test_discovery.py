@@ -170,12 +170,15 @@ def test_no_plugins(run_discovery):
         (
             "NO_ATTR",
             "plug.mod",
-            "entry point value 'plug.mod' is invalid: no attribute part; expected 'module:attr'",
+            (
+                "entry point NO_ATTR = 'plug.mod' is invalid: no attribute part; "
+                "expected 'module:attr'"
+            ),
         ),
         (
             "MALFORMED",
             "plug mod:Backend",
-            "entry point value 'plug mod:Backend' is invalid: expected 'module:attr'",
+            "entry point MALFORMED = 'plug mod:Backend' is invalid: expected 'module:attr'",
         ),
     ],
 )
@@ -208,7 +211,7 @@ def test_invalid_entry_point_finding(site, run_discovery):
         Finding(
             "invalid",
             "NO_ATTR",
-            "plug 1.0: entry point value 'plug.mod' is invalid: no attribute part; "
+            "plug 1.0: entry point NO_ATTR = 'plug.mod' is invalid: no attribute part; "
             "expected 'module:attr'",
             "fix the entry point in plug's pyproject.toml "
             "([project.entry-points.'attn.backends']) to NAME = \"module:Class\", "

@@ -232,7 +232,7 @@ def _parsed(ep: EntryPointRecord) -> tuple[ClassPath | None, tuple[PluginStatus,
     try:
         return parse_entry_point_value(ep.value), None
     except InvalidPathError as exc:
-        reason = f"entry point value {ep.value!r} is invalid: {exc.reason}"
+        reason = f"entry point {ep.name} = {ep.value!r} is invalid: {exc.reason}"
         return None, ("invalid", Code.INVALID_VALUE, reason)
 
 
