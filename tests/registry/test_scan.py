@@ -25,7 +25,7 @@ from attn.registry._metadata import (
 )
 from attn.registry._scan import parse_headers
 from attn.registry.controls import canonical_name, read_controls
-from attn.registry.discovery import discover, looks_like_typo, scan_host
+from attn.registry.discovery import deduplicate, discover, looks_like_typo, scan_host
 from attn.registry.errors import Code
 
 GROUP = "attn.backends"
@@ -504,6 +504,41 @@ def test_fast_reader_defers_to_finders_that_provide_distributions(site, tmp_path
     assert fast == reference
 
 
+class InMemory(importlib.metadata.Distribution):
+    """A distribution without a folder, as a finder serving a zipapp or a frozen app has."""
+
+    def __init__(self, name: str, entry_point: str) -> None:
+        self.texts = {
+            "METADATA": f"Name: {name}\nVersion: 1.0\nRequires-Dist: attn>=0.1\n",
+            "entry_points.txt": f"[attn.backends]\n{entry_point}\n",
+        }
+
+    def read_text(self, filename):
+        return self.texts.get(filename)
+
+    def locate_file(self, path):
+        raise NotImplementedError
+
+
+def test_distributions_in_memory_are_keyed_by_their_names(site, monkeypatch):
+    """Two distributions a finder serves from memory are two, as importlib.metadata counts them."""
+    plugin(site, "on-disk")
+    memory = [InMemory("Mem_One", "MEM_ONE = mem_one:A"), InMemory("mem.two", "MEM_TWO = m:B")]
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder(memory.copy)])
+    stdlib = importlib.metadata.entry_points(group="attn.backends")
+    assert {"MEM_ONE", "MEM_TWO"} <= set(stdlib.names)
+    kept, _ = deduplicate(scan(wants_groups), ())
+    found = {(r.key, ep.name) for r in kept for ep in r.entry_points}
+    assert {("mem-one", "MEM_ONE"), ("mem-two", "MEM_TWO")} <= found
+
+
+def test_a_named_pipe_on_sys_path_is_nothing_and_never_opened(tmp_path):
+    """As for imports: reading a pipe as a zip file would wait for a writer forever."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    assert _scan.fast_entry(0, str(pipe)) == []
+
+
 class Mute(Exception):  # noqa: N818 - named as plugin code might name it
     def __str__(self):
         raise ValueError
@@ -531,7 +566,7 @@ def test_a_finder_that_raises_is_reported_once(site, monkeypatch, error, detail)
     finder = f"{__name__}.Finder"
     assert problems == [Problem(Code.FINDER_FAILED, detail=detail, finder=finder)]
     assert str(problems[0]) == (
-        f"the meta-path finder {finder} raised {detail} while listing distributions"
+        f"the meta-path finder {finder} raised {detail} in find_distributions()"
     )
     assert "on-disk" in {r.key for r in records}
 

@@ -110,9 +110,10 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]
             location = f"<{type(dist).__name__}>" if path is None else str(path)
             local = location if path is not None and os.access(location, os.F_OK) else None
             eps, problem = _reference_entry_points(dist, local)
-            key = _scan.key_of(location)
+            read = partial(_reference_metadata, dist, local)  # in memory: keyed by its Name
+            key = _scan.key_of(location) if path is not None else canonical_name(read().name or "")
             copy = DistributionRecord(key, location, index, entry, eps, None, problem)
-            copies.append((copy, partial(_reference_metadata, dist, local)))
+            copies.append((copy, read))
     return copies, failures
 
 

@@ -34,8 +34,7 @@ _MESSAGES: dict[object, str] = {
     "(importlib.metadata) reads none of its fields (no Name, no Version)",
     Code.ENTRIES_BEFORE_HEADER: "{p.file} has entries before any [group] header (first: "
     "{p.detail!r}); Python (importlib.metadata) reads none of them",
-    Code.FINDER_FAILED: "the meta-path finder {p.finder} raised {p.detail} while listing "
-    "distributions",
+    Code.FINDER_FAILED: "the meta-path finder {p.finder} raised {p.detail} in find_distributions()",
     Code.PATH_UNREADABLE: "the sys.path entry {p.file} cannot be read (permission denied)",
 }
 
@@ -241,8 +240,8 @@ def fast_entry(index: int, entry: str) -> list[Copy] | None:
         return None
     try:
         names = os.listdir(entry or ".")
-    except NotADirectoryError:
-        return None
+    except NotADirectoryError:  # a zip; a named pipe or a device is nothing, as to imports
+        return None if os.path.isfile(entry) else []
     except OSError:
         return []  # missing, no permission (scan says so), a link loop: nothing
     # What str(pathlib.Path(entry, name)) puts before name: the parts of entry
