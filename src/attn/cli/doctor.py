@@ -94,11 +94,11 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write(wrap(f"fix: {finding.fix}", "  ") + "\n")
     out.write(_controls_note(checked))
     if not args.load:
-        again = "".join(f" --registry {value}" for value in args.selected)  # the same registries
+        again = command(args, None, "doctor --load")  # over the same registries
         out.write(
             f"Not imported: {builtin} built-in and {plural(plugin, 'plugin backend')} "
             "(import failures are not checked).\n"
-            f"Run '{args.prog} --load{again}' to import every backend (it runs plugin code).\n"
+            f"Run {again} to import every backend (it runs plugin code).\n"
         )
     scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
     scope += ", every backend imported" if args.load else ""
