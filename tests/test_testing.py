@@ -639,6 +639,21 @@ def test_conformance_failure_says_what_to_fix(pytester, check):
     assert message in result.stdout.str()
 
 
+def test_an_import_name_made_from_a_versioned_requirement_points_at_requires(pytester):
+    """requires = ('flash-attn>=2',) and no requires_modules: the fix is in requires too."""
+    bad = "class Bad(AttentionBackend):\n    requires = ('flash-attn>=2',)\n"
+    pytester.makepyfile(bad="from attn import AttentionBackend\n\n" + bad)
+    pytester.makepyfile(test_bad=CONFORMANCE.format(classes="from bad import Bad", target="Bad"))
+    pytester.syspathinsert()
+    check = "test_requires_modules_match_requires"
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    result.assert_outcomes(failed=1, deselected=7)
+    assert (
+        "Bad: 'flash_attn>=2' is not an import name: list bare names in requires, and in "
+        "requires_modules the names they import as"
+    ) in " ".join(result.stdout.str().split())
+
+
 KERNEL = "class Kernel(AttentionBackend):\n    requires = ('kern-lib',)\n"
 
 

@@ -279,8 +279,8 @@ class BackendConformance:
         bad = [m for m in modules if not all(p.isidentifier() for p in str(m).split("."))]
         if bad:
             _fail(
-                f"{cls.__qualname__}: {', '.join(map(repr, bad))} is not an import name: "
-                "set requires_modules to the names the kernel packages are imported as"
+                f"{cls.__qualname__}: {', '.join(map(repr, bad))} is not an import name: list "
+                "bare names in requires, and in requires_modules the names they import as"
             )
         for dist_name, module in zip(requires, modules, strict=True):
             try:
