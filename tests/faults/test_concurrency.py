@@ -338,26 +338,13 @@ for pid in children:
 print(json.dumps(codes))
 """
 
-#: A process that forks while its threads run the first (cold) discoveries of
-#: fresh toy registries, their refreshes and registrations. The first fork comes
-#: while a thread is inside the import that a cold discovery starts (a finder
-#: slows that import down); the others at random moments. Each child looks up
-#: and exits at once; the parent prints each child's exit code, or "hung".
-FORKS_DURING_COLD_DISCOVERY = (
-    """
-import importlib.machinery, json, os, random, sys, threading, time, types, warnings
-warnings.simplefilter("ignore")  # Python 3.12+ warns about forking with threads
-# Cold: no discovery cache, for attn's registries and the toys alike.
-os.environ.update({f"{host}_NO_CACHE": "1" for host in ("ATTN", "TOY0", "TOY1", "TOY2", "TOY3")})
-import attn
-from attn.registry import BackendEnum
-
+#: Script lines: the first module under SLOW_PREFIX that a thread imports runs slowly,
+#: so the thread holds that module's import lock while the main thread forks.
+SLOW_IMPORT = """
 class SlowImport:
-    # Runs the first attn module that a thread imports slowly: the thread holds
-    # that module's import lock meanwhile, and the main thread forks.
     entered = threading.Event()
     def find_spec(self, name, path=None, target=None):
-        if not name.startswith("attn.registry.") or self.entered.is_set():
+        if not name.startswith(SLOW_PREFIX) or self.entered.is_set():
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         spec.loader = SlowLoader(spec.loader)
@@ -374,6 +361,26 @@ class SlowLoader:
         SlowImport.entered.set()
         time.sleep(0.05)
         self.loader.exec_module(module)
+"""
+
+#: A process that forks while its threads run the first (cold) discoveries of
+#: fresh toy registries, their refreshes and registrations. The first fork comes
+#: while a thread is inside the import that a cold discovery starts (a finder
+#: slows that import down); the others at random moments. Each child looks up
+#: and exits at once; the parent prints each child's exit code, or "hung".
+FORKS_DURING_COLD_DISCOVERY = (
+    """
+import importlib.machinery, json, os, random, sys, threading, time, types, warnings
+warnings.simplefilter("ignore")  # Python 3.12+ warns about forking with threads
+# Cold: no discovery cache, for attn's registries and the toys alike.
+os.environ.update({f"{host}_NO_CACHE": "1" for host in ("ATTN", "TOY0", "TOY1", "TOY2", "TOY3")})
+import attn
+from attn.registry import BackendEnum
+
+SLOW_PREFIX = "attn.registry."
+"""
+    + SLOW_IMPORT
+    + """
 
 def toy(index):
     def body(namespace):
@@ -452,22 +459,10 @@ FORK_DURING_FIRST_USE = (
 import importlib.machinery, json, os, sys, threading, time, warnings
 warnings.simplefilter("ignore")  # Python 3.12+ warns about forking with threads
 import attn
-
-class SlowImport:
-    entered = threading.Event()
-    def find_spec(self, name, path=None, target=None):
-        if not name.startswith("attn.") or self.entered.is_set():
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        loader = spec.loader
-        def exec_module(module):
-            SlowImport.entered.set()
-            time.sleep(0.05)
-            loader.exec_module(module)
-        spec.loader = type("Slow", (), {"create_module": lambda self, spec: None,
-                                        "exec_module": lambda self, m: exec_module(m)})()
-        return spec
-
+SLOW_PREFIX = "attn."
+"""
+    + SLOW_IMPORT
+    + """
 sys.meta_path.insert(0, SlowImport())
 thread = threading.Thread(target=lambda: attn.AttentionBackendEnum["FLASH_ATTN"], daemon=True)
 thread.start()

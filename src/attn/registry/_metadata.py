@@ -6,7 +6,7 @@ import os
 import re
 import sys
 from collections import Counter
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 from . import _scan
@@ -110,7 +110,7 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]
             location = f"<{type(dist).__name__}>" if path is None else str(path)
             local = location if path is not None and os.access(location, os.F_OK) else None
             eps, problem = _reference_entry_points(dist, local)
-            read = partial(_reference_metadata, dist, local)  # in memory: keyed by its Name
+            read = cache(partial(_reference_metadata, dist, local))  # in memory: keyed by Name
             key = _scan.key_of(location) if path is not None else canonical_name(read().name or "")
             copy = DistributionRecord(key, location, index, entry, eps, None, problem)
             copies.append((copy, read))

@@ -187,7 +187,7 @@ def resolve_conflicts(
         winner, *losers = sorted(claimants, key=lambda p: _rank(p, controls))
         reasons = []
         for loser in losers:
-            if _rank(winner, controls)[0] < _rank(loser, controls)[0]:
+            if controls.preference(winner.distribution) < controls.preference(loser.distribution):
                 why = f"listed first in {controls.prefer_variable}"
             elif winner.distribution_key == loser.distribution_key:
                 why = "declared first"
