@@ -387,6 +387,16 @@ def test_an_unknown_explicit_name_is_the_unknown_name_error():
         select(PickEnum, "FRIST")
 
 
+def test_a_member_of_another_registry_is_not_the_member_of_the_same_name():
+    """Passing MLA prefill's FLASH_ATTN to the attention registry is a mistake, said as such."""
+    with pytest.raises(UnknownBackendError) as caught:
+        attn.AttentionBackendEnum.select(attn.MLAPrefillBackendEnum.FLASH_ATTN, device="cuda")
+    assert caught.value.name == "MLAPrefillBackendEnum.FLASH_ATTN"
+    assert "Unknown attention backend: 'MLAPrefillBackendEnum.FLASH_ATTN'" in str(caught.value)
+    chosen = attn.AttentionBackendEnum.select(attn.AttentionBackendEnum.NO_ATTENTION)
+    assert (chosen.name, chosen.explicit) == ("NO_ATTENTION", True)
+
+
 # -- reasons ----------------------------------------------------------------------------------
 
 

@@ -170,9 +170,8 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
     _, _, started, stamps, records, outcomes = loaded
     # A path modified in the clock tick of the scan may have changed again unseen (as git's
     # racy index entries): the file is trusted only for paths older than that tick.
-    if any(s is not None and s[0] >= started - RACY_NS for _, s in stamps):
-        return None
-    if any(_stamp(path) != stamp for path, stamp in stamps):
+    racy = any(s is not None and s[0] >= started - RACY_NS for _, s in stamps)
+    if racy or any(_stamp(path) != stamp for path, stamp in stamps):
         return None
     outcomes = {k: Outcome(*v) for k, v in outcomes.items()}
     return HostScan(key, stamps, records, file, started, True, outcomes, set())  # noqa: FBT003

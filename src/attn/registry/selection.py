@@ -238,7 +238,8 @@ def select(registry: _Registry, /, backend: object = None, **settings: object) -
         SelectionError: the explicit choice, or every candidate, is rejected.
         UnknownBackendError: the explicit choice names no backend.
     """
-    by_env, named = backend is None, getattr(backend, "name", backend)  # by <PREFIX>_<NOUN>
+    by_env, key = backend is None, getattr(backend, "_key", None)  # by <PREFIX>_<NOUN>
+    named = key()[1] if key and key()[0] is registry else backend  # another registry's: unknown
     explicit = os.environ.get(_words(registry)[0], "").strip() or None if by_env else str(named)
     frozen = tuple(sorted((key, _frozen(value, key)) for key, value in settings.items()))
     key, token = (explicit, by_env, frozen, repr(frozen)), _token(registry)
