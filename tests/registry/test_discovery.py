@@ -404,12 +404,15 @@ def test_egg_info_beside_dist_info(site, run_discovery):
     assert kinds(result) == ["duplicate-metadata"]
 
 
-def editable_install(sites, egg_version="1.0", *, inside=True):
-    """`pip install -e .` of a setuptools src layout: a dist-info, and an egg-info in src/."""
+def editable_install(sites, egg_version="1.0", *, inside=True, editable=True):
+    """`pip install -e .` of a setuptools src layout: a dist-info, and an egg-info in src/.
+
+    Not *editable*: `pip install .`, whose build leaves the same egg-info in src/.
+    """
     site_packages, src = sites.new("site-packages"), sites.new("proj/src")
     info = site_packages.dist("plug", "1.0", entry_points=eps(A="m:A"))
     project = src.root.parent if inside else src.root.parent / "elsewhere"
-    url = {"url": project.as_uri(), "dir_info": {"editable": True}}
+    url = {"url": project.as_uri(), "dir_info": {"editable": True} if editable else {}}
     (info / "direct_url.json").write_text(json.dumps(url), encoding="utf-8")
     src.dist("plug", egg_version, entry_points=eps(A="m:A"), folder="plug.egg-info")
     return info
@@ -420,6 +423,32 @@ def test_egg_info_of_an_editable_install_is_not_a_second_copy(sites, run_discove
     info = editable_install(sites)
     result = run_discovery()
     assert [(p.name, p.status, p.location) for p in result.plugins] == [("A", "used", str(info))]
+    assert result.findings == ()
+
+
+def test_egg_info_a_build_leaves_in_the_installed_project_is_not_a_second_copy(
+    sites, run_discovery
+):
+    """`pip install .` of a setuptools project: its build's egg-info there is that install."""
+    info = editable_install(sites, editable=False)
+    result = run_discovery()
+    assert [(p.name, p.status, p.location) for p in result.plugins] == [("A", "used", str(info))]
+    assert result.findings == ()
+
+
+def test_egg_info_first_on_sys_path_in_the_installed_project_is_used_and_not_reported(
+    sites, run_discovery
+):
+    """Run from the project folder (a flat layout, python -m pytest): its egg-info comes
+    first, as importlib.metadata reads it, and it is still the one install."""
+    project, site_packages = sites.new("proj"), sites.new("site-packages")
+    egg = project.dist("plug", "1.0", entry_points=eps(A="m:A"), folder="plug.egg-info")
+    info = site_packages.dist("plug", "1.0", entry_points=eps(A="m:A"))
+    url = {"url": project.root.as_uri(), "dir_info": {}}
+    (info / "direct_url.json").write_text(json.dumps(url), encoding="utf-8")
+    result = run_discovery()
+    assert importlib.metadata.distribution("plug").locate_file("") == project.root
+    assert [(p.status, p.location) for p in result.plugins] == [("used", str(egg))]
     assert result.findings == ()
 
 

@@ -160,8 +160,8 @@ def scan(
     return (*records, *unreadable.values())
 
 
-def editable_source(location: str) -> str | None:
-    """The project folder of the editable install whose metadata is *location* (PEP 610)."""
+def project_folder(location: str, *, editable_only: bool = True) -> str | None:
+    """The folder (PEP 610) the install at *location* came from; by default, editable only."""
     text, _ = _scan.read_text(f"{location}/direct_url.json", "direct_url.json")
     if text is None:
         return None
@@ -170,10 +170,10 @@ def editable_source(location: str) -> str | None:
 
     try:
         data = json.loads(text)
-        editable, url = data["dir_info"]["editable"], data["url"]
-    except (ValueError, LookupError, TypeError):  # not JSON, or not of PEP 610's shape
+        wanted, url = data["dir_info"].get("editable") is True or not editable_only, data["url"]
+    except (ValueError, LookupError, TypeError, AttributeError):  # not of PEP 610's shape
         return None
-    parts = urlsplit(url) if editable is True and isinstance(url, str) else None
+    parts = urlsplit(url) if wanted and type(url) is str else None
     return unquote(parts.path) if parts is not None and parts.scheme == "file" else None
 
 
@@ -182,7 +182,7 @@ def installed_with(path_entry: str, location: str, root: str) -> bool:
     real = os.path.realpath(root)
     if real == os.path.realpath(path_entry):
         return True
-    source = editable_source(location)
+    source = project_folder(location)
     return source is not None and (real + os.sep).startswith(os.path.realpath(source) + os.sep)
 
 

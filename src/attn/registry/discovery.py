@@ -11,7 +11,7 @@ from os.path import realpath
 from typing import TYPE_CHECKING
 
 from . import _findings
-from ._metadata import UNREADABLE_KEY, editable_source, entry_point_pattern, installed_with, scan
+from ._metadata import UNREADABLE_KEY, entry_point_pattern, installed_with, project_folder, scan
 from .backend import ClassPath, parse_path
 from .controls import canonical_name, reader
 from .errors import Code, InvalidPathError
@@ -40,12 +40,12 @@ def parse_entry_point_value(value: str) -> ClassPath:
 
 
 def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
-    """Whether one copy is the ``NAME.egg-info`` an editable setuptools install leaves."""
+    """Whether one copy is the ``NAME.egg-info`` that setuptools leaves in the installed project."""
     egg, dist = sorted((a, b), key=lambda r: r.location.endswith(".dist-info"))
     if not (egg.location.endswith(".egg-info") and dist.location.endswith(".dist-info")):
         return False
     same = egg.version is not None and egg.version == dist.version
-    source = editable_source(dist.location) if same else None
+    source = project_folder(dist.location, editable_only=False) if same else None
     return source is not None and realpath(egg.location).startswith(realpath(source) + os.sep)
 
 
