@@ -998,6 +998,15 @@ def test_show_disabled_plugins(run, plugins, monkeypatch):
     assert "  origin:        builtin, from attn " in result.out
 
 
+def test_show_disabled_plugins_names_the_version_of_the_attn_that_runs(run, site, monkeypatch):
+    """A stale attn metadata copy earlier on sys.path is not the attn whose code runs."""
+    site.dist("attn", "0.0.9")
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    result = run("show", "TORCH_SDPA")
+    assert f"  origin:        builtin, from attn {attn.__version__}\n" in result.out
+    assert attn.__version__ != "0.0.9"
+
+
 @pytest.mark.parametrize(
     ("selector", "present", "absent"),
     [

@@ -159,7 +159,7 @@ def _kernel(row: BackendRow) -> str:
     return f"needs {', '.join(needs)}"
 
 
-def _origin(row: BackendRow, report: RegistryReport) -> str:
+def _origin(row: BackendRow, report: RegistryReport, root: str | None) -> str:
     by = "registered by" if row.origin == "runtime" else "from"
     origin, version = f"{row.origin}, {by} {_source(row, report)}", report.host_version
     if row.origin != "builtin":
@@ -167,7 +167,7 @@ def _origin(row: BackendRow, report: RegistryReport) -> str:
     if version is None:  # discovery did not scan (plugins disabled): ask the metadata
         from attn.registry._metadata import installed_version  # noqa: PLC0415
 
-        version = installed_version(report.host or "attn")
+        version = installed_version(report.host or "attn", root)  # the copy its code is from
     return f"{origin} {version}" if version else origin
 
 
@@ -206,7 +206,7 @@ def _detail(
             status += f" (not imported: {load} imports and checks it)"
         fields = {
             "path": row.path or "none: not registered",
-            "origin": _origin(row, report),
+            "origin": _origin(row, report, registry._attn_state.config.host_root),
             "default": default,
             "overridden": "yes" if row.overridden else "no",
             "status": status,
