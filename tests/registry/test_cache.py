@@ -557,6 +557,22 @@ def test_no_cache_turns_reading_and_writing_off(env):
     assert env.run(ATTN_NO_CACHE="yes")["from_file"] is False
 
 
+def test_no_cache_set_during_the_process_writes_nothing_more(env):
+    """Variables are read at each discovery: the second registry's writes no file."""
+    env.dist("plug")
+    env.age()
+    code = f"""if True:
+        import os, shutil, attn
+        attn.AttentionBackendEnum["FLASH_ATTN"]
+        os.environ["ATTN_NO_CACHE"] = "1"
+        shutil.rmtree({str(env.cache / "attn")!r})
+        attn.MLAPrefillBackendEnum["FLASH_ATTN"]
+        print(1)
+    """
+    env.run(code)
+    assert env.files() == []
+
+
 #: A process on a platform without POSIX ownership (no os.geteuid, as on Windows).
 WITHOUT_OWNERSHIP = """
 import os, sys

@@ -197,16 +197,16 @@ def host_scan(
     with contextlib.suppress(OSError):
         cwd = os.getcwd()
     resolved = tuple(os.path.join(cwd, e) if isinstance(e, str) else repr(e) for e in sys.path)
-    process_key = (ordered, tuple(sys.path), resolved, using)
-    held = _SHARED.get(host_key)
-    if not fresh and held is not None and held[0] == process_key:
-        return held[1]
-    interpreter = (sys.executable, sys.version, sys.implementation.cache_tag)
-    key = (FORMAT, *interpreter, resolved, _HERE, host_key, ordered, using)
     # Off with <PREFIX>_NO_CACHE, with another meta-path finder (stat cannot check what it
     # provides), and without os.geteuid (no file is provably the user's own).
     variable = Controls(prefix).no_cache_variable
     off = parse_bool(variable, os.environ.get(variable)) or not standard_finders()
+    process_key = (ordered, tuple(sys.path), resolved, using)
+    held = _SHARED.get(host_key)
+    if not fresh and held is not None and held[0] == process_key:  # set since: write no file
+        return held[1]._replace(file=None) if off else held[1]
+    interpreter = (sys.executable, sys.version, sys.implementation.cache_tag)
+    key = (FORMAT, *interpreter, resolved, _HERE, host_key, ordered, using)
     base = os.environ.get("XDG_CACHE_HOME", "")
     base = base if os.path.isabs(base) else os.path.join(os.path.expanduser("~"), ".cache")
     file = None
