@@ -183,12 +183,9 @@ def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
             problem = f"{path.colon!r} is not a class but {type(obj).__name__} {shown(obj)}"
         elif issubclass(obj, interface):
             return obj
-        else:
-            try:
-                name = str(obj.__qualname__)
-            except Exception:  # noqa: BLE001 - a metaclass whose __qualname__ raises
-                name = path.qualname
-            problem = f"{name} does not derive from {interface.__module__}.{interface.__qualname__}"
+        else:  # named as the path names it (a metaclass's __qualname__ may raise)
+            where = f"{interface.__module__}.{interface.__qualname__}"
+            problem = f"{path.qualname} does not derive from {where}"
     except BaseException as exc:
         if passes_through(exc):
             raise
