@@ -8,6 +8,7 @@ inner run, as pip would put them in site-packages.
 
 from __future__ import annotations
 
+import atexit
 import subprocess
 import sys
 import textwrap
@@ -657,18 +658,32 @@ def test_an_import_name_made_from_a_versioned_requirement_points_at_requires(pyt
 KERNEL = "class Kernel(AttentionBackend):\n    requires = ('kern-lib',)\n"
 
 
-@pytest.mark.parametrize("how", ["top_level.txt", "kernlib_impl/__init__.py", "kernlib_impl.py"])
+def kernel_record(site, *files):
+    """kern-lib installed by a wheel without top_level.txt: a RECORD listing *files*."""
+    info = site.dist("kern-lib", requires=())
+    record = "".join(f"{f},,\n" for f in (*files, f"{info.name}/METADATA"))
+    (info / "RECORD").write_text(record, encoding="utf-8")
+    for listed in files:  # Python 3.13 lists only the files that exist
+        (site.root / listed).parent.mkdir(exist_ok=True)
+        (site.root / listed).write_text("", encoding="utf-8")
+    return info
+
+
+PROVIDING = [
+    "kernlib_impl/__init__.py",
+    "kernlib_impl.py",
+    "kernlib_impl.cpython-311-x86_64-linux-gnu.so",
+]
+
+
+@pytest.mark.parametrize("how", ["top_level.txt", *PROVIDING])
 def test_requires_modules_are_checked_against_what_the_distribution_provides(pytester, site, how):
     """kern-lib installed provides kernlib_impl: the derived name kern_lib fails, naming it."""
-    info = site.dist("kern-lib", requires=())
     if how == "top_level.txt":  # setuptools writes it; the files are not listed (no RECORD)
+        info = site.dist("kern-lib", requires=())
         (info / "top_level.txt").write_text("kernlib_impl\n", encoding="utf-8")
-    else:  # a wheel without top_level.txt: its RECORD lists a package or a module, and a .pth
-        record = f"{how},,\n{info.name}/METADATA,,\nkern_lib.pth,,\n"
-        (info / "RECORD").write_text(record, encoding="utf-8")
-        for listed in (how, "kern_lib.pth"):  # Python 3.13 lists only the files that exist
-            (site.root / listed).parent.mkdir(exist_ok=True)
-            (site.root / listed).write_text("", encoding="utf-8")
+    else:  # its RECORD lists a package, a module or an extension, a .pth and a script
+        kernel_record(site, how, "kern_lib.pth", "../bin/kern-bench")
     pytester.makepyfile(
         kernel="from attn import AttentionBackend\n\n" + KERNEL,
         fixed="from kernel import Kernel\n\nclass Fixed(Kernel):\n"
@@ -687,12 +702,96 @@ def test_requires_modules_are_checked_against_what_the_distribution_provides(pyt
     ) in " ".join(result.stdout.str().split())
 
 
+def test_a_distribution_whose_files_name_no_module_is_not_compared(pytester, site):
+    """An editable install with a script: RECORD lists a .pth and ../bin/kern-bench, no module."""
+    kernel_record(site, "kern_lib.pth", "../bin/kern-bench")
+    pytester.makepyfile(kernel="from attn import AttentionBackend\n\n" + KERNEL)
+    pytester.makepyfile(
+        test_kernel=CONFORMANCE.format(classes="from kernel import Kernel", target="Kernel")
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", "modules")
+    result.assert_outcomes(passed=1, deselected=7)
+
+
+NOISY = """
+import atexit, sys
+from attn import AttentionBackend
+{imports}
+sys.stdout.write("vendor-fast: loaded")  # a banner without a newline
+atexit.register(print, "bye")
+
+
+class Noisy(AttentionBackend):
+    requires = ("wave-lib", "vendor-fast")
+    requires_modules = ("wave", "vendor_fast")
+"""
+
+
+@pytest.mark.parametrize(("imports", "message"), [("", None), ("import wave", "imports wave:")])
+def test_the_import_check_reads_its_answer_past_what_the_module_prints(pytester, imports, message):
+    """A banner at import, a line at exit: neither is a package the module imported."""
+    pytester.makepyfile(noisy=NOISY.format(imports=imports))
+    pytester.makepyfile(
+        test_noisy=CONFORMANCE.format(classes="from noisy import Noisy", target="Noisy")
+    )
+    pytester.syspathinsert()
+    check = "test_importing_the_module_imports_no_required_package"
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    atexit.unregister(print)  # the module registered it in this process too, importing it
+    out = " ".join(result.stdout.str().split())
+    if message is None:
+        result.assert_outcomes(passed=1, deselected=7)
+    else:
+        result.assert_outcomes(failed=1, deselected=7)
+        assert f"importing noisy {message} import kernel packages inside methods" in out
+    assert "loaded" not in out.partition("importing noisy")[2].partition(":")[0]
+
+
+def test_the_import_check_imports_the_module_the_path_names(pytester):
+    """A public module that re-exports the class: attn imports it, so the check does too."""
+    pytester.makepyfile(
+        rx_classes="from attn import AttentionBackend\n\n"
+        "class Bad(AttentionBackend):\n    requires = ('wave-lib',)\n"
+        "    requires_modules = ('wave',)\n",
+        rx_public="import wave\n\nfrom rx_classes import Bad\n",
+    )
+    pytester.makepyfile(test_rx=CONFORMANCE.format(classes="", target="'rx_public:Bad'"))
+    pytester.syspathinsert()
+    check = "test_importing_the_module_imports_no_required_package"
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    result.assert_outcomes(failed=1, deselected=7)
+    assert "importing rx_public imports wave: " in result.stdout.str()
+
+
+def test_a_type_error_inside_a_classmethod_is_the_methods_own(pytester):
+    """A bug in a correct classmethod shows its traceback, not advice to declare it again."""
+    pytester.makepyfile(
+        buggy="from attn import AttentionBackend\n\nclass Buggy(AttentionBackend):\n"
+        "    @classmethod\n    def validate_configuration(cls, **settings):\n"
+        "        return [] if settings.get('capability', 99) > 80 else ['old']\n"
+    )
+    pytester.makepyfile(
+        test_buggy=CONFORMANCE.format(classes="from buggy import Buggy", target="Buggy")
+    )
+    pytester.syspathinsert()
+    check = "test_validate_configuration_returns_a_list_of_str"
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    result.assert_outcomes(failed=1, deselected=7)
+    out = result.stdout.str()
+    assert "TypeError: '>' not supported between instances of 'tuple' and 'int'" in out
+    assert "buggy.py:6: TypeError" in out
+    assert "declare it as a @classmethod" not in out
+
+
 NOT_DERIVED = """
 class Impl:
     pass
 
 
 class Plain:
+    requires = ("vendor-kernels",)  # a kernel, named as on a backend (one import name each)
+
     @classmethod
     def get_impl_cls(cls):
         return Impl

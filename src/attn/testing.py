@@ -164,6 +164,8 @@ def _call(cls: type, method: str, **settings: object) -> object:
     try:
         return getattr(cls, method)(**settings)
     except TypeError as exc:  # a forgotten @classmethod, or a check that takes no **settings
+        if exc.__traceback__ is not None and exc.__traceback__.tb_next is not None:
+            raise  # raised inside the method, not by calling it: its own traceback says where
         _fail(
             f"{cls.__qualname__}.{method}() raised {describe(exc)}: declare it as a @classmethod "
             "(hosts call it on the class) that accepts the keyword arguments it is given"
@@ -268,8 +270,7 @@ class BackendConformance:
     def test_requires_modules_match_requires(self) -> None:
         """``requires_modules`` gives one import name per entry of ``requires``."""
         cls = self._backend()
-        requires: tuple[str, ...] = getattr(cls, "requires", ())
-        given = getattr(cls, "requires_modules", None)
+        requires, given = getattr(cls, "requires", ()), getattr(cls, "requires_modules", None)
         if given is not None and not (isinstance(given, tuple) and len(given) == len(requires)):
             _fail(
                 f"{cls.__qualname__}.requires_modules is {given!r} for requires "
@@ -282,17 +283,17 @@ class BackendConformance:
                 f"{cls.__qualname__}: {', '.join(map(repr, bad))} is not an import name: list "
                 "bare names in requires, and in requires_modules the names they import as"
             )
-        for dist_name, module in zip(requires, modules, strict=True):
+        for dist_name, module in zip(requires, modules, strict=False):  # () if no Backend
             try:
                 dist = distribution(dist_name)
             except PackageNotFoundError:
                 continue  # not installed here: nothing to compare with
             # The top-level import names it provides: top_level.txt, else its files.
             provided = set((dist.read_text("top_level.txt") or "").split()) or {
-                file.parts[0].removesuffix(".py")
-                for file in dist.files or ()
-                if (len(file.parts) > 1 and not file.parts[0].endswith((".dist-info", ".data")))
-                or (len(file.parts) == 1 and file.suffix == ".py")
+                file.parts[0].partition(".")[0]  # a package, a module, an extension module
+                for file in dist.files or ()  # not bin/.., NAME.dist-info, NAME.data, NAME.libs
+                if (len(file.parts) > 1 and file.parts[0].isidentifier())
+                or (len(file.parts) == 1 and file.suffix in {".py", ".so", ".pyd"})
             }
             top = module.split(".", 1)[0]
             if provided and top not in provided:
@@ -336,25 +337,27 @@ class BackendConformance:
                 )
 
     def test_importing_the_module_imports_no_required_package(self) -> None:
-        """Importing the class's module in a fresh interpreter imports nothing in ``requires``."""
-        cls = self._backend()
+        """Importing the backend's module (its path's, as attn does) imports nothing in requires."""
+        cls, target = self._backend(), self.backend_class
+        module = parse_path(target).module if isinstance(target, str) else cls.__module__
         modules = import_names(cls) if issubclass(cls, Backend) else ()
         tops = sorted({m.split(".", 1)[0] for m in modules})
         # sys.modules is read first: a package the check itself imports cannot hide behind it.
         script = (
-            f"import sys\nbefore = set(sys.modules)\n__import__({cls.__module__!r})\n"
-            f"print(','.join(m for m in {tops!r} if m in sys.modules and m not in before))\n"
+            f"import os, sys\nbefore = set(sys.modules)\n__import__({module!r})\nprint('\\n' + "
+            f"','.join(m for m in {tops!r} if m in sys.modules and m not in before), flush=True)\n"
+            "os._exit(0)  # the answer stays the last line: no output at exit after it\n"
         )
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         done = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
             [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
         )
         if done.returncode != 0:
-            _fail(f"importing {cls.__module__} in a fresh interpreter failed:\n{done.stderr}")
+            _fail(f"importing {module} in a fresh interpreter failed:\n{done.stderr}")
         imported = [m for m in done.stdout.splitlines()[-1].split(",") if m]
         if imported:
             _fail(
-                f"importing {cls.__module__} imports {', '.join(imported)}: import kernel "
+                f"importing {module} imports {', '.join(imported)}: import kernel "
                 "packages inside methods (get_impl_cls, the implementation), never at module "
                 "level, so that listing and selecting backends stay cheap and work where "
                 "the package is missing"
