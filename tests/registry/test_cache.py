@@ -535,6 +535,18 @@ def test_a_damaged_or_untrusted_file_is_ignored_and_rebuilt(env, damage):
         assert env.run()["from_file"] is True  # rebuilt
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS bounds allocations on Linux")
+def test_a_file_whose_sizes_ask_for_more_memory_than_there_is_is_ignored(env):
+    """A tuple of 2**31 items (a damaged length) is a MemoryError where memory is short."""
+    env.dist("plug")
+    env.age()
+    expected = env.run()
+    (name,) = env.files()
+    (env.cache / "attn" / name).write_bytes(b"(" + (2**31 - 1).to_bytes(4, "little") + b"\xe9")
+    limited = "import resource\nresource.setrlimit(resource.RLIMIT_AS, (2**32, 2**32))\n"
+    assert env.run(limited + SCRIPT) == expected
+
+
 def test_a_cache_folder_that_cannot_be_made_is_not_an_error(env):
     """With XDG_CACHE_HOME pointing at a file, attn works, uncached and silently."""
     env.dist("plug")

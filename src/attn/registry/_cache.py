@@ -163,7 +163,7 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
             data = stream.read() if _ours(stream.fileno(), stat.S_ISREG) else b""
         # Plain data only: anything else (a code object) fails the checks below.
         loaded = marshal.loads(data)  # noqa: S302 - our own file, validated
-    except (OSError, EOFError, ValueError, TypeError):
+    except (OSError, EOFError, ValueError, TypeError, MemoryError):  # MemoryError: a damaged size
         return None
     if not (_FILE(loaded) and loaded[:2] == (FORMAT, key)):
         return None
