@@ -998,13 +998,16 @@ def test_show_disabled_plugins(run, plugins, monkeypatch):
     assert "  origin:        builtin, from attn " in result.out
 
 
-def test_show_disabled_plugins_names_the_version_of_the_attn_that_runs(run, site, monkeypatch):
-    """A stale attn metadata copy earlier on sys.path is not the attn whose code runs."""
-    site.dist("attn", "0.0.9")
+def test_show_disabled_plugins_names_the_version_of_the_attn_that_runs(run, sites, monkeypatch):
+    """A stale attn metadata copy earlier on sys.path is not the one installed with the code."""
+    stale, installed = sites.new("stale"), sites.new("installed")
+    stale.dist("attn", "0.0.9")
+    installed.dist("attn", "0.2.0")
+    state = state_of(attn.AttentionBackendEnum)  # its code imported from where 0.2.0 is installed
+    monkeypatch.setattr(state, "config", state.config._replace(host_root=str(installed.root)))
     monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
     result = run("show", "TORCH_SDPA")
-    assert f"  origin:        builtin, from attn {attn.__version__}\n" in result.out
-    assert attn.__version__ != "0.0.9"
+    assert "  origin:        builtin, from attn 0.2.0\n" in result.out
 
 
 @pytest.mark.parametrize(
