@@ -68,8 +68,7 @@ def _version() -> str:
 
 def __getattr__(name: str) -> object:
     if name not in {*__all__, "_Backend"}:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     with _fork.importing():  # a fork meanwhile waits for these imports
         if name == "__version__":
             value: object = _version()

@@ -181,8 +181,7 @@ class BackendConformance:
     """The registry the backend is for, e.g. `attn.AttentionBackendEnum`."""
 
     def _backend(self) -> type:
-        target = getattr(self, "backend_class", None)
-        if target is None:
+        if (target := getattr(self, "backend_class", None)) is None:
             _fail(
                 f"{type(self).__name__} does not set backend_class: set it to the class or "
                 "its 'module:QualName' path"
@@ -357,8 +356,7 @@ class BackendConformance:
         imported = [m for m in done.stdout.splitlines()[-1].split(",") if m]
         if imported:
             _fail(
-                f"importing {module} imports {', '.join(imported)}: import kernel "
-                "packages inside methods (get_impl_cls, the implementation), never at module "
-                "level, so that listing and selecting backends stay cheap and work where "
-                "the package is missing"
+                f"importing {module} imports {', '.join(imported)}: import kernel packages inside "
+                "methods (get_impl_cls, the implementation), never at module level, so that "
+                "listing and selecting backends stay cheap and work where the package is missing"
             )

@@ -64,7 +64,6 @@ class AttentionBackendEnum(
         """VLLM's order for the ``device``, ``capability`` and ``use_mla`` settings."""
         with _fork.importing():
             from ._facts import attention_priorities  # noqa: PLC0415 - a lookup needs no facts
-
         return attention_priorities(cls, **settings)
 
     if TYPE_CHECKING:  # classes of AttentionBackend, for type checkers
@@ -98,7 +97,6 @@ class MLAPrefillBackendEnum(
         """VLLM's MLA prefill order for the ``device`` and ``capability`` settings."""
         with _fork.importing():
             from ._facts import mla_prefill_priorities  # noqa: PLC0415 - a lookup needs no facts
-
         return mla_prefill_priorities(cls, **settings)
 
     if TYPE_CHECKING:  # classes of MLAPrefillBackend, for type checkers
@@ -120,8 +118,7 @@ def register_backend(
 
 
 def register_mla_prefill_backend(
-    backend: MLAPrefillBackendEnum | PluginBackend[MLAPrefillBackend],
-    class_path: str | None = None,
+    backend: MLAPrefillBackendEnum | PluginBackend[MLAPrefillBackend], class_path: str | None = None
 ) -> Callable[[type], type]:
     """Register an MLA prefill backend class at runtime; see `register_backend()`."""
     return registration(MLAPrefillBackendEnum, backend, class_path, depth=2)
@@ -139,5 +136,4 @@ def _deprecated_alias(owner: str) -> type[AttentionBackendEnum]:
 def __getattr__(name: str) -> object:
     if name == "_Backend":
         return _deprecated_alias(__name__)
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

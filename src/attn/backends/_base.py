@@ -69,7 +69,6 @@ class _Builtin(Backend):
         """Why the kernel cannot run with *settings*; empty when it can (docs/selection.md)."""
         with _fork.importing():
             from . import _facts  # noqa: PLC0415 - listing imports the classes, not the facts
-
         table = _facts.MLA_PREFILL if issubclass(cls, MLAPrefillBackend) else _facts.ATTENTION
         return table[cls.facts_key].check(settings)
 

@@ -12,8 +12,7 @@ class TorchSDPAImpl:
 
     def __init__(self, *, scale: float | None = None, causal: bool = False) -> None:
         """Configure the softmax *scale* (default ``1/sqrt(head_size)``) and masking."""
-        self.scale = scale
-        self.causal = causal
+        self.scale, self.causal = scale, causal
 
     def forward(self, query: Any, key: Any, value: Any) -> Any:  # noqa: ANN401 - torch tensors
         """Attend *query* to *key* and *value* (``[..., seq, head_size]`` tensors)."""

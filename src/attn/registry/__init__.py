@@ -72,10 +72,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
+    if (module := _LAZY.get(name)) is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     with _fork.importing():
         value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value

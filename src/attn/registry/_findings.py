@@ -122,9 +122,8 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
         message = f"{winner.origin_label} declares {name!r} {count} times ({values}); the first "
         message += f"declaration ({winner.value!r}) is used"
         fix = (
-            f"remove the other declarations of {name!r} from {winner.distribution}'s entry "
-            f"points ([project.entry-points.{group!r}] in its pyproject.toml), or report it to "
-            "its authors"
+            f"remove the other declarations of {name!r} from {winner.distribution}'s entry points "
+            f"([project.entry-points.{group!r}] in its pyproject.toml), or report it to its authors"
         )
     elif controls.preference(winner.distribution) < controls.preference(runner_up.distribution):
         kind, message = Code.PREFERRED, f"{message}{winner.origin_label} wins, as {variable} asks"
@@ -241,8 +240,7 @@ def name_findings(
                 Code.CASE_COLLISION,
                 p.name,
                 f"{p.origin_label} {'adds' if p.status == 'used' else 'declares'} {p.name!r}, "
-                f"which differs from the built-in "
-                f"{other!r} {how}",
+                f"which differs from the built-in {other!r} {how}",
                 f"rename the entry point to {other!r} to override the built-in",
                 *p.about(group),
             )
@@ -257,9 +255,8 @@ def typo_findings(typos: Iterable[tuple[str, str]], group: str) -> Iterator[Find
             f"{name} declares entry points in group {typo!r}, which looks like a typo of "
             f"{group!r}; attn does not read it",
             f"rename the group to {group!r} in {name}'s pyproject.toml, then reinstall {name} "
-            "(pip install -e . in its checkout, or install the fixed release): the entry "
-            "points attn reads are written at install time, so doctor reports this until "
-            "the reinstall",
+            "(pip install -e . in its checkout, or install the fixed release): the entry points "
+            "attn reads are written at install time, so doctor reports this until the reinstall",
             *(name, None, typo),
         )
 

@@ -31,8 +31,7 @@ TESTING_SITES_VARIABLE = "_{prefix}_TESTING_SITES"
 
 def parse_entry_point_value(value: str) -> ClassPath:
     """Parse an entry point value as `importlib.metadata` does (`InvalidPathError` if not)."""
-    match = entry_point_pattern().match(value.strip())
-    if match is None:
+    if (match := entry_point_pattern().match(value.strip())) is None:
         raise InvalidPathError(value, "expected 'module:attr'")
     if match.group("attr") is None:
         raise InvalidPathError(value, "no attribute part; expected 'module:attr'")
@@ -96,8 +95,7 @@ def _losing_copies(
     for other in found:
         if other is winner:
             continue
-        problem = other.metadata_problem
-        if problem is not None:
+        if (problem := other.metadata_problem) is not None:
             used = "attn does not use it" if winner is None else f"attn uses {winner.location}"
             name = (winner or other).name
             yield Finding(

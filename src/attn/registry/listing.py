@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import IO, TYPE_CHECKING, Literal, NamedTuple, TypeAlias
 
 from .backend import missing_of, same_modules
@@ -45,7 +44,7 @@ class BackendRow:
 
     def to_json(self) -> dict[str, object]:
         """The row of ``backends`` in ``attn list --json``: every field up to `requires`."""
-        row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)[:-2]}
+        row = {f.name: getattr(self, f.name) for f in fields(self)[:-2]}
         return {**row, "requires": list(self.requires)}
 
 
@@ -219,7 +218,7 @@ def diagnose(
     if not load:
         return result
     found = tuple(_load_findings(registry, result, output))
-    return dataclasses.replace(result, findings=(*result.findings, *found))
+    return replace(result, findings=(*result.findings, *found))
 
 
 def _load_findings(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Literal, TypeAlias
 
 from .backend import ClassPath
@@ -104,8 +103,8 @@ def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the 
     """*value* as the cache stores it: a record as the tuple of its fields, a code as text."""
     if isinstance(value, Code):
         return value.value  # marshal stores plain strings, not the str subclass
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return tuple(plain(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if is_dataclass(value) and not isinstance(value, type):
+        return tuple(plain(getattr(value, f.name)) for f in fields(value))
     if isinstance(value, tuple):  # a NamedTuple record (ClassPath) too
         return tuple(map(plain, value))
     return value
@@ -113,7 +112,7 @@ def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the 
 
 def _plugin_from(data: tuple[Any, ...]) -> PluginRecord:
     record, path, code = PluginRecord(*data), data[10], data[12]
-    return dataclasses.replace(record, path=path and ClassPath(*path), code=code and Code(code))
+    return replace(record, path=path and ClassPath(*path), code=code and Code(code))
 
 
 def result_from(data: tuple[Any, ...]) -> DiscoveryResult:

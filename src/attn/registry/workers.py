@@ -192,7 +192,6 @@ def _field(name: str, kind: object, obj: Mapping[str, object], where: str) -> ob
     if rows is None:
         with _fork.importing():
             from .selection import Recorded  # noqa: PLC0415 - a lookup needs no selection
-
         rows = Recorded
     return tuple(_read(rows, item, f"{here}[{i}]") for i, item in enumerate(_of(list, value, here)))
 
@@ -321,7 +320,6 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
     if f"{__package__}.selection" in sys.modules:  # else no selection was made here
         with _fork.importing():
             from .selection import recorded  # noqa: PLC0415
-
         made = recorded(registry)
     return CapturedRegistry(
         **{k: getattr(state.config, k) for k in ("registry", "group", "host", "env_prefix")},
@@ -350,8 +348,7 @@ def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
     if found is None and captured.module == "__main__":  # a spawned child's copy of the script
         found = declared.get(f"__mp_main__:{captured.qualname}")
     if found is not None:
-        group = state_of(found).config.group
-        if group == captured.group:
+        if (group := state_of(found).config.group) == captured.group:
             return found, ""
         return None, f"{captured.location} here is the registry of group {group!r}"
     if "<locals>" in captured.qualname:
@@ -395,7 +392,6 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
             if captured.selections:
                 with _fork.importing():
                     from .selection import reselect  # noqa: PLC0415 - a lookup needs no selection
-
                 shown = [reselect(registry, driver) for driver in captured.selections]
                 chose += [(captured.registry, lines) for lines in shown if lines]
         pairs.append((captured, rows, why))
