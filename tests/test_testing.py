@@ -784,6 +784,26 @@ def test_a_type_error_inside_a_classmethod_is_the_methods_own(pytester):
     assert "declare it as a @classmethod" not in out
 
 
+@pytest.mark.parametrize("derived", [True, False])
+def test_requires_that_is_no_tuple_fails_every_check_reading_it_with_the_fix(pytester, derived):
+    """requires = None: the checks that read it say what to fix, never a raw traceback."""
+    base = "AttentionBackend" if derived else ""
+    pytester.makepyfile(
+        odd=f"from attn import AttentionBackend\n\nclass Odd({base}):\n    requires = None\n",
+        test_odd=CONFORMANCE.format(classes="from odd import Odd", target="Odd"),
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "--tb=line")
+    out = result.stdout.str()
+    message = "Odd.requires is None: make it a tuple of the distribution names the kernel needs"
+    checks = ["requires_is_a_tuple", "requires_modules_match"]
+    checks += ["importing_the_module", "is_available"] if derived else []  # else: no methods
+    result.stdout.fnmatch_lines_random([f"FAILED *::test_{check}*" for check in checks])
+    assert out.count(message) >= len(checks)  # each failure's line
+    assert "Traceback" not in out
+    assert "TypeError" not in out
+
+
 NOT_DERIVED = """
 class Impl:
     pass

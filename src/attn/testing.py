@@ -160,6 +160,16 @@ def _fail(message: str) -> NoReturn:
     pytest.fail(message, pytrace=False)
 
 
+def _requires(cls: type) -> tuple[str, ...]:
+    """*cls*'s requires, once it is a tuple (else each check that reads it fails saying so)."""
+    if not isinstance(requires := getattr(cls, "requires", ()), tuple):
+        _fail(
+            f"{cls.__qualname__}.requires is {requires!r}: make it a tuple of the "
+            "distribution names the kernel needs, e.g. ('flash-attn',)"
+        )
+    return requires
+
+
 def _call(cls: type, method: str, **settings: object) -> object:
     try:
         return getattr(cls, method)(**settings)
@@ -252,12 +262,7 @@ class BackendConformance:
     def test_requires_is_a_tuple_of_distribution_names(self) -> None:
         """``requires`` is a tuple of valid distribution names."""
         cls = self._backend()
-        requires = getattr(cls, "requires", ())
-        if not isinstance(requires, tuple):
-            _fail(
-                f"{cls.__qualname__}.requires is {requires!r}: make it a tuple of the "
-                "distribution names the kernel needs, e.g. ('flash-attn',)"
-            )
+        requires = _requires(cls)
         bad = [r for r in requires if not isinstance(r, str) or not _DISTRIBUTION_NAME.match(r)]
         if bad:
             _fail(
@@ -269,13 +274,13 @@ class BackendConformance:
     def test_requires_modules_match_requires(self) -> None:
         """``requires_modules`` gives one import name per entry of ``requires``."""
         cls = self._backend()
-        requires, given = getattr(cls, "requires", ()), getattr(cls, "requires_modules", None)
+        requires, given = _requires(cls), getattr(cls, "requires_modules", None)
         if given is not None and not (isinstance(given, tuple) and len(given) == len(requires)):
             _fail(
                 f"{cls.__qualname__}.requires_modules is {given!r} for requires "
                 f"{requires!r}: give one import name per distribution, in the same order"
             )
-        modules = import_names(cls) if issubclass(cls, Backend) else ()
+        modules = import_names(cls) if issubclass(cls, Backend) and requires else ()
         bad = [m for m in modules if not all(p.isidentifier() for p in str(m).split("."))]
         if bad:
             _fail(
@@ -305,6 +310,7 @@ class BackendConformance:
     def test_is_available_returns_a_bool(self) -> None:
         """``is_available()`` returns a ``bool``."""
         cls = self._derived()
+        _requires(cls)  # the default is_available() reads it
         available = _call(cls, "is_available")
         if not isinstance(available, bool):
             _fail(
@@ -339,7 +345,7 @@ class BackendConformance:
         """Importing the backend's module (its path's, as attn does) imports nothing in requires."""
         cls, target = self._backend(), self.backend_class
         module = parse_path(target).module if isinstance(target, str) else cls.__module__
-        modules = import_names(cls) if issubclass(cls, Backend) else ()
+        modules = import_names(cls) if issubclass(cls, Backend) and _requires(cls) else ()
         tops = sorted({m.split(".", 1)[0] for m in modules})
         # sys.modules is read first: a package the check itself imports cannot hide behind it.
         script = (
