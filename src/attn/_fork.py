@@ -29,13 +29,15 @@ _DONE = threading.Condition(LOCK)
 @contextlib.contextmanager
 def importing() -> Iterator[None]:
     """Around an import attn starts outside `LOCK`: a fork waits until it is over."""
-    with LOCK:
-        _IMPORTS.append(threading.get_ident())
-    try:
+    me = threading.get_ident()
+    try:  # a Ctrl-C on the way in leaves no entry behind for forks to wait on
+        with LOCK:
+            _IMPORTS.append(me)
         yield
     finally:
+        with contextlib.suppress(ValueError):  # interrupted before the append
+            _IMPORTS.remove(me)  # atomic, without LOCK: a Ctrl-C while waiting would skip it
         with LOCK:
-            _IMPORTS.remove(threading.get_ident())
             _DONE.notify_all()
 
 

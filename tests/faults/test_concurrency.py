@@ -10,6 +10,7 @@ look up, register and refresh within a time limit.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import random
@@ -748,3 +749,37 @@ def test_a_fork_inside_attn_s_own_import_goes_on_at_once_and_the_child_ends_it(m
     assert forked < CHILD_TIMEOUT / 2, "the fork waited for its own thread's import"
     assert wait_child(pid) == 0
     assert _fork._IMPORTS == []
+
+
+def test_a_ctrl_c_on_the_way_into_an_attn_import_leaves_no_entry_for_forks_to_wait_on():
+    """KeyboardInterrupt at each line of importing() before its import runs: no stale entry
+    (one would make every later fork from another thread wait FORK_WAIT seconds)."""
+    code = _fork.importing.__wrapped__.__code__
+    source, first = inspect.getsourcelines(code)
+    (yield_line,) = [first + i for i, text in enumerate(source) if text.strip() == "yield"]
+    lines = sorted({n for *_, n in code.co_lines() if n is not None})
+    before_yield = [n for n in lines if code.co_firstlineno < n < yield_line]
+    assert len(before_yield) >= 2  # at least: get the thread, add its entry
+    for target in before_yield:
+        raised = []
+
+        def on_line(frame, event, arg, target=target, raised=raised):
+            if event == "line" and frame.f_lineno == target and not raised:
+                raised.append(target)
+                raise KeyboardInterrupt
+            return on_line
+
+        def on_call(frame, event, arg):
+            return on_line if frame.f_code is code else None
+
+        sys.settrace(on_call)
+        try:
+            with _fork.importing():
+                pass
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        stale, _fork._IMPORTS[:] = list(_fork._IMPORTS), []
+        assert raised == [target]
+        assert stale == [], f"a Ctrl-C at line {target} of importing() left {stale}"
