@@ -804,6 +804,25 @@ def test_requires_that_is_no_tuple_fails_every_check_reading_it_with_the_fix(pyt
     assert "TypeError" not in out
 
 
+def test_a_backend_of_another_registry_is_told_which_registry_it_is_for(pytester):
+    """An MLA prefill class checked as an attention backend: the fix may be the registry."""
+    pytester.makepyfile(
+        mla="from attn import MLAPrefillBackend\n\nclass Prefill(MLAPrefillBackend):\n    pass\n"
+    )
+    pytester.makepyfile(
+        test_mla=CONFORMANCE.format(classes="from mla import Prefill", target="Prefill")
+    )
+    pytester.syspathinsert()
+    check = "test_derives_from_the_registry_interface"
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    result.assert_outcomes(failed=1, deselected=7)
+    assert (
+        "Prefill does not derive from attn.backends._base.AttentionBackend: declare it as class "
+        "Prefill(AttentionBackend), or set registry = MLAPrefillBackendEnum if it is one of its "
+        "backends"
+    ) in " ".join(result.stdout.str().split())
+
+
 NOT_DERIVED = """
 class Impl:
     pass

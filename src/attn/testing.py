@@ -211,10 +211,12 @@ class BackendConformance:
         """The backend class, once it derives from the interface (else the failure says so)."""
         cls, interface = self._backend(), self._interface()
         if not issubclass(cls, interface):
+            of = [r.__name__ for r in declared_registries() if issubclass(cls, interface_of(r))]
+            other = f", or set registry = {of[0]} if it is one of its backends" if of else ""
             _fail(
                 f"{cls.__qualname__} does not derive from {interface.__module__}."
                 f"{interface.__qualname__}: declare it as "
-                f"class {cls.__name__}({interface.__qualname__})"
+                f"class {cls.__name__}({interface.__qualname__}){other}"
             )
         return cls
 
