@@ -714,6 +714,15 @@ def test_a_distribution_whose_files_name_no_module_is_not_compared(pytester, sit
     result.assert_outcomes(passed=1, deselected=7)
 
 
+def run_one_check(pytester, check: str, module: str, source: str, name: str):
+    """Write *module* (*source*) and a conformance test of its class *name*; run *check* alone."""
+    pytester.makepyfile(**{module: source})
+    test = CONFORMANCE.format(classes=f"from {module} import {name}", target=name)
+    pytester.makepyfile(**{f"test_{module}": test})
+    pytester.syspathinsert()
+    return pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+
+
 NOISY = """
 import atexit, sys
 from attn import AttentionBackend
@@ -731,13 +740,8 @@ class Noisy(AttentionBackend):
 @pytest.mark.parametrize(("imports", "message"), [("", None), ("import wave", "imports wave:")])
 def test_the_import_check_reads_its_answer_past_what_the_module_prints(pytester, imports, message):
     """A banner at import, a line at exit: neither is a package the module imported."""
-    pytester.makepyfile(noisy=NOISY.format(imports=imports))
-    pytester.makepyfile(
-        test_noisy=CONFORMANCE.format(classes="from noisy import Noisy", target="Noisy")
-    )
-    pytester.syspathinsert()
     check = "test_importing_the_module_imports_no_required_package"
-    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    result = run_one_check(pytester, check, "noisy", NOISY.format(imports=imports), "Noisy")
     atexit.unregister(print)  # the module registered it in this process too, importing it
     out = " ".join(result.stdout.str().split())
     if message is None:
@@ -766,17 +770,13 @@ def test_the_import_check_imports_the_module_the_path_names(pytester):
 
 def test_a_type_error_inside_a_classmethod_is_the_methods_own(pytester):
     """A bug in a correct classmethod shows its traceback, not advice to declare it again."""
-    pytester.makepyfile(
-        buggy="from attn import AttentionBackend\n\nclass Buggy(AttentionBackend):\n"
+    source = (
+        "from attn import AttentionBackend\n\nclass Buggy(AttentionBackend):\n"
         "    @classmethod\n    def validate_configuration(cls, **settings):\n"
         "        return [] if settings.get('capability', 99) > 80 else ['old']\n"
     )
-    pytester.makepyfile(
-        test_buggy=CONFORMANCE.format(classes="from buggy import Buggy", target="Buggy")
-    )
-    pytester.syspathinsert()
     check = "test_validate_configuration_returns_a_list_of_str"
-    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    result = run_one_check(pytester, check, "buggy", source, "Buggy")
     result.assert_outcomes(failed=1, deselected=7)
     out = result.stdout.str()
     assert "TypeError: '>' not supported between instances of 'tuple' and 'int'" in out
@@ -806,15 +806,9 @@ def test_requires_that_is_no_tuple_fails_every_check_reading_it_with_the_fix(pyt
 
 def test_a_backend_of_another_registry_is_told_which_registry_it_is_for(pytester):
     """An MLA prefill class checked as an attention backend: the fix may be the registry."""
-    pytester.makepyfile(
-        mla="from attn import MLAPrefillBackend\n\nclass Prefill(MLAPrefillBackend):\n    pass\n"
-    )
-    pytester.makepyfile(
-        test_mla=CONFORMANCE.format(classes="from mla import Prefill", target="Prefill")
-    )
-    pytester.syspathinsert()
+    source = "from attn import MLAPrefillBackend\n\nclass Prefill(MLAPrefillBackend):\n    pass\n"
     check = "test_derives_from_the_registry_interface"
-    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    result = run_one_check(pytester, check, "mla", source, "Prefill")
     result.assert_outcomes(failed=1, deselected=7)
     assert (
         "Prefill does not derive from attn.backends._base.AttentionBackend: declare it as class "
