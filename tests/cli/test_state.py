@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import attn
+from attn.cli import main
 
 ACME = {"attn.backends": {"FLASH_ATTN": "plug.mod:Backend", "ACME": "plug.mod:Other"}}
 BACKENDS = len(attn.AttentionBackendEnum) + len(attn.MLAPrefillBackendEnum)
@@ -99,6 +100,29 @@ def test_a_save_that_cannot_be_written_whole_keeps_the_state_saved_before(attn_c
     )
     assert (tmp_path / "node.json").read_text(encoding="utf-8") == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("node")) == ["node.json"]
+
+
+def test_save_in_a_folder_where_no_file_can_be_made_writes_the_file_in_place(
+    tmp_path, monkeypatch, capsys
+):
+    """A writable file in a folder that is not: no file can be made beside it, so it is written
+    to (this process runs as a user who may write anywhere: os.access says what such a folder
+    would)."""
+    target = tmp_path / "node.json"
+    target.write_text("old", encoding="utf-8")
+    inode, access = target.stat().st_ino, os.access
+
+    def folder_not_writable(where, mode, **kwargs):
+        return not (Path(where) == tmp_path and mode == os.W_OK) and access(where, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", folder_not_writable)
+    assert main(["state", "save", str(target)]) == 0, capsys.readouterr().err
+    assert json.loads(target.read_text(encoding="utf-8"))["format"] == "attn-worker-state"
+    assert target.stat().st_ino == inode
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("node")] == ["node.json"]
+    monkeypatch.undo()
+    assert main(["state", "save", str(target)]) == 0  # replaced: another file now
+    assert target.stat().st_ino != inode
 
 
 def test_save_through_a_symlink_replaces_the_file_it_names(attn_command, tmp_path):

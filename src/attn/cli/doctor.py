@@ -125,10 +125,11 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if args.file == "-":
         out.write(text)
         return 0
-    # A file is replaced whole: neither a reader nor a full disk sees half a state.
-    path = Path(args.file)
-    atomic = path.is_file() or not path.exists()  # else /dev/stdout or a pipe: written to
-    target = Path(os.path.realpath(path)) if atomic else path  # through a symlink
+    # A file is replaced whole: neither a reader nor a full disk sees half a state. Written to
+    # instead: /dev/stdout, a pipe, a file in a folder where no other file can be made.
+    path, real = Path(args.file), Path(os.path.realpath(args.file))  # through a symlink
+    atomic = (path.is_file() or not path.exists()) and os.access(real.parent, os.W_OK)
+    target = real if atomic else path
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp") if atomic else target
     try:
         temporary.write_text(text, encoding="utf-8")
