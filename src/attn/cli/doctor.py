@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from contextlib import nullcontext
 from dataclasses import asdict
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from attn import _version
@@ -125,19 +123,10 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if args.file == "-":
         out.write(text)
         return 0
-    # A file is replaced whole: neither a reader nor a full disk sees half a state. Written to
-    # instead: /dev/stdout, a pipe, a file in a folder where no other file can be made.
-    path, real = Path(args.file), Path(os.path.realpath(args.file))  # through a symlink
-    atomic = (path.is_file() or not path.exists()) and os.access(real.parent, os.W_OK)
-    target = real if atomic else path
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp") if atomic else target
     try:
-        temporary.write_text(text, encoding="utf-8")
-        if atomic:
-            temporary.replace(target)
+        with open(args.file, "w", encoding="utf-8") as handle:  # noqa: PTH123 - os-level path
+            handle.write(text)
     except OSError as exc:
-        if atomic:
-            temporary.unlink(missing_ok=True)
         raise UsageError(f"cannot write {args.file}: {exc.strerror or exc}", args.prog) from exc
     check = command(args, None, f"doctor --against {args.file}")
     err.write(f"Saved {_summary(state)} to {args.file}; check another environment with {check}.\n")
