@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import multiprocessing
 import pickle
 import sys
@@ -395,6 +396,22 @@ def test_a_member_of_another_registry_is_not_the_member_of_the_same_name():
     assert "Unknown attention backend: 'MLAPrefillBackendEnum.FLASH_ATTN'" in str(caught.value)
     chosen = attn.AttentionBackendEnum.select(attn.AttentionBackendEnum.NO_ATTENTION)
     assert (chosen.name, chosen.explicit) == ("NO_ATTENTION", True)
+
+
+def test_a_backend_given_by_another_object_is_chosen_by_its_name(site):
+    """A plugin backend of this registry, any object with a name (a host's own enum member),
+    and the name itself choose alike; a plugin backend of another registry, or a registry
+    class, is an unknown name."""
+    accepts = attn.AttentionBackendEnum.NO_ATTENTION.value  # a class that accepts every setting
+    site.dist("plug", entry_points={"attn.backends": {"PLUG_ATTN": accepts}})
+    plug = attn.AttentionBackendEnum["PLUG_ATTN"]
+    named = enum.Enum("HostNames", ["NO_ATTENTION"]).NO_ATTENTION
+    for backend in (plug, "PLUG_ATTN", named):
+        assert attn.AttentionBackendEnum.select(backend).explicit
+    for foreign, shown in [(plug, "AttentionBackendEnum.PLUG_ATTN"), (PickEnum, None)]:
+        with pytest.raises(UnknownBackendError) as caught:
+            attn.MLAPrefillBackendEnum.select(foreign)
+        assert shown is None or caught.value.name == shown
 
 
 # -- reasons ----------------------------------------------------------------------------------

@@ -238,8 +238,10 @@ def select(registry: _Registry, /, backend: object = None, **settings: object) -
         SelectionError: the explicit choice, or every candidate, is rejected.
         UnknownBackendError: the explicit choice names no backend.
     """
-    by_env, key = backend is None, getattr(backend, "_key", None)  # by <PREFIX>_<NOUN>
-    named = key()[1] if key and key()[0] is registry else backend  # another registry's: unknown
+    by_env, named = backend is None, getattr(backend, "name", backend)  # by <PREFIX>_<NOUN>
+    key = None if isinstance(backend, type) else getattr(backend, "_key", None)
+    if key is not None and key()[0] is not registry:  # another registry's: unknown here
+        named = f"{key()[0].__name__}.{key()[1]}"
     explicit = os.environ.get(_words(registry)[0], "").strip() or None if by_env else str(named)
     frozen = tuple(sorted((key, _frozen(value, key)) for key, value in settings.items()))
     key, token = (explicit, by_env, frozen, repr(frozen)), _token(registry)
