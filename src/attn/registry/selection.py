@@ -240,8 +240,8 @@ def select(registry: _Registry, /, backend: object = None, **settings: object) -
     """
     by_env, named = backend is None, getattr(backend, "name", backend)  # by <PREFIX>_<NOUN>
     key = None if isinstance(backend, type) else getattr(backend, "_key", None)
-    if key is not None and key()[0] is not registry:  # another registry's: unknown here
-        named = f"{key()[0].__name__}.{key()[1]}"
+    if key is not None and (owned := key())[0] is not registry:  # another registry's: unknown
+        named = f"{owned[0].__name__}.{owned[1]}"
     explicit = os.environ.get(_words(registry)[0], "").strip() or None if by_env else str(named)
     frozen = tuple(sorted((key, _frozen(value, key)) for key, value in settings.items()))
     key, token = (explicit, by_env, frozen, repr(frozen)), _token(registry)
