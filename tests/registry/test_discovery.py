@@ -1027,6 +1027,21 @@ def test_typo_group_is_reported(site, run_discovery, group):
     )
 
 
+def test_a_group_named_after_another_installed_project_is_no_typo(site, run_discovery):
+    """``xattn.backends`` is one edit from attn's group, but xattn is a project installed here."""
+    site.dist("xplug", entry_points={"xattn.backends": {"A": "m:A"}})
+    assert kinds(run_discovery()) == ["typo-group"]  # no xattn: a near miss of attn's
+    site.module("xattn", "raise AssertionError('imported')")  # found, never imported
+    result = run_discovery()
+    assert (result.findings, result.misgrouped) == ((), ())
+
+
+def test_a_distribution_declaring_only_a_misspelt_group_can_be_selected(site, run_discovery):
+    """ATTN_PLUGINS naming it is no unmatched name: the typo is its one problem."""
+    site.dist("typo-plug", entry_points={"attn.backend": {"A": "m:A"}})
+    assert kinds(run_discovery({"ATTN_PLUGINS": "typo-plug"})) == ["typo-group"]
+
+
 LEFT_OUT = {"ATTN_BLOCK_PLUGINS": "plug"}, {"ATTN_PLUGINS": "mine"}
 
 

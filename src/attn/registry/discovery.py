@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib.util
 import os
 import re
 from collections import defaultdict
@@ -69,7 +71,7 @@ def deduplicate(
         if key not in relevant and not any(r.entry_points or r.entry_points_problem for r in found):
             continue
         named = {ep.group for r in found for ep in r.entry_points}
-        declares = [any(n == g or looks_like_typo(n, g) for n in named) for g in groups]
+        declares = [any(n == g or misspelt(n, g) for n in named) for g in groups]
         note = bool(groups) and not (
             key in relevant or any(r.entry_points_problem for r in found) or declares[0]
         )
@@ -137,10 +139,7 @@ def looks_like_typo(candidate: str, group: str) -> bool:
     if _SEPARATORS.sub("", candidate.lower()) == _SEPARATORS.sub("", group.lower()):
         return True
     # The projects (before the first dot, else separator) must be one edit apart at most.
-    a, b = (
-        (g.split(".", 1) if "." in g else _SEPARATORS.split(g, 1))[0].lower()
-        for g in (candidate, group)
-    )
+    a, b = _project(candidate).lower(), _project(group).lower()
     i = 0
     while i < min(len(a), len(b)) and a[i] == b[i]:
         i += 1
@@ -153,6 +152,22 @@ def looks_like_typo(candidate: str, group: str) -> bool:
     import difflib  # noqa: PLC0415 - only for the few groups one edit apart
 
     return difflib.SequenceMatcher(None, x, y).ratio() >= 0.85  # noqa: PLR2004
+
+
+def _project(group: str) -> str:
+    return (group.split(".", 1) if "." in group else _SEPARATORS.split(group, 1))[0]
+
+
+def misspelt(candidate: str, group: str) -> bool:
+    """A typo of *group*, unless its project part is another importable project (``xattn``)."""
+    if not looks_like_typo(candidate, group):
+        return False
+    project = _project(candidate)
+    if project.lower() == _project(group).lower() or not project.isidentifier():
+        return True
+    with contextlib.suppress(ImportError, ValueError):  # finds the module: imports nothing
+        return importlib.util.find_spec(project) is None
+    return True
 
 
 def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[DistributionRecord, ...]:
@@ -298,17 +313,18 @@ def discover(
                 undeclared.setdefault(dist.key, record)
     resolved, conflicts = resolve_conflicts(plugins, controls)
 
-    typos = [
+    misspelt_by = [
         (ep, d)
         for d in dists
         for ep in d.entry_points
-        if ep.group not in groups and looks_like_typo(ep.group, group)
-        if not controls.leaves_out(d.name)
+        if ep.group not in groups
+        if misspelt(ep.group, group)
     ]
+    typos = [(ep, d) for ep, d in misspelt_by if not controls.leaves_out(d.name)]
     unreadable = tuple(_findings.unreadable_findings(r for r in records if r.key not in out))
-    host_plugins = [
+    host_plugins = [  # a typo's declarer too: <PREFIX>_PLUGINS may name it
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
-    ]
+    ] + [d for _, d in misspelt_by]
     found = (
         *found,
         *unreadable,
