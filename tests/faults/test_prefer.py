@@ -70,6 +70,33 @@ def test_doctor_fix_for_a_conflict_applied_literally_exits_0(claimants, monkeypa
     assert "note (preferred, attn.backends)" in doctor.out
 
 
+def test_a_conflict_fix_keeps_the_preference_already_set(claimants, site, monkeypatch):
+    """Applied as printed beside another settled conflict, the fix leaves doctor at exit 0."""
+    site.dist("beta", entry_points={GROUP: {"OTHER": "alpha_mod:B"}})
+    site.dist("gamma", entry_points={GROUP: {"OTHER": "zed_mod:B"}})
+    monkeypatch.setenv("ATTN_PREFER", "gamma")  # settles OTHER; SHARED is left
+    flat = " ".join(cli("doctor").out.split())
+    assert "ATTN_PREFER=gamma,alpha keeps alpha, ATTN_PREFER=gamma,zed makes zed win" in flat
+    monkeypatch.setenv("ATTN_PREFER", "gamma,zed")
+    assert cli("doctor").code == 0
+
+
+def test_a_name_declared_twice_by_one_claimant_counts_distributions(claimants, site, monkeypatch):
+    """alpha declares SHARED twice: two distributions claim it, and ATTN_PREFER settles it."""
+    (site.root / "alpha-1.0.dist-info" / "entry_points.txt").write_text(
+        f"[{GROUP}]\nSHARED = alpha_mod:B\nSHARED = alpha_mod:C\n", encoding="utf-8"
+    )
+    flat = " ".join(cli("doctor").out.split())
+    assert "'SHARED' is provided by 2 distributions" in flat
+    assert "ATTN_PREFER=alpha keeps alpha, ATTN_PREFER=zed makes zed win" in flat
+    monkeypatch.setenv("ATTN_PREFER", "alpha")
+    fresh()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a settled conflict: no ConflictWarning
+        assert attn.AttentionBackendEnum["SHARED"].get_path() == "alpha_mod.B"
+    assert cli("doctor").code == 0
+
+
 def test_listing_json_carries_the_controls(claimants, monkeypatch):
     """attn list --json names every control in effect, beside the contract's fields."""
     monkeypatch.setenv("ATTN_PREFER", "zed, alpha")

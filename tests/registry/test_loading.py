@@ -249,6 +249,13 @@ def test_load_of_a_plugin_names_its_distribution(broken):
     assert (info.value.distribution, info.value.version) == ("plug", "1.0")
 
 
+def test_the_block_fix_keeps_the_distributions_already_blocked(broken, monkeypatch):
+    """ATTN_BLOCK_PLUGINS set for another plugin: the fix adds this one to it."""
+    monkeypatch.setenv("ATTN_BLOCK_PLUGINS", "other, plug-x")
+    with pytest.raises(BackendLoadError, match="ATTN_BLOCK_PLUGINS=other,plug-x,plug$"):
+        load(AttentionBackendEnum, "BROKEN")
+
+
 def test_try_load_returns_the_failure(broken, plugin_module):
     """try_load() gives the class or the load failure, without raising it."""
     cls, error = try_load(AttentionBackendEnum, "BROKEN")

@@ -113,14 +113,16 @@ def _failure(line: str, installed: str | None, *, short: bool = True) -> Failure
 
 
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
-    winner, runner_up = conflict.claimants[0], conflict.claimants[1]
-    name, count, variable = conflict.name, len(conflict.claimants), controls.prefer_variable
+    keys = dict.fromkeys(c.distribution_key for c in conflict.claimants)
+    firsts = [next(c for c in conflict.claimants if c.distribution_key == k) for k in keys]
+    winner, runner_up = firsts[0], next(iter(firsts[1:]), None)  # each distribution's first
+    name, count, variable = conflict.name, len(firsts), controls.prefer_variable
     claimants = ", ".join(f"{c.origin_label}: {c.value!r}" for c in conflict.claimants)
     kind, message = Code.SHADOWED, f"{name!r} is provided by {count} distributions ({claimants}); "
-    if len({c.distribution_key for c in conflict.claimants}) == 1:  # none to choose
+    if runner_up is None:  # none to choose
         values = ", ".join(repr(c.value) for c in conflict.claimants)
-        message = f"{winner.origin_label} declares {name!r} {count} times ({values}); the first "
-        message += f"declaration ({winner.value!r}) is used"
+        message = f"{winner.origin_label} declares {name!r} {len(conflict.claimants)} times "
+        message += f"({values}); the first declaration ({winner.value!r}) is used"
         fix = (
             f"remove the other declarations of {name!r} from {winner.distribution}'s entry points "
             f"([project.entry-points.{group!r}] in its pyproject.toml), or report it to its authors"
@@ -130,11 +132,12 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
         fix = f"nothing to do; change {variable} to choose another"
     else:
         message += f"{winner.origin_label} wins ({winner.won_because})"
-        others = ",".join(c.distribution for c in conflict.claimants[1:])
+        keep, others = winner.distribution, (c.distribution for c in firsts[1:])
         fix = (
             f"choose the winner with {variable} (nothing else changes): "
-            f"{variable}={winner.distribution} keeps {winner.distribution}, "
-            f"{variable}={others} makes {runner_up.distribution} win; or uninstall all but one"
+            f"{controls.adding(keep, prefer=True)} keeps {keep}, "
+            f"{controls.adding(*others, prefer=True)} makes {runner_up.distribution} win; "
+            "or uninstall all but one"
         )
     return Finding(kind, name, message, fix, *winner.about(group))
 

@@ -110,6 +110,13 @@ class Controls(_Settings):
         """Whether the controls keep *distribution* out: blocked, or not selected."""
         return self.blocks(distribution) or not self.selects(distribution)
 
+    def adding(self, *names: str, prefer: bool = False) -> str:
+        """``<PREFIX>_BLOCK_PLUGINS=...`` (or ``_PREFER``): the names set now, then *names*."""
+        now = self.prefer_as_written if prefer else self.block_as_written
+        more = [n for n in names if canonical_name(n) not in set(map(canonical_name, now))]
+        variable = self.prefer_variable if prefer else self.block_variable
+        return f"{variable}={','.join([*now, *more])}"
+
     def to_json(self) -> dict[str, object]:
         """The controls in effect, as ``attn list --json`` reports them."""
         return {

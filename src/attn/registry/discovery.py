@@ -313,13 +313,8 @@ def discover(
                 undeclared.setdefault(dist.key, record)
     resolved, conflicts = resolve_conflicts(plugins, controls)
 
-    misspelt_by = [
-        (ep, d)
-        for d in dists
-        for ep in d.entry_points
-        if ep.group not in groups
-        if misspelt(ep.group, group)
-    ]
+    other = [(ep, d) for d in dists for ep in d.entry_points if ep.group not in groups]
+    misspelt_by = [(ep, d) for ep, d in other if misspelt(ep.group, group)]
     typos = [(ep, d) for ep, d in misspelt_by if not controls.leaves_out(d.name)]
     unreadable = tuple(_findings.unreadable_findings(r for r in records if r.key not in out))
     host_plugins = [  # a typo's declarer too: <PREFIX>_PLUGINS may name it

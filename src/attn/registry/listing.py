@@ -226,7 +226,7 @@ def _load_findings(
 ) -> Iterator[Finding]:
     """Import every built-in default and plugin in effect; report failures, and registrations."""
     state = registry._attn_state
-    config, block = state.config, state.controls().block_variable
+    config, controls = state.config, state.controls()
     for name, default in registry._attn_defaults.items():
         if default is not None and (error := try_load(registry, name, None, output=output)[1]):
             yield Finding(
@@ -249,7 +249,7 @@ def _load_findings(
             Code.LOAD_FAILURE,
             plugin.name,
             f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}",
-            f"fix or uninstall {dist}, or block it with {block}={dist}",
+            f"fix or uninstall {dist}, or block it with {controls.adding(dist)}",
             *plugin.about(config.group),
             plugin_code=True,
         )
@@ -265,6 +265,6 @@ def _load_findings(
             f"import, but {by} does not declare {name!r}: it replaces the {config.noun} "
             "past attn's conflict checks and controls",
             f"report it to {by}'s authors, and uninstall {by} or block it "
-            f"with {block}={by} until it is fixed",
+            f"with {controls.adding(by)} until it is fixed",
             *(by, entry.plugin_version, config.group, entry.path.colon, True),
         )

@@ -113,7 +113,8 @@ def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
         by = entry.registrant or "unknown code"
         return LoadContext(*here, f"a runtime registration by {by}", fix)
     dist, version = entry.distribution, entry.version
-    fix = f"Fix or uninstall {dist}, or block it with {config.env_prefix}_BLOCK_PLUGINS={dist}"
+    controls = registry._attn_state.controls()
+    fix = f"Fix or uninstall {dist}, or block it with {controls.adding(str(dist))}"
     source = f"{dist if version is None else f'{dist} {version}'}, entry point {entry.value!r}"
     return LoadContext(*here, source, fix, dist, version)
 
