@@ -93,6 +93,33 @@ def test_flash_attention_checks_each_fact():
     assert check(device="rocm") == ["runs on cuda or xpu, not 'rocm'"]
 
 
+class IntLike:
+    """A numpy integer, as far as the checks can tell: an int by __index__ only."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"IntLike({self.value})"
+
+
+def test_a_size_or_flag_of_the_wrong_type_is_a_reason_not_a_pass():
+    """A float or text size is refused by name; an integer type is checked; use_mla is a bool."""
+    check = AttentionBackendEnum.FLASH_ATTN.get_class().validate_configuration
+    assert check(head_size=100.0, block_size="16") == [
+        "head_size must be an int, not 100.0",
+        "block_size must be an int, not '16'",
+    ]
+    assert check(head_size=IntLike(100)) == [
+        "head_size IntLike(100) not supported (multiple of 8 up to 256)"
+    ]
+    assert check(head_size=IntLike(128)) == check(use_mla=0) == []
+    assert check(use_mla="False") == ["use_mla must be true or false, not 'False'"]
+
+
 class TorchLike:
     def __str__(self) -> str:
         return "torch.float32"

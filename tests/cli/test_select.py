@@ -112,12 +112,17 @@ def test_a_value_nested_too_deeply_is_a_usage_error(depth):
 
 
 def test_a_value_nested_100_deep_is_tried():
-    """100 levels of lists and objects are a setting like any other."""
-    value = '{"k": ' * 50 + "[" * 50 + "]" * 50 + "}" * 50
-    assert command.parse_settings([f"a={value}"], "attn select")["a"]
-    status, out, _ = attn_select("AttentionBackendEnum", "--set", f"a={value}")
+    """100 levels of lists are a setting like any other (objects are parsed as deep)."""
+    assert command.parse_settings(['a={"k": ' * 50 + "[" * 50 + "]" * 50 + "}" * 50], "s")["a"]
+    status, out, _ = attn_select("AttentionBackendEnum", "--set", f"a={'[' * 100}{']' * 100}")
     assert status == 1
-    assert out.startswith("No attention backend of AttentionBackendEnum for a=(('k', (('k', ")
+    assert out.startswith("No attention backend of AttentionBackendEnum for a=((((((")
+
+
+def test_a_json_object_is_a_usage_error_naming_the_setting():
+    """A setting must be hashable: an object is refused (exit 2), not turned into pairs."""
+    with pytest.raises(UsageError, match=r"^--set setting 'opts' holds a dict: settings must be"):
+        attn_select("AttentionBackendEnum", "--set", 'opts={"paged": true}')
 
 
 def test_an_unknown_registry_is_a_usage_error():

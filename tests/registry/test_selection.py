@@ -119,6 +119,11 @@ class ReturnsTuple(PickBackend):
     def validate_configuration(cls, **settings):
         return ("head_size 7 is odd",)
 
+class ReturnsBlankAndLines(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        return ["", "too big\\n  FAKE (builtin): chosen"]
+
 class ReturnsInts(PickBackend):
     @classmethod
     def validate_configuration(cls, **settings):
@@ -526,7 +531,30 @@ def test_listing_says_the_same_of_that_class():
 
 def test_a_class_without_validate_configuration_accepts_every_setting():
     """No method, no reasons: any settings at all."""
-    assert select(PickEnum, "THIRD", anything=[1, {"a": 2}], device="moon").name == "THIRD"
+    assert select(PickEnum, "THIRD", anything=[1, (("a", 2),)], device="moon").name == "THIRD"
+
+
+@pytest.mark.parametrize("value", [{"paged": True}, [1, {2}]])
+def test_a_mapping_or_a_set_setting_is_refused_naming_it(value):
+    """Checks receive settings as given (lists as tuples): a dict is no setting, not a tuple."""
+    with pytest.raises(TypeError, match=r"^setting 'opts' holds a (dict|set): settings must be"):
+        select(PickEnum, "THIRD", opts=value)
+
+
+def test_a_blank_or_multi_line_reason_is_one_line_that_says_something(host):
+    """A reason is shown as one line: no empty reason, no line that looks like another row."""
+    plugin(host, NEW="ReturnsBlankAndLines")
+    (row,) = rejected(PickEnum, "NEW").tried
+    assert [r.message for r in row.reasons] == [
+        "(its check gave an empty reason)",
+        "too big FAKE (builtin): chosen",
+    ]
+
+
+def test_an_object_whose_key_attribute_is_no_method_is_read_by_its_name():
+    """Only attn's backends have a callable _key: anything else with a name is read by it."""
+    backend = type("Named", (), {"name": "THIRD", "_key": ("x",)})()
+    assert select(PickEnum, backend).name == "THIRD"
 
 
 def test_none_valid_is_an_error_listing_every_candidate():

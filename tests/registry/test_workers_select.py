@@ -367,6 +367,21 @@ def test_an_explicit_choice_unknown_here_is_a_difference(registry):
     assert lines[4].startswith("    worker chose none (UnknownBackendError): ")
 
 
+def test_a_choice_made_by_the_workers_variable_says_so(registry, monkeypatch):
+    """The driver chose by priority; the worker's SELHOST_SELHOST_BACKEND chose: it is named."""
+    registry.select(head_size=128)
+    state = attn.capture_state()
+    monkeypatch.setenv("SELHOST_SELHOST_BACKEND", " SLOW ")
+    with pytest.raises(attn.StateMismatchError) as caught:
+        attn.apply_state(state)
+    assert str(caught.value).splitlines()[4:7] == [
+        "    worker chose SLOW (selhost.Slow):",
+        "      SLOW (builtin): chosen",
+        "    the worker's SELHOST_SELHOST_BACKEND='SLOW' chose it: set the same on every node, "
+        "or unset it",
+    ]
+
+
 def test_check_false_selects_nothing(registry):
     """Without the check, nothing is chosen again (no candidate is imported)."""
     registry.select(head_size=128)

@@ -31,6 +31,14 @@ class Sizes:
             return size in self.listed
         return self.low <= size <= (self.high or size) and size % self.multiple == 0
 
+    def refuses(self, key: str, size: object) -> list[str]:
+        """Why the setting *key* = *size* (an int, or a numpy integer) is refused, if it is."""
+        index = getattr(type(size), "__index__", None)
+        if size is not None and index is None:
+            return [f"{key} must be an int, not {size!r}"]
+        refused = index is not None and not self.accepts(index(size))
+        return [f"{key} {size} not supported ({self})"] if refused else []
+
     def __str__(self) -> str:
         """As the tables say it: ``64, 128``, ``multiple of 8 up to 256``, ``any``."""
         if self.listed:
@@ -75,12 +83,12 @@ class Facts:
             if value is not None and supported and (name := dtype_name(value)) not in supported:
                 reasons.append(f"{key} {name!r} not supported ({', '.join(supported)})")
         for key, sizes in (("head_size", self.head_sizes), ("block_size", self.block_sizes)):
-            size = settings.get(key)
-            if isinstance(size, int) and not sizes.accepts(size):
-                reasons.append(f"{key} {size} not supported ({sizes})")
+            reasons += sizes.refuses(key, settings.get(key))
         for kind, wanted in (("MLA", self.mla), ("sparse", self.sparse)):
             value = settings.get(f"use_{kind.lower()}")  # use_mla, use_sparse
-            if value is not None and bool(value) != wanted:
+            if value not in (None, True, False):  # "False" from --set use_mla=False: not JSON
+                reasons.append(f"use_{kind.lower()} must be true or false, not {value!r}")
+            elif value is not None and bool(value) != wanted:
                 reasons.append(f"{kind} attention only" if wanted else f"no {kind} attention")
         return reasons
 

@@ -212,9 +212,13 @@ def parse_settings(pairs: Sequence[str], prog: str) -> dict[str, object]:
 
 def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Choose the backend of the registry *args* names; 0 when one is chosen, 1 when none is."""
-    from attn.registry.selection import Candidate, Selection, select  # noqa: PLC0415
+    from attn.registry.selection import Candidate, Selection, frozen, select  # noqa: PLC0415
 
     settings = parse_settings(args.settings, args.prog)
+    try:
+        [frozen(value, key) for key, value in settings.items()]
+    except TypeError as exc:  # a JSON object: no setting holds one
+        raise UsageError(f"--set {exc}", args.prog) from None
     registries = selected_registries(args, args.registry)
     if len(registries) != 1:
         names = ", ".join(f"{r.__name__} ({r.group})" for r in registries)

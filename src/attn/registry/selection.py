@@ -99,14 +99,18 @@ def dtype_name(dtype: object) -> str:
     return (dtype if isinstance(dtype, str) else str(dtype)).removeprefix("torch.")
 
 
-def _frozen(value: object, key: str = "") -> Hashable:
+def frozen(value: object, key: str) -> Hashable:
+    """*value* as the checks receive it: lists as tuples, a dtype as its name."""
     if key == "dtype" and value is not None:
         return dtype_name(value)
     if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
-    hash(value)  # TypeError for an unhashable value: it cannot be a cache key
+        return tuple(frozen(v, f"{key}[]") for v in value)
+    if type(value).__hash__ is None:  # a dict or a set: it cannot be a cache key, nor held
+        kind = type(value).__name__
+        raise TypeError(
+            f"setting {key.partition('[')[0]!r} holds a {kind}: settings must be "
+            "hashable once lists are tuples (a tuple of pairs for a mapping)"
+        )
     return value
 
 
@@ -136,6 +140,7 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
     if type(said) not in (list, tuple) or any(type(s) is not str for s in said):
         shown = f"validate_configuration returned {type(said).__name__}, not a list of str"
         return [*reasons, Reason(Code.VALIDATION_FAILED, shown)]
+    said = [" ".join(s.split()) or "(its check gave an empty reason)" for s in said]  # one line
     return [*reasons, *(Reason(Code.INVALID_CONFIGURATION, s) for s in said)]
 
 
@@ -240,16 +245,16 @@ def select(registry: _Registry, /, backend: object = None, **settings: object) -
     """
     by_env, named = backend is None, getattr(backend, "name", backend)  # by <PREFIX>_<NOUN>
     key = None if isinstance(backend, type) else getattr(backend, "_key", None)
-    if key is not None and (owned := key())[0] is not registry:  # another registry's: unknown
+    if callable(key) and (owned := key())[0] is not registry:  # another registry's: unknown
         named = f"{owned[0].__name__}.{owned[1]}"
     explicit = os.environ.get(_words(registry)[0], "").strip() or None if by_env else str(named)
-    frozen = tuple(sorted((key, _frozen(value, key)) for key, value in settings.items()))
-    key, token = (explicit, by_env, frozen, repr(frozen)), _token(registry)
+    held = tuple(sorted((key, frozen(value, key)) for key, value in settings.items()))
+    key, token = (explicit, by_env, held, repr(held)), _token(registry)
     with _fork.LOCK:
         if (found := _results(registry, token).get(key)) is not None:
             _results(registry, token).move_to_end(key)
     if found is None:
-        found = _choose(registry, explicit, frozen, by_variable=by_env)
+        found = _choose(registry, explicit, held, by_variable=by_env)
         with _fork.LOCK:
             if token is registry._attn_state._layers.table:  # else it changed: already stale
                 results = _results(registry, token)
@@ -303,10 +308,14 @@ def reselect(registry: _Registry, driver: Recorded) -> list[str]:
         worker, rows = f"{mine.name} ({mine.tried[-1].path})", tuple(map(str, mine.tried))
     arguments = [repr(driver.explicit)] if driver.explicit else []
     arguments += [f"{k}={v!r}" for k, v in driver.settings]
+    variable = _words(registry)[0]
+    chose = "" if driver.explicit else os.environ.get(variable, "").strip()  # as select() reads
+    fix = f"    the worker's {variable}={chose!r} chose it: set the same on every node, or unset it"
     return [
         f"  {registry.__name__}.select({', '.join(arguments)})",
         f"    driver chose {driver.name} ({driver.path}):",
         *(f"      {row}" for row in driver.tried),
         f"    worker chose {worker}:" if rows else f"    worker chose {worker}",
         *(f"      {row}" for row in rows),
+        *([fix] if chose else []),
     ]
