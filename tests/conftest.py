@@ -357,8 +357,9 @@ class Sites:
 
 
 @pytest.fixture
-def sites(tmp_path: Path, _isolated: None) -> Sites:
-    """Factory of sys.path entries to write distributions into."""
+def sites(tmp_path: Path, _isolated: None, monkeypatch: pytest.MonkeyPatch) -> Sites:
+    """Factory of sys.path entries to write distributions into, inside ``sys.prefix``."""
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))  # as a virtualenv's site-packages are
     return Sites(tmp_path)
 
 

@@ -1072,6 +1072,19 @@ def test_show_unknown_name_exits_1(run, args, message):
     assert result == Result(1, "", message + DOCTOR_HINT)
 
 
+def test_show_unknown_name_with_plugins_disabled_says_so(run, plugins, monkeypatch):
+    """The plugin's name is unknown because discovery is off: say that, not 'run doctor'."""
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    result = run("show", "ACME_ATTN")
+    assert result == Result(
+        1,
+        "",
+        "Error: unknown backend 'ACME_ATTN' in AttentionBackendEnum or MLAPrefillBackendEnum.\n"
+        "Did you mean 'ROCM_ATTN', 'CPU_ATTN' or 'TREE_ATTN'?\n"
+        "Plugins are disabled by ATTN_DISABLE_PLUGINS; unset it to use installed plugins.\n",
+    )
+
+
 def test_show_suggests_plugin_names(run, plugins):
     """Suggestions include names that plugins add."""
     result = run("show", "ACME")

@@ -97,6 +97,15 @@ def test_a_name_declared_twice_by_one_claimant_counts_distributions(claimants, s
     assert cli("doctor").code == 0
 
 
+def test_show_offers_prefer_only_between_distributions(site):
+    """One distribution declaring a name twice: no ATTN_PREFER value chooses the other line."""
+    site.module("solo_mod", BACKEND)
+    site.dist("solo", raw_entry_points=f"[{GROUP}]\nTWICE = solo_mod:B\nTWICE = solo_mod:C\n")
+    flat = " ".join(cli("show", "TWICE").out.split())
+    assert "wins: declared first " in flat + " "
+    assert "ATTN_PREFER" not in flat
+
+
 def test_listing_json_carries_the_controls(claimants, monkeypatch):
     """attn list --json names every control in effect, beside the contract's fields."""
     monkeypatch.setenv("ATTN_PREFER", "zed, alpha")

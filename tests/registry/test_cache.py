@@ -84,6 +84,7 @@ def test_realpath_only_for_names_found_twice(sites, monkeypatch):
         return os.path.realpath(path)
 
     monkeypatch.setattr(discovery, "realpath", counting)
+    monkeypatch.setattr(sys, "prefix", sys.base_prefix)  # no virtualenv: its folder unread
     state_of(attn.AttentionBackendEnum).ensure()
     assert sorted(resolved) == ["twice-1.0.dist-info", "twice-2.0.dist-info"]
 

@@ -554,6 +554,21 @@ def test_a_copy_denied_to_the_user_is_made_readable(tmp_path):
 SCRIPTS = {"console_scripts": {"tool": "tool.cli:main"}}
 
 
+@pytest.mark.parametrize("venv", [True, False])
+def test_uninstalling_twice_is_offered_only_where_pip_uninstalls(
+    sites, run_discovery, monkeypatch, venv
+):
+    """pip leaves copies outside the virtualenv it runs in: then the fix is to delete one."""
+    first, second = sites.new("first"), sites.new("second")
+    for site, version in ((first, "2.0"), (second, "1.0")):
+        site.dist("plug", version, entry_points=eps(A="m:A"))
+    monkeypatch.setattr(sys, "prefix", str(first.root) if venv else sys.base_prefix)
+    (finding,) = run_discovery().findings
+    assert finding.fix == f"delete {second.root / 'plug-1.0.dist-info'}" + (not venv) * (
+        ", or uninstall both copies (pip uninstall plug, twice) and reinstall"
+    )
+
+
 def test_a_second_copy_of_a_distribution_that_is_no_plugin_is_a_note(sites, run_discovery):
     """Copies of a distribution with entry points in other groups only are a note, saying so."""
     first, second = sites.new("first"), sites.new("second")
@@ -1203,7 +1218,10 @@ def test_a_stale_copy_of_the_host_earlier_on_sys_path_decides_nothing(sites, pyt
     stale = sites.new("stale").dist("attn", "0.0.5", requires=())
     sites.new("plugins").dist("plug", entry_points=eps(P="p:B"), requires=["attn>=0.1"])
     out = json.loads(python.run("-c", STALE).stdout)
-    fix = f"delete {stale}, or uninstall both copies (pip uninstall attn, twice) and reinstall"
+    fix = f"delete {stale}"  # in a virtualenv, pip uninstalls nothing in the test's folders
+    fix += (
+        sys.prefix == sys.base_prefix
+    ) * ", or uninstall both copies (pip uninstall attn, twice) and reinstall"
     assert out == {
         "version": VERSION,
         **dict.fromkeys(("fast", "reference"), VERSION),

@@ -252,7 +252,7 @@ def test_load_of_a_plugin_names_its_distribution(broken):
 def test_the_block_fix_keeps_the_distributions_already_blocked(broken, monkeypatch):
     """ATTN_BLOCK_PLUGINS set for another plugin: the fix adds this one to it."""
     monkeypatch.setenv("ATTN_BLOCK_PLUGINS", "other, plug-x")
-    with pytest.raises(BackendLoadError, match="ATTN_BLOCK_PLUGINS=other,plug-x,plug$"):
+    with pytest.raises(BackendLoadError, match=r"ATTN_BLOCK_PLUGINS=other,plug-x,plug$"):
         load(AttentionBackendEnum, "BROKEN")
 
 

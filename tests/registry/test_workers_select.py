@@ -377,8 +377,10 @@ def test_a_choice_made_by_the_workers_variable_says_so(registry, monkeypatch):
     assert str(caught.value).splitlines()[4:7] == [
         "    worker chose SLOW (selhost.Slow):",
         "      SLOW (builtin): chosen",
-        "    the worker's SELHOST_SELHOST_BACKEND='SLOW' chose it: set the same on every node, "
-        "or unset it",
+        (
+            "    the worker's SELHOST_SELHOST_BACKEND='SLOW' chose it: set the same on every node, "
+            "or unset it"
+        ),
     ]
 
 

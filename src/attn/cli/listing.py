@@ -171,7 +171,7 @@ def _origin(row: BackendRow, report: RegistryReport, root: str | None) -> str:
     return f"{origin} {version}" if version else origin
 
 
-def _claimant(p: PluginRecord, style: Style, controls: Controls) -> list[str]:
+def _claimant(p: PluginRecord, style: Style, controls: Controls, choice: bool) -> list[str]:
     by = {Code.BLOCKED: controls.block_variable, Code.NOT_SELECTED: controls.plugins_variable}
     status = style(p.status) + (f" by {by[p.code]}" if p.code in by else "")
     fields = {
@@ -179,7 +179,8 @@ def _claimant(p: PluginRecord, style: Style, controls: Controls) -> list[str]:
         "metadata": p.location,
         "requires": ", ".join(p.requirements) or "none declared (compatibility cannot be checked)",
         "reason": p.reason,
-        "wins": p.won_because and f"{p.won_because}; {controls.prefer_variable} chooses another",
+        "wins": p.won_because
+        and p.won_because + choice * f"; {controls.prefer_variable} chooses another",
     }
     return [f"  - {p.origin_label}: {status}", *_fields(fields, 6)]
 
@@ -223,7 +224,9 @@ def _detail(
     lines = [style(f"{name} in {report.registry} (entry-point group {report.group})", BOLD)]
     lines += _fields(fields)
     controls = registry._attn_state.controls()
-    return "\n".join([*lines, *(line for p in claimants for line in _claimant(p, style, controls))])
+    choice = len({p.distribution_key for p in claimants}) > 1  # else ATTN_PREFER has none
+    rows = (line for p in claimants for line in _claimant(p, style, controls, choice))
+    return "\n".join([*lines, *rows])
 
 
 def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -247,6 +250,12 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     close = close_matches(name, names + [p.name for r in reports for p in r.plugins], cutoff=0.6)
     if close:
         message += f"Did you mean {_either([repr(c) for c in close])}?\n"
+    if off := {r.disable_variable for r in reports if r.plugins_disabled}:  # doctor checks none
+        err.write(
+            f"{message}Plugins are disabled by {', '.join(sorted(off))}; unset it to use "
+            "installed plugins.\n"
+        )
+        return 1
     fix = "checks the installed plugins and says how to fix what it finds"
     doctor = command(args, registries[0] if len(registries) == 1 else None, "doctor")
     err.write(f"{message}{doctor} {fix}.\n")

@@ -7,6 +7,7 @@ import functools
 import importlib.util
 import os
 import re
+import sys
 from collections import defaultdict
 from dataclasses import replace
 from os.path import realpath
@@ -122,10 +123,15 @@ def _losing_copies(
             winner.name,
             f"{winner.name} is installed twice: {winner.version} at {winner.location} (used) "
             f"and {other.version} at {other.location} (ignored)",
-            f"delete {other.location}, or uninstall both copies "
-            f"(pip uninstall {winner.name}, twice) and reinstall",
+            f"delete {other.location}"  # pip uninstalls nothing outside a virtualenv it runs in
+            + (sys.prefix == sys.base_prefix or all(map(_inside, (winner, other))))
+            * f", or uninstall both copies (pip uninstall {winner.name}, twice) and reinstall",
             *(winner.name, other.version),  # the ignored copy's
         )
+
+
+def _inside(copy: DistributionRecord) -> bool:
+    return realpath(copy.location).startswith(realpath(sys.prefix) + os.sep)
 
 
 _SEPARATORS = re.compile(r"[-_.\s]+")
