@@ -569,6 +569,15 @@ def test_uninstalling_twice_is_offered_only_where_pip_uninstalls(
     )
 
 
+def test_pips_stash_of_a_copy_it_replaces_is_not_installed(site, run_discovery):
+    """``~lug-1.0.dist-info``, pip's stash during an upgrade (or after a killed one): ignored."""
+    site.dist("plug", "2.0", entry_points=eps(A="m:A"))
+    site.dist("plug", "1.0", entry_points=eps(A="m:A"), folder="~lug-1.0.dist-info")
+    result = run_discovery()
+    assert [(p.distribution_version, p.status) for p in result.plugins] == [("2.0", "used")]
+    assert result.findings == ()
+
+
 def test_a_second_copy_of_a_distribution_that_is_no_plugin_is_a_note(sites, run_discovery):
     """Copies of a distribution with entry points in other groups only are a note, saying so."""
     first, second = sites.new("first"), sites.new("second")

@@ -142,7 +142,7 @@ def scan(
         failed: list[Problem] = []
         if found is None:
             found, failed = _reference_entry(index, entry)
-        copies += found
+        copies += [c for c in found if not c[0].key.startswith("~")]  # pip's stash, as pip does
         if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):  # noqa: PTH112
             failed.append(Problem(Code.PATH_UNREADABLE, entry))
         for problem in failed:  # a finder that fails fails for every entry: kept once
