@@ -33,8 +33,7 @@ class AttnPlugins:
 
     def __init__(self, root: Path) -> None:
         """Use *root* (an empty folder, already first on ``sys.path``) for the fakes."""
-        self.root = root
-        self._include_installed = False
+        self.root, self._include_installed = root, False
         self._added: dict[str, Path] = {}
 
     @property
@@ -67,8 +66,7 @@ class AttnPlugins:
         """
         lines = [distribution, version, *requires]
         lines += [t for group, eps in entry_points.items() for t in (group, *eps, *eps.values())]
-        broken = next((t for t in map(str, lines) if "".join(t.splitlines()) != t), None)
-        if broken is not None:
+        if broken := next((t for t in map(str, lines) if "".join(t.splitlines()) != t), None):
             msg = f"{broken!r} has a line break; a fake plugin's metadata takes one line per field"
             raise ValueError(msg)
         if (key := canonical_name(distribution)) in self._added:  # Vendor_A is vendor-a
@@ -236,8 +234,7 @@ class BackendConformance:
     def test_get_name_returns_a_non_empty_str(self) -> None:
         """``get_name()`` returns a non-empty ``str``."""
         cls = self._derived()
-        name = _call(cls, "get_name")
-        if not isinstance(name, str) or not name:
+        if not isinstance(name := _call(cls, "get_name"), str) or not name:
             _fail(
                 f"{cls.__qualname__}.get_name() returned {name!r}: return the backend's "
                 "display name, a non-empty str (or do not override it)"
@@ -254,8 +251,7 @@ class BackendConformance:
                 "get_impl_cls() that returns the class computing the backend's result "
                 "(import the kernel library inside it, not at module level)"
             )
-        impl = _call(cls, "get_impl_cls")
-        if not isinstance(impl, type):
+        if not isinstance(impl := _call(cls, "get_impl_cls"), type):
             _fail(
                 f"{cls.__qualname__}.get_impl_cls() returned {impl!r}, not a class: return "
                 "the implementation class itself, not an instance"
@@ -283,8 +279,7 @@ class BackendConformance:
                 f"{requires!r}: give one import name per distribution, in the same order"
             )
         modules = import_names(cls) if issubclass(cls, Backend) and requires else ()
-        bad = [m for m in modules if not all(p.isidentifier() for p in str(m).split("."))]
-        if bad:
+        if bad := [m for m in modules if not all(p.isidentifier() for p in str(m).split("."))]:
             _fail(
                 f"{cls.__qualname__}: {', '.join(map(repr, bad))} is not an import name: list "
                 "bare names in requires, and in requires_modules the names they import as"
@@ -301,8 +296,7 @@ class BackendConformance:
                 if (len(file.parts) > 1 and file.parts[0].isidentifier())
                 or (len(file.parts) == 1 and file.suffix in {".py", ".so", ".pyd"})
             }
-            top = module.split(".", 1)[0]
-            if provided and top not in provided:
+            if provided and (top := module.split(".", 1)[0]) not in provided:
                 _fail(
                     f"{cls.__qualname__}: {dist_name} is installed but provides "
                     f"{', '.join(sorted(provided))}, not {top!r}: set requires_modules to "
@@ -313,8 +307,7 @@ class BackendConformance:
         """``is_available()`` returns a ``bool``."""
         cls = self._derived()
         _requires(cls)  # the default is_available() reads it
-        available = _call(cls, "is_available")
-        if not isinstance(available, bool):
+        if not isinstance(available := _call(cls, "is_available"), bool):
             _fail(
                 f"{cls.__qualname__}.is_available() returned {available!r}: return True or "
                 "False (the default checks that every package in requires is installed, "
@@ -361,8 +354,7 @@ class BackendConformance:
         )
         if done.returncode != 0:
             _fail(f"importing {module} in a fresh interpreter failed:\n{done.stderr}")
-        imported = [m for m in done.stdout.splitlines()[-1].split(",") if m]
-        if imported:
+        if imported := [m for m in done.stdout.splitlines()[-1].split(",") if m]:
             _fail(
                 f"importing {module} imports {', '.join(imported)}: import kernel packages inside "
                 "methods (get_impl_cls, the implementation), never at module level, so that "

@@ -237,16 +237,14 @@ def _parser(command: str | None, prog: str) -> _Parser:
     parser.add_argument("--version", help="print attn's version and the Python in use", **_FLAG)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (summary, description, *arguments) in _COMMANDS.items():
-        described = description.replace("{root}", prog)  # the name main() was given
-        cmd = sub.add_parser(name, help=summary, description=described)
+        cmd = sub.add_parser(name, help=summary, description=description.replace("{root}", prog))
         if name != command:  # only the command run needs its arguments
             continue
         if name == "state":
-            cmd = cmd.add_subparsers(dest="action", metavar="ACTION", required=True).add_parser(
-                "save",
-                help="write the state to FILE ('-' for stdout)",
-                description="Write this environment's resolved backends to FILE as JSON ('-' "
-                "for stdout).",
+            actions = cmd.add_subparsers(dest="action", metavar="ACTION", required=True)
+            about = "Write this environment's resolved backends to FILE as JSON ('-' for stdout)."
+            cmd = actions.add_parser(
+                "save", help="write the state to FILE ('-' for stdout)", description=about
             )
         cmd.set_defaults(prog=cmd.prog)  # what the command's messages call it (``attn list``)
         for flags, text, options in (_REGISTRIES, *arguments):
@@ -354,9 +352,8 @@ def main(
             try:
                 return _run(argv, err, registries, prog or "attn")
             finally:
-                err.writelines(
-                    f"Warning: {t}\n" for t in dict.fromkeys(str(w.message) for w in caught)
-                )
+                messages = dict.fromkeys(str(w.message) for w in caught)
+                err.writelines(f"Warning: {t}\n" for t in messages)
     except UsageError as exc:
         err.write(f"Error: {exc}\nTry '{exc.prog} --help' for help.\n")
         return 2

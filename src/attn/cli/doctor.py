@@ -6,7 +6,7 @@ import json
 import sys
 from contextlib import nullcontext
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from attn import _version
 from attn.registry.errors import ENVIRONMENT_CODES, Code, SelectionError, StateMismatchError
@@ -17,7 +17,6 @@ from . import Style, UsageError, command, plural, selected_registries, wrap
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
-    from typing import IO
 
     from attn.registry.enum import BackendEnumMeta
     from attn.registry.report import DiscoveryResult, Finding

@@ -38,8 +38,7 @@ def _source(row: BackendRow, report: RegistryReport) -> str:
 
 
 def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> list[str]:
-    rows: list[list[str]] = []
-    notes = []
+    rows, notes = [], []
     for b in report.backends:
         available = "-" if b.path is None else _YES[b.available]
         rows.append([b.name, b.origin, _source(b, report), _YES[b.overridden], b.status, available])
@@ -112,9 +111,8 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         }
         out.write(json.dumps(payload, indent=2) + "\n")  # one write; json.dump writes per token
     else:
-        style = Style(out)
         blocks = [
-            _listing(report, c, style, partial(command, args, registry))
+            _listing(report, c, Style(out), partial(command, args, registry))
             for registry, report, c in zip(registries, reports, controls, strict=True)
         ]
         out.write("\n\n".join(blocks) + "\n")
@@ -221,12 +219,11 @@ def _detail(
         fields["claimants"] = f"{count} named {name!r} in {report.group}"
     else:
         fields["claimants"] = f"none: no plugin declares {name!r}"
-    lines = [style(f"{name} in {report.registry} (entry-point group {report.group})", BOLD)]
-    lines += _fields(fields)
+    head = style(f"{name} in {report.registry} (entry-point group {report.group})", BOLD)
     controls = registry._attn_state.controls()
     choice = len({p.distribution_key for p in claimants}) > 1  # else ATTN_PREFER has none
     rows = (line for p in claimants for line in _claimant(p, style, controls, choice))
-    return "\n".join([*lines, *rows])
+    return "\n".join([head, *_fields(fields), *rows])
 
 
 def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -251,12 +248,9 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if close:
         message += f"Did you mean {_either([repr(c) for c in close])}?\n"
     if off := {r.disable_variable for r in reports if r.plugins_disabled}:  # doctor checks none
-        err.write(
-            f"{message}Plugins are disabled by {', '.join(sorted(off))}; unset it to use "
-            "installed plugins.\n"
-        )
-        return 1
-    fix = "checks the installed plugins and says how to fix what it finds"
-    doctor = command(args, registries[0] if len(registries) == 1 else None, "doctor")
-    err.write(f"{message}{doctor} {fix}.\n")
+        fix = f"Plugins are disabled by {', '.join(sorted(off))}; unset it to use installed plugins"
+    else:
+        doctor = command(args, registries[0] if len(registries) == 1 else None, "doctor")
+        fix = f"{doctor} checks the installed plugins and says how to fix what it finds"
+    err.write(f"{message}{fix}.\n")
     return 1

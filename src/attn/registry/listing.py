@@ -7,18 +7,14 @@ from dataclasses import dataclass, fields, replace
 from typing import IO, TYPE_CHECKING, Literal, NamedTuple, TypeAlias
 
 from .backend import missing_of, same_modules
-from .enum import valid_names
-from .errors import AttnError, Code, describe, passes_through
+from .enum import BackendEnumMeta, valid_names
+from .errors import AttnError, BackendLoadError, Code, describe, passes_through
 from .loading import resolve, try_load
-from .report import Finding, PluginRecord
+from .report import DiscoveryResult, Finding, Origin, PluginRecord
 from .table import Entry
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator
-
-    from .enum import BackendEnumMeta
-    from .errors import BackendLoadError
-    from .report import DiscoveryResult, Origin
 
 BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
 _Outcome: TypeAlias = "tuple[type | None, BackendLoadError | None]"
@@ -126,8 +122,8 @@ def _row(
     registry: BackendEnumMeta, name: str, known: _Availability, outcome: _Outcome | None
 ) -> tuple[BackendRow, Finding | None]:
     """*name*'s row, and with *outcome* (``--load``: what importing it gave), its finding."""
-    state = registry._attn_state
-    entry, default = state.lookup(name), registry._attn_defaults.get(name)
+    config = registry._attn_state.config
+    entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
     status: BackendStatus = "ok"
     reason = effective = finding = None
     try:
@@ -139,7 +135,6 @@ def _row(
         loaded = _availability(cls)
         if cls is not None:  # the imported class says (DESIGN 6: table and JSON agree)
             known = loaded
-        config = state.config
         plugin = entry if entry is not None and entry.origin == "plugin" else None
         if error is not None:
             reason, message, fix = one_line(error.detail), str(error), "see the message for the fix"
@@ -177,8 +172,7 @@ def build_report(
 
     What plugin code prints meanwhile goes to *output* when given.
     """
-    state = registry._attn_state
-    result = state.ensure()
+    result = registry._attn_state.ensure()
     # Known before --load imports anything; the rows of classes it imports take the class's.
     with same_modules():
         known = {name: _known_availability(registry, name) for name in valid_names(registry)}
@@ -197,7 +191,7 @@ def build_report(
         _row(registry, name, known.get(name, _UNKNOWN), outcomes.get(name) or attempt(name))
         for name in valid_names(registry)
     ]
-    config, findings = state.config, (finding for _, finding in rows if finding)
+    config, findings = registry._attn_state.config, (finding for _, finding in rows if finding)
     return RegistryReport(
         *(config.registry, config.group, tuple(row for row, _ in rows), result.plugins),
         (*result.findings, *findings),
@@ -217,8 +211,7 @@ def diagnose(
     result = registry._attn_state.diagnose()
     if not load:
         return result
-    found = tuple(_load_findings(registry, result, output))
-    return replace(result, findings=(*result.findings, *found))
+    return replace(result, findings=(*result.findings, *_load_findings(registry, result, output)))
 
 
 def _load_findings(
@@ -255,8 +248,7 @@ def _load_findings(
         )
     declared = {(p.name, p.distribution) for p in result.plugins}
     for name, entry in state.snapshot().runtime.items():
-        by = entry.plugin_distribution
-        if by is None or (name, by) in declared:
+        if (by := entry.plugin_distribution) is None or (name, by) in declared:
             continue
         yield Finding(
             Code.REGISTERED_BY_PLUGIN,

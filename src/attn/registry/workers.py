@@ -83,11 +83,8 @@ class WorkerState:
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         """Pickle with the modules declaring these registries here, which unpickling imports."""
         wanted = {r.location for r in self.registries}
-        modules = [
-            r.__module__
-            for r in declared_registries()
-            if f"{r.__module__}:{r.__qualname__}" in wanted and "<locals>" not in r.__qualname__
-        ]
+        declared = (r for r in declared_registries() if "<locals>" not in r.__qualname__)
+        modules = (r.__module__ for r in declared if f"{r.__module__}:{r.__qualname__}" in wanted)
         return (_unpickled, (self.registries, tuple(dict.fromkeys(modules))))
 
     def to_json(self) -> dict[str, object]:
@@ -208,10 +205,7 @@ def mismatch(
 ) -> StateMismatchError | None:
     """The error, if any, for (driver's registry, rows here or None, why) and differing *chose*."""
     chose = list(chose)
-    lines: list[str] = []
-    differing: list[tuple[str, str]] = []
-    missing: list[CapturedRegistry] = []
-    commands: list[str] = []
+    lines, differing, missing, commands = [], [], [], []
     unpreferable = False  # a difference that no preference among plugins explains
     differ: dict[str, tuple[str | None, str | None]] = {}
     selecting: dict[str, None] = {}  # <PREFIX>_PLUGINS of each registry that differs
@@ -234,9 +228,7 @@ def mismatch(
         if found:
             selecting[f"{driver.env_prefix}_PLUGINS"] = None
             here = dict(control_values(driver.env_prefix))
-            differ.update(
-                (v, (value, here.get(v))) for v, value in driver.controls if here.get(v) != value
-            )
+            differ |= {v: (was, here.get(v)) for v, was in driver.controls if here.get(v) != was}
     if not lines and not chose:
         return None
     out = ["The backends in this process differ from the driver's:", *lines] if lines else []
@@ -314,8 +306,7 @@ def _shown(value: str | None) -> str:
 def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
     state = state_of(registry)
     with _fork.LOCK:  # the table, registrations and clears of one moment
-        rows = resolution(registry)
-        snapshot = state.snapshot()
+        rows, snapshot = resolution(registry), state.snapshot()
     made: tuple[Recorded, ...] = ()
     if f"{__package__}.selection" in sys.modules:  # else no selection was made here
         with _fork.importing():
