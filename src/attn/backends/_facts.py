@@ -71,8 +71,7 @@ class Facts:
 
     def check(self, settings: Mapping[str, object]) -> list[str]:
         """Why this kernel cannot run *settings*; empty when it can."""
-        reasons = []
-        device = settings.get("device")
+        reasons, device = [], settings.get("device")
         if device is not None and self.devices and device not in self.devices:
             reasons.append(f"runs on {' or '.join(self.devices)}, not {device!r}")
         capability = settings.get("capability")
@@ -118,11 +117,9 @@ def _majors(first: int, last: int | None = None) -> tuple[Capability, Capability
     return (first, 0), (first if last is None else last, MAX_MINOR)
 
 
-_10X, _9_10X = _majors(10), _majors(9, 10)
-_SM80, _SM75_121 = ((8, 0), None), ((7, 5), (12, 1))
+_10X, _9_10X, _SM80, _SM75_121 = _majors(10), _majors(9, 10), ((8, 0), None), ((7, 5), (12, 1))
 _HALF, _BF16 = ("float16", "bfloat16"), ("bfloat16",)
-_FULL = (*_HALF, "float32")
-_KV = ("auto", "float16", "bfloat16")
+_FULL, _KV = (*_HALF, "float32"), ("auto", "float16", "bfloat16")
 _FP8 = (*_KV, "fp8", "fp8_e4m3")
 _FP8_ALL = (*_FP8, "fp8_e5m2")
 _TRITON_KV, _AUTO_FP8 = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2"), ("auto", "fp8")

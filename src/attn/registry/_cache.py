@@ -189,9 +189,7 @@ def host_scan(
     fresh: bool = False,
 ) -> HostScan:
     """The host's scan: this process's, else the cache file's, else a new one from *scan*."""
-    host_key = canonical_name(host)
-    ordered = tuple(sorted(set(groups)))
-    using = reader(prefix)
+    host_key, ordered, using = canonical_name(host), tuple(sorted(set(groups))), reader(prefix)
     # Without a working folder, relative entries stay relative: no other process's key equals.
     cwd = ""
     with contextlib.suppress(OSError):
@@ -201,8 +199,7 @@ def host_scan(
     # provides), and without os.geteuid (no file is provably the user's own).
     variable = Controls(prefix).no_cache_variable
     off = parse_bool(variable, os.environ.get(variable)) or not standard_finders()
-    process_key = (ordered, tuple(sys.path), resolved, using)
-    held = _SHARED.get(host_key)
+    process_key, held = (ordered, tuple(sys.path), resolved, using), _SHARED.get(host_key)
     if not fresh and held is not None and held[0] == process_key:  # set since: write no file
         return held[1]._replace(file=None) if off else held[1]
     interpreter = (sys.executable, sys.version, sys.implementation.cache_tag)
@@ -216,8 +213,7 @@ def host_scan(
         file = os.path.join(base, "attn", f"{host_key}-{digest:016x}.marshal")
     found = None if file is None or fresh else _load(file, key)
     if found is None:
-        started = time.time_ns()
-        records = scan()
+        started, records = time.time_ns(), scan()
         paths: list[str] = []
         if file is not None:  # stamps only for a file to check them against
             paths = [*resolved, *(os.path.join(_HERE, f"{n}.py") for n in _SOURCES)]

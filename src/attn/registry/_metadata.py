@@ -93,8 +93,7 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]
     from importlib.metadata import DistributionFinder  # noqa: PLC0415 - kept off import attn
 
     copies: list[Copy] = []
-    failures = []
-    context = DistributionFinder.Context(path=[entry])
+    failures, context = [], DistributionFinder.Context(path=[entry])
     for finder in list(sys.meta_path):
         dists: list[Distribution] = []
         try:

@@ -161,8 +161,7 @@ def parse_headers(text: str) -> list[tuple[str, str]]:
 
 def egg_requirements(text: str) -> tuple[str, ...]:
     """An egg-info's ``requires.txt`` as ``Distribution.requires`` converts it (to markers)."""
-    found = []
-    marker = ""
+    found, marker = [], ""
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("[") and line.endswith("]"):
@@ -214,8 +213,7 @@ def local_entry_points(location: str) -> EntryPoints:
     if text is None:
         return (), problem
     problem = Problem(Code.BYTE_ORDER_MARK, file) if text.startswith("\ufeff") else None
-    found = []
-    group = None
+    found, group = [], None
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line[0] == "#":

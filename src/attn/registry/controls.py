@@ -17,8 +17,7 @@ READER_VARIABLE = "{prefix}_READER"
 #: The newest Python on which the tests compare the fast reader with `importlib.metadata`.
 NEWEST_COVERED = (3, 13)
 
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off", ""})
+_TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off", ""})
 
 
 def canonical_name(name: str) -> str:

@@ -146,9 +146,7 @@ def looks_like_typo(candidate: str, group: str) -> bool:
         return True
     # The projects (before the first dot, else separator) must be one edit apart at most.
     a, b = _project(candidate).lower(), _project(group).lower()
-    i = 0
-    while i < min(len(a), len(b)) and a[i] == b[i]:
-        i += 1
+    i = len(os.path.commonprefix((a, b)))  # noqa: RUF071 - of strings: the common head
     swapped = a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :]
     if not (swapped or a[i + 1 :] in {b[i + 1 :], b[i:]} or a[i:] == b[i + 1 :]):
         return False
@@ -281,8 +279,7 @@ def discover(
     host_root: str | None = None,
 ) -> DiscoveryResult:
     """Run the whole pipeline for *group* (*host_root*: where the host's code was imported from)."""
-    host_key = canonical_name(host)
-    groups = {group, *sibling_groups}
+    host_key, groups = canonical_name(host), {group, *sibling_groups}
     if controls.disable_plugins:  # no entry-point discovery at all: no metadata is read
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:

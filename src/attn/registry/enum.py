@@ -101,10 +101,7 @@ class BackendEnumMeta(enum.EnumMeta):
             hook(new)
         return new
 
-    group = _keyword("group")
-    host = _keyword("host")
-    noun = _keyword("noun")
-    env_prefix = _keyword("env_prefix")
+    group, host, noun, env_prefix = map(_keyword, ("group", "host", "noun", "env_prefix"))
 
     def __getitem__(cls, name: str) -> Any:
         """The member or plugin-added backend called *name*, else `UnknownBackendError`."""
@@ -211,8 +208,7 @@ class _BackendMethods:
             BackendLoadError: the class cannot be imported or is not a backend.
         """
         registry, name = self._key()
-        before = registry._attn_state.lookup(name)
-        loaded = load(registry, name)
+        before, loaded = registry._attn_state.lookup(name), load(registry, name)
         # Plugin code that registers this name while attn imports it wins, as later.
         return loaded if registry._attn_state.lookup(name) is before else load(registry, name)
 

@@ -112,8 +112,7 @@ def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
         fix = f"Register an importable class with {config.register_hint}"
         by = entry.registrant or "unknown code"
         return LoadContext(*here, f"a runtime registration by {by}", fix)
-    dist, version = entry.distribution, entry.version
-    controls = registry._attn_state.controls()
+    dist, version, controls = entry.distribution, entry.version, registry._attn_state.controls()
     fix = f"Fix or uninstall {dist}, or block it with {controls.adding(str(dist))}"
     source = f"{dist if version is None else f'{dist} {version}'}, entry point {entry.value!r}"
     return LoadContext(*here, source, fix, dist, version)
@@ -221,9 +220,8 @@ def load(
 ) -> type:
     """Import and check *name*'s class in effect, or *entry*'s (``None``: the built-in's)."""
     if isinstance(entry, str):
-        entry, path = resolve(registry, name)
-    else:
-        path = _default(registry, name) if entry is None else entry.path
+        entry = registry._attn_state.lookup(name)
+    path = _default(registry, name) if entry is None else entry.path
     with contextlib.nullcontext() if output is None else plugin_output_to(output):
         return load_class(path, interface_of(registry), _context(registry, name, entry))
 

@@ -106,9 +106,8 @@ def frozen(value: object, key: str) -> Hashable:
     if isinstance(value, (list, tuple)):
         return tuple(frozen(v, f"{key}[]") for v in value)
     if type(value).__hash__ is None:  # a dict or a set: it cannot be a cache key, nor held
-        kind = type(value).__name__
         raise TypeError(
-            f"setting {key.partition('[')[0]!r} holds a {kind}: settings must be "
+            f"setting {key.partition('[')[0]!r} holds a {type(value).__name__}: settings must be "
             "hashable once lists are tuples (a tuple of pairs for a mapping)"
         )
     return value
