@@ -493,7 +493,7 @@ def test_empty_metadata_folder_does_not_win(sites, run_discovery):
             "empty-metadata",
             "plug",
             f"plug: the metadata copy at {empty} cannot be used "
-            f"(no METADATA or PKG-INFO file); attn uses {good}",
+            f"(no METADATA or PKG-INFO file, or an empty one); attn uses {good}",
             f"delete {empty} (left behind by an interrupted install)",
             "plug",
         ),
@@ -505,7 +505,9 @@ def test_empty_metadata_folder_alone_is_listed_invalid(site, run_discovery):
     empty = site.dist("plug", entry_points=eps(A="m:A"), metadata=False)
     result = run_discovery()
     assert result.used == ()
-    reason = "the distribution's metadata cannot be read: no METADATA or PKG-INFO file"
+    reason = (
+        "the distribution's metadata cannot be read: no METADATA or PKG-INFO file, or an empty one"
+    )
     assert [(p.name, p.status, p.reason) for p in result.plugins] == [("A", "invalid", reason)]
     assert result.findings == (
         Finding(
@@ -599,7 +601,8 @@ def test_a_second_copy_of_a_distribution_that_is_no_plugin_is_a_note(sites, run_
         Finding(
             "non-plugin-copy",
             "tool",
-            f"tool: the metadata copy at {empty} cannot be used (no METADATA or PKG-INFO file); "
+            f"tool: the metadata copy at {empty} cannot be used (no METADATA or PKG-INFO file, or "
+            "an empty one); "
             f"attn uses {good}; it declares no entry point in the registry's groups, so no "
             "backend comes from it",
             f"nothing to do for attn; to tidy up, delete {empty} (left behind by an "
@@ -1064,6 +1067,15 @@ def test_a_distribution_declaring_only_a_misspelt_group_can_be_selected(site, ru
     """ATTN_PLUGINS naming it is no unmatched name: the typo is its one problem."""
     site.dist("typo-plug", entry_points={"attn.backend": {"A": "m:A"}})
     assert kinds(run_discovery({"ATTN_PLUGINS": "typo-plug"})) == ["typo-group"]
+    assert kinds(run_discovery({"ATTN_PLUGINS": "typo-plug"}, group=MLA)) == []  # a sibling's
+    one, other = (run_discovery({"ATTN_PLUGINS": "nosuch"}, group=g).findings for g in (GROUP, MLA))
+    assert (
+        [f.fix for f in one if f.kind == "unmatched-selection"]
+        == [  # the same in both:
+            "use one of: typo-plug"  # one warning per scan
+        ]
+        == [f.fix for f in other]
+    )
 
 
 LEFT_OUT = {"ATTN_BLOCK_PLUGINS": "plug"}, {"ATTN_PLUGINS": "mine"}

@@ -142,7 +142,15 @@ def test_scan_reports_a_folder_without_metadata(site):
     (record,) = records_of("empty")
     assert record.metadata is not None
     assert record.metadata.problem == Problem(Code.NO_METADATA)
-    assert str(record.metadata.problem) == "no METADATA or PKG-INFO file"
+    assert str(record.metadata.problem) == "no METADATA or PKG-INFO file, or an empty one"
+
+
+def test_an_empty_metadata_file_is_no_metadata(site):
+    """METADATA of 0 bytes reads as no metadata, as importlib.metadata reads it; said so."""
+    info = site.dist("empty", entry_points={GROUP: {"A": "a:A"}})
+    (info / "METADATA").write_text("", encoding="utf-8")
+    (record,) = records_of("empty")
+    assert str(record.metadata.problem) == "no METADATA or PKG-INFO file, or an empty one"
 
 
 def test_scan_reports_metadata_without_name(site):

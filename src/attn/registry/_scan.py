@@ -25,7 +25,7 @@ _MESSAGES: dict[object, str] = {
     Code.PERMISSION_DENIED: "{p.file} cannot be read: permission denied",
     Code.NOT_UTF8: "{p.file} is not UTF-8 text (byte {p.detail} at offset {p.offset})",
     Code.IS_A_FOLDER: "{p.file} is a folder, not a file",
-    Code.NO_METADATA: "no METADATA or PKG-INFO file",
+    Code.NO_METADATA: "no METADATA or PKG-INFO file, or an empty one",
     Code.NO_NAME: "metadata has no Name field",
     Code.READ_ERROR: "{p.file} cannot be read: {p.detail}",
     (Code.BYTE_ORDER_MARK, "entry_points.txt"): "{p.file} starts with a byte-order mark, so "

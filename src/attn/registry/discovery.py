@@ -320,9 +320,9 @@ def discover(
     misspelt_by = [(ep, d) for ep, d in other if misspelt(ep.group, group)]
     typos = [(ep, d) for ep, d in misspelt_by if not controls.leaves_out(d.name)]
     unreadable = tuple(_findings.unreadable_findings(r for r in records if r.key not in out))
-    host_plugins = [  # a typo's declarer too: <PREFIX>_PLUGINS may name it
+    host_plugins = [  # a typo's declarer too, of any of the host's groups (the same everywhere)
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
-    ] + [d for _, d in misspelt_by]
+    ] + [d for ep, d in other if any(misspelt(ep.group, g) for g in groups)]
     found = (
         *found,
         *unreadable,
