@@ -202,8 +202,10 @@ def test_tinyinfers_own_suite_runs_under_any_attn_switches(tinyinfer, pytest_whe
     """tinyinfer's tests, with attn.testing under its prefix, pass whatever ATTN_* say."""
     tinyinfer.pip("install", "-q", "--no-index", "--find-links", pytest_wheels, "pytest")
     suite = tmp_path / "tinyinfer"
-    shutil.copytree(REPO_ROOT / "docs" / "examples" / "tinyinfer" / "tests", suite / "tests")
-    argv = [tinyinfer.python, "-m", "pytest", "-q", "-p", "attn.testing", "-p", "no:cacheprovider"]
+    example = REPO_ROOT / "docs" / "examples" / "tinyinfer"
+    shutil.copytree(example / "tests", suite / "tests")
+    shutil.copy(example / "pyproject.toml", suite)  # it enables attn.testing, as shipped
+    argv = [tinyinfer.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     for env in ({}, ATTN_SWITCHES):
         done = run([*argv, "-W", "error", suite / "tests"], env=tinyinfer.env(env), timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr

@@ -1,7 +1,8 @@
 """The backend class that attn lists and hands out as ``TEMPLATE_ATTN``.
 
-attn imports this module only when the backend is asked for, but listing and
-``attn doctor --load`` import it too, so it must import cheaply: import the
+attn imports this module only when the backend is asked for, and
+``attn list --load`` and ``attn doctor --load`` import it too (a plain listing
+never does), so it must import cheaply: import the
 kernel library inside :meth:`TemplateAttentionBackend.get_impl_cls`, never at
 module level, and name it in ``requires``.
 """
