@@ -315,7 +315,8 @@ def test_a_rejected_explicit_choice_is_an_error_with_its_reasons():
     assert str(error) == (
         "The pick backend 'FIRST' chosen explicitly is not valid in PickEnum for device='tpu':\n"
         "  FIRST (builtin): rejected: CUDA only\n"
-        "Choose another; 'attn select --registry test_selection:PickEnum' lists the candidates."
+        "Choose another; 'attn select --set device=tpu --registry test_selection:PickEnum' lists "
+        "the candidates."
     )
 
 
@@ -355,9 +356,10 @@ def test_the_variable_is_read_without_surrounding_spaces(monkeypatch):
 def test_a_rejected_backend_argument_does_not_ask_to_unset_the_variable(monkeypatch):
     """backend= made the choice: unsetting PICK_PICK_BACKEND would change nothing."""
     monkeypatch.setenv("PICK_PICK_BACKEND", "THIRD")
-    error = rejected(PickEnum, "FIRST", device="tpu")
+    error = rejected(PickEnum, "FIRST", device="tpu", capability=[9, 0], dtype=None)
     assert str(error).splitlines()[-1] == (
-        "Choose another; 'attn select --registry test_selection:PickEnum' lists the candidates."
+        "Choose another; 'attn select --set capability=[9,0] --set device=tpu --set dtype=null "
+        "--registry test_selection:PickEnum' lists the candidates."
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -26,11 +27,13 @@ if TYPE_CHECKING:
 __all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name", "select"]
 
 
-def _words(registry: _Registry) -> tuple[str, str, str]:
+def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]:
     """The explicit choice's variable (``ATTN_ATTENTION_BACKEND``), the noun, the select command."""
     config = registry._attn_state.config
     noun = "".join(c if c.isalnum() else "_" for c in config.noun.upper())  # a shell's name
     named = "" if config.where else f" {registry.__name__}"  # else --registry names it
+    as_set = {k: v if type(v) is str else json.dumps(v, separators=(",", ":")) for k, v in settings}
+    named += "".join(f" --set {k}={v}" for k, v in as_set.items())  # as --set reads them back
     return f"{config.env_prefix}_{noun}", config.noun, config.command(f"select{named}")
 
 
@@ -184,7 +187,7 @@ def _try(
 def _choose(
     registry: _Registry, explicit: str | None, settings: Settings, *, by_variable: bool
 ) -> Selection | SelectionError:
-    values, (variable, noun, command) = dict(settings), _words(registry)
+    values, (variable, noun, command) = dict(settings), _words(registry, settings)
     if explicit is not None:
         try:
             registry[explicit]  # the unknown-name error, with near matches
