@@ -1063,6 +1063,21 @@ def test_a_group_named_after_another_installed_project_is_no_typo(site, run_disc
     assert (result.findings, result.misgrouped) == ((), ())
 
 
+class BrokenFinder:
+    """A meta-path finder that fails for every name, as a broken editable install's may."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):  # noqa: ARG004 - the finder protocol
+        raise RuntimeError(f"cannot look {name} up")
+
+
+def test_a_finder_that_fails_leaves_a_near_miss_a_typo(site, run_discovery, monkeypatch):
+    """Whether xattn is a project cannot be told: the group is reported, nothing crashes."""
+    site.dist("xplug", entry_points={"xattn.backends": {"A": "m:A"}})
+    monkeypatch.setattr(sys, "meta_path", [BrokenFinder(), *sys.meta_path])
+    assert kinds(run_discovery()) == ["typo-group"]
+
+
 def test_a_distribution_declaring_only_a_misspelt_group_can_be_selected(site, run_discovery):
     """ATTN_PLUGINS naming it is no unmatched name: the typo is its one problem."""
     site.dist("typo-plug", entry_points={"attn.backend": {"A": "m:A"}})

@@ -169,7 +169,7 @@ def misspelt(candidate: str, group: str) -> bool:
     project = _project(candidate)
     if project.lower() == _project(group).lower() or not project.isidentifier():
         return True
-    with contextlib.suppress(ImportError, ValueError):  # finds the module: imports nothing
+    with contextlib.suppress(Exception):  # finds it, imports nothing; a broken finder: a typo
         return importlib.util.find_spec(project) is None
     return True
 
