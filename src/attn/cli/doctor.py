@@ -214,8 +214,9 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from attn.registry.selection import Candidate, Selection, frozen, select  # noqa: PLC0415
 
     settings = parse_settings(args.settings, args.prog)
-    try:
-        [frozen(value, key) for key, value in settings.items()]
+    try:  # selection's own rule, before any registry is imported
+        for key, value in settings.items():
+            frozen(value, key)
     except TypeError as exc:  # a JSON object: no setting holds one
         raise UsageError(f"--set {exc}", args.prog) from None
     registries = selected_registries(args, args.registry)

@@ -317,12 +317,13 @@ def discover(
     resolved, conflicts = resolve_conflicts(plugins, controls)
 
     other = [(ep, d) for d in dists for ep in d.entry_points if ep.group not in groups]
-    misspelt_by = [(ep, d) for ep, d in other if misspelt(ep.group, group)]
+    typo_of = {g: {h for h in groups if misspelt(g, h)} for g in {ep.group for ep, _ in other}}
+    misspelt_by = [(ep, d) for ep, d in other if group in typo_of[ep.group]]  # each asked once
     typos = [(ep, d) for ep, d in misspelt_by if not controls.leaves_out(d.name)]
     unreadable = tuple(_findings.unreadable_findings(r for r in records if r.key not in out))
     host_plugins = [  # a typo's declarer too, of any of the host's groups (the same everywhere)
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
-    ] + [d for ep, d in other if any(misspelt(ep.group, g) for g in groups)]
+    ] + [d for ep, d in other if typo_of[ep.group]]
     found = (
         *found,
         *unreadable,
