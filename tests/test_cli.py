@@ -978,6 +978,47 @@ def test_show_a_plugin_that_declares_no_attn_requirement(run, site):
     assert "none declared (compatibility cannot be checked)" in result.out
 
 
+@pytest.mark.parametrize(
+    ("controls", "reason", "fix"),
+    [
+        (
+            {"ATTN_PLUGINS": "other"},
+            "not selected by ATTN_PLUGINS=other",
+            "set ATTN_PLUGINS=other,acme-attn",
+        ),
+        (
+            {"ATTN_BLOCK_PLUGINS": "x, acme_attn"},
+            "blocked by ATTN_BLOCK_PLUGINS=x,acme_attn",
+            "set ATTN_BLOCK_PLUGINS=x",
+        ),
+        (
+            {"ATTN_BLOCK_PLUGINS": "Acme.Attn"},
+            "blocked by ATTN_BLOCK_PLUGINS=Acme.Attn",
+            "unset ATTN_BLOCK_PLUGINS",
+        ),
+        (
+            {"ATTN_BLOCK_PLUGINS": "acme-attn", "ATTN_PLUGINS": "x"},
+            "blocked by ATTN_BLOCK_PLUGINS=acme-attn",
+            "unset ATTN_BLOCK_PLUGINS and set ATTN_PLUGINS=x,acme-attn",
+        ),
+    ],
+)
+def test_a_name_only_left_out_plugins_claim_gives_the_control_fix(
+    run, plugins, monkeypatch, controls, reason, fix
+):
+    """Doctor checks no left-out plugin: show and the lookup error name the setting instead."""
+    for name, value in controls.items():
+        monkeypatch.setenv(name, value)
+    result = run("show", "ACME_ATTN")
+    status = f"status: not in effect: no claimant is used; {fix} to use it default:"
+    assert status in " ".join(result.out.split())
+    with pytest.raises(attn.UnknownBackendError) as info:
+        attn.AttentionBackendEnum["ACME_ATTN"]
+    assert str(info.value).splitlines()[1:] == [
+        f"'ACME_ATTN' is provided by acme-attn 1.0 but is disabled: {reason} ({fix} to use it)"
+    ]
+
+
 def test_show_runtime_registration(run):
     """A runtime registration is shown with the module that made it."""
     attn.register_mla_prefill_backend(

@@ -195,8 +195,11 @@ def _detail(
     default = (
         f"{row.default_path} (built-in)" if row and row.default_path else f"none: {name} {why}"
     )
+    controls = registry._attn_state.controls()
     if row is None:
         fix = f"{command(args, registry, 'doctor')} says how to fix it"
+        if all(p.status == "disabled" for p in claimants):  # doctor checks none of them
+            fix = f"{controls.letting_in(claimants[0].distribution)} to use it"
         fields = {"status": f"not in effect: no claimant is used; {fix}", "default": default}
     else:
         status = style(row.status) + (f": {row.reason}" if row.reason else "")
@@ -220,7 +223,6 @@ def _detail(
     else:
         fields["claimants"] = f"none: no plugin declares {name!r}"
     head = style(f"{name} in {report.registry} (entry-point group {report.group})", BOLD)
-    controls = registry._attn_state.controls()
     choice = len({p.distribution_key for p in claimants}) > 1  # else ATTN_PREFER has none
     rows = (line for p in claimants for line in _claimant(p, style, controls, choice))
     return "\n".join([head, *_fields(fields), *rows])

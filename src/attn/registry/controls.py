@@ -116,6 +116,17 @@ class Controls(_Settings):
         variable = self.prefer_variable if prefer else self.block_variable
         return f"{variable}={','.join([*now, *more])}"
 
+    def letting_in(self, distribution: str) -> str:
+        """What to set (or unset) so that the controls let *distribution* in."""
+        fixes, key, variable = [], canonical_name(distribution), self.block_variable
+        if self.blocks(distribution):
+            rest = [n for n in self.block_as_written if canonical_name(n) != key]
+            fixes.append(f"set {variable}={','.join(rest)}" if rest else f"unset {variable}")
+        if not self.selects(distribution):
+            only = ",".join([*self.only_as_written, distribution])
+            fixes.append(f"set {self.plugins_variable}={only}")
+        return " and ".join(fixes)
+
     def to_json(self) -> dict[str, object]:
         """The controls in effect, as ``attn list --json`` reports them."""
         return {

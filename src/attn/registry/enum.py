@@ -156,8 +156,10 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
     if isinstance(name, str):
         result = state.ensure()
         rejected = [p for p in result.plugins if p.name == name and p.status != "used"]
+        controls = state.controls()
         lines.extend(
             f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}"
+            + (f" ({controls.letting_in(p.distribution)} to use it)" * (p.status == "disabled"))
             for p in rejected
         )
         if state.was_cleared(name):
@@ -179,7 +181,7 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
         close = close_matches(name, valid)
         if close and not rejected:
             lines.append("Did you mean " + " or ".join(repr(c) for c in close) + "?")
-        if rejected or misgrouped:
+        if misgrouped or any(p.status != "disabled" for p in rejected):  # doctor has a fix
             lines.append(f"Run {config.command('doctor')} for the fix.")
     return UnknownBackendError("\n".join(lines), name=str(name), registry=config.registry)
 
