@@ -464,6 +464,34 @@ def test_attn_registries_first_used_in_the_test_see_fakes_only(pytester, install
     result.assert_outcomes(passed=2)
 
 
+def test_a_suite_of_no_host_that_adds_no_plugin_runs_attn_without_the_installed(
+    pytester, installed, monkeypatch
+):
+    """No registry declared and no fake added: attn's commands in a subprocess see no plugin."""
+    monkeypatch.setenv("PYTHONPATH", str(installed.root))
+    cache = pytester.path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    pytester.makepyfile(
+        test_commands="""
+        import json, subprocess, sys
+
+
+        def test_the_commands(attn_plugins):
+            command = [sys.executable, "-m", "attn", "list", "--json"]
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+            listed = json.loads(done.stdout)["registries"]
+            assert [p["distribution"] for r in listed for p in r["plugins"]] == []
+            done = subprocess.run([sys.executable, "-m", "attn", "doctor"], capture_output=True)
+            assert done.returncode == 0, done.stdout
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "attn.testing", "-W", "error", "-p", "no:cacheprovider", timeout=SUBPROCESS_TIMEOUT
+    )
+    result.assert_outcomes(passed=1)
+    assert not cache.exists()  # the user's cache is not written either
+
+
 def test_attn_variables_are_restored_in_a_suite_that_never_looks_up(pytester, monkeypatch):
     """ATTN_* set by a test are undone although no attn registry was used in the process."""
     monkeypatch.delenv("ATTN_STRICT", raising=False)

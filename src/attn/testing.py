@@ -127,6 +127,8 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
     root = tmp_path_factory.mktemp("attn_plugins")
     sys.path.insert(0, str(root))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.getenv("PYTHONPATH")]))
+    if not declared_registries():  # a suite of no host of its own tests attn's registries
+        import attn.backends  # noqa: F401, PLC0415 - declared, so subprocesses see fakes only
     plugins = AttnPlugins(root)
     plugins.refresh()
     isolate = plugins._isolate  # noqa: SLF001 - the fixture's own object
