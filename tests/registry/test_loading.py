@@ -373,6 +373,39 @@ def test_a_runtime_registration_failure_names_who_registered_it(registered_by, s
         "(path 'plug_missing:B'): ModuleNotFoundError: "
     )
     assert str(info.value).endswith(
-        "Register an importable class with "
-        "attn.register_backend(AttentionBackendEnum.NAME, 'module:Class')"
+        "Register an importable attention backend with "
+        "attn.register_backend(AttentionBackendEnum.CUSTOM, 'module:Class')"
+    )
+
+
+def test_a_runtime_registration_of_a_plugin_added_name_says_how_to_name_it():
+    """A plugin-added name is no attribute: the fix looks it up by key."""
+    entry = Entry("ACME_NEW", ClassPath("plug_missing", "B"), "runtime", registered_by="host")
+    with pytest.raises(BackendLoadError) as info:
+        load(AttentionBackendEnum, "ACME_NEW", entry)
+    assert str(info.value).endswith(
+        "attn.register_backend(AttentionBackendEnum['ACME_NEW'], 'module:Class')"
+    )
+
+
+def test_a_registration_plugin_code_made_gets_the_plugins_fix(monkeypatch):
+    """Plugin code registered the path: the error names the plugin and how to block it."""
+    monkeypatch.setenv("ATTN_BLOCK_PLUGINS", "other")
+    entry = Entry(
+        "TORCH_SDPA",
+        ClassPath("plug_missing", "B"),
+        "runtime",
+        registered_by="sneaky",
+        plugin_distribution="sneaky-attn",
+        plugin_version="1.0",
+    )
+    with pytest.raises(BackendLoadError) as info:
+        load(AttentionBackendEnum, "TORCH_SDPA", entry)
+    assert (info.value.distribution, info.value.version) == ("sneaky-attn", "1.0")
+    assert str(info.value).startswith(
+        "Cannot load attention backend 'TORCH_SDPA' from a runtime registration by sneaky "
+        "(plugin code of sneaky-attn 1.0) (path 'plug_missing:B'): ModuleNotFoundError: "
+    )
+    assert str(info.value).endswith(
+        "Fix or uninstall sneaky-attn, or block it with ATTN_BLOCK_PLUGINS=other,sneaky-attn"
     )

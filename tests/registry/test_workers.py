@@ -421,8 +421,8 @@ def test_registration_whose_module_the_worker_lacks_fails_on_load(world, method)
     assert out["custom"] == (
         "BackendLoadError: Cannot load MLA prefill backend 'CUSTOM' from a runtime "
         "registration by __main__ (path 'drvmod:DriverPrefill'): ModuleNotFoundError: "
-        "No module named 'drvmod'. Register an importable class with "
-        "attn.register_mla_prefill_backend(MLAPrefillBackendEnum.NAME, 'module:Class')"
+        "No module named 'drvmod'. Register an importable MLA prefill backend with "
+        "attn.register_mla_prefill_backend(MLAPrefillBackendEnum.CUSTOM, 'module:Class')"
     )
 
 

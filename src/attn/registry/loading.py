@@ -108,13 +108,16 @@ def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
     if entry is None:
         fix = f"Reinstall {config.host}; if that does not help, report a bug"
         return LoadContext(*here, f"{config.host} (built-in)", fix)
-    if entry.origin == "runtime":
-        fix = f"Register an importable class with {config.register_hint}"
-        by = entry.registrant or "unknown code"
-        return LoadContext(*here, f"a runtime registration by {by}", fix)
     dist, version, controls = entry.distribution, entry.version, registry._attn_state.controls()
-    fix = f"Fix or uninstall {dist}, or block it with {controls.adding(str(dist))}"
     source = f"{dist if version is None else f'{dist} {version}'}, entry point {entry.value!r}"
+    if entry.origin == "runtime":  # by plugin code: the plugin's fix; else how to register
+        source = f"a runtime registration by {entry.registrant or 'unknown code'}"
+        if (dist := entry.plugin_distribution) is None:
+            key = name if name in registry._attn_defaults else f"[{name!r}]"  # added: no attribute
+            hint = config.register_hint.replace(".NAME" if key != name else "NAME", key)
+            return LoadContext(*here, source, f"Register an importable {config.noun} with {hint}")
+        version = entry.plugin_version
+    fix = f"Fix or uninstall {dist}, or block it with {controls.adding(str(dist))}"
     return LoadContext(*here, source, fix, dist, version)
 
 
