@@ -22,7 +22,7 @@ from attn.registry import (
     register,
 )
 from attn.registry.enum import state_of
-from attn.registry.errors import PluginWarning, RejectedPluginWarning
+from attn.registry.errors import ConflictWarning, PluginWarning, RejectedPluginWarning
 
 
 class ToyBackend(Backend):
@@ -583,3 +583,40 @@ def test_a_cleared_plugin_backend_is_unknown_with_how_to_get_it_back(toy_env):
     assert "is provided by" not in message
     ToyBackendEnum.refresh()
     assert ToyBackendEnum["EXTRA"].get_class() is FastToy
+
+
+def test_a_cleared_name_another_plugin_also_claims_says_only_how_to_get_it_back(toy_env):
+    """The shadowed claimant's line (naming the cleared winner) and doctor are left out."""
+    for dist in ("toy-a", "toy-b"):
+        eps = {"toy.backends": {"EXTRA": f"{__name__}:FastToy"}}
+        toy_env.dist(dist, "1.0", entry_points=eps, requires=["toy>=1.0"])
+    with pytest.warns(ConflictWarning):
+        ToyBackendEnum["EXTRA"].clear_override()
+    with pytest.raises(UnknownBackendError) as cleared:
+        ToyBackendEnum["EXTRA"]
+    assert str(cleared.value).splitlines()[1:] == [
+        "'EXTRA' was removed with clear_override(); ToyBackendEnum.refresh() discovers it again"
+    ]
+
+
+def test_custom_a_plugin_provides_says_how_to_get_it_back_once_cleared(toy_env):
+    """CUSTOM from a plugin, cleared: refresh() brings it back, not declaring an entry point."""
+    eps = {"toy.backends": {"CUSTOM": f"{__name__}:FastToy"}}
+    toy_env.dist("toy-custom", "1.0", entry_points=eps, requires=["toy>=1.0"])
+    ToyBackendEnum.CUSTOM.clear_override()
+    with pytest.raises(BackendNotRegisteredError) as cleared:
+        ToyBackendEnum.CUSTOM.get_class()
+    assert str(cleared.value) == (
+        "toy backend 'CUSTOM' was removed with clear_override(); "
+        "ToyBackendEnum.refresh() discovers it again"
+    )
+    ToyBackendEnum.refresh()
+    assert ToyBackendEnum.CUSTOM.get_class() is FastToy
+
+
+def test_custom_registered_and_cleared_with_no_plugin_says_how_to_register(toy_env):
+    """Only a runtime registration was cleared: refresh() would bring nothing back."""
+    register(ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")
+    ToyBackendEnum.CUSTOM.clear_override()
+    with pytest.raises(BackendNotRegisteredError, match="^ToyBackendEnum.CUSTOM has no default"):
+        ToyBackendEnum.CUSTOM.get_class()

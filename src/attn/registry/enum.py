@@ -155,14 +155,16 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
     lines = [f"Unknown {config.noun}: {name!r}. Valid options are: {', '.join(valid)}"]
     if isinstance(name, str):
         result = state.ensure()
-        rejected = [p for p in result.plugins if p.name == name and p.status != "used"]
+        cleared = state.was_cleared(name)  # then refresh() is the fix, whoever else claims it
+        plugins = () if cleared else result.plugins
+        rejected = [p for p in plugins if p.name == name and p.status != "used"]
         controls = state.controls()
         lines.extend(
             f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}"
             + (f" ({controls.letting_in(p.distribution)} to use it)" * (p.status == "disabled"))
             for p in rejected
         )
-        if state.was_cleared(name):
+        if cleared:
             lines.append(
                 f"{name!r} was removed with clear_override(); "
                 f"{config.registry}.refresh() discovers it again"

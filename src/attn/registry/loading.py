@@ -61,17 +61,16 @@ def _default(registry: Registry, name: str) -> ClassPath:
     state, config = registry._attn_state, registry._attn_state.config
     if (default := registry._attn_defaults.get(name)) is not None:
         return default
-    if name in registry._attn_defaults:
-        msg = (
-            f"{config.registry}.{name} has no default {config.noun}: register one with "
-            f"{config.register_hint.replace('NAME', name)}, or declare an entry point "
-            f"named {name!r} in the {config.group!r} group of a plugin distribution"
-        )
-        raise BackendNotRegisteredError(msg, name=name, registry=config.registry)
     if state.was_cleared(name):
         msg = (
             f"{config.noun} {name!r} was removed with clear_override(); "
             f"{config.registry}.refresh() discovers it again"
+        )
+    elif name in registry._attn_defaults:
+        msg = (
+            f"{config.registry}.{name} has no default {config.noun}: register one with "
+            f"{config.register_hint.replace('NAME', name)}, or declare an entry point "
+            f"named {name!r} in the {config.group!r} group of a plugin distribution"
         )
     else:
         msg = (
@@ -79,7 +78,9 @@ def _default(registry: Registry, name: str) -> ClassPath:
             "plugin in effect declares it (was its distribution uninstalled, or left out "
             f"by {config.env_prefix}_PLUGINS?); {config.command('list')} shows what is in effect"
         )
-    raise UnknownBackendError(msg, name=name, registry=config.registry)
+    member = name in registry._attn_defaults  # without a default: CUSTOM
+    error = BackendNotRegisteredError if member else UnknownBackendError
+    raise error(msg, name=name, registry=config.registry)
 
 
 def attribute(path: ClassPath) -> object:

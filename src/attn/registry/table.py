@@ -276,8 +276,8 @@ class RegistryState:
             return name in layers.table
 
     def was_cleared(self, name: str) -> bool:
-        """Whether *name* was dropped with `clear()` since the last discovery."""
-        return name in self._layers.cleared
+        """Whether *name* was dropped with `clear()` since the discovery that provides it."""
+        return name in self._layers.cleared and name in self._layers.discovered
 
     def snapshot(self) -> Snapshot:
         """A read-only copy of the state, which later changes do not alter."""
