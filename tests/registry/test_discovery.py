@@ -768,6 +768,26 @@ def test_a_preferred_winner_is_listed_first(site, run_discovery):
     assert [p.distribution for p in result.conflicts[0].claimants] == [d for d, _ in rows]
 
 
+@pytest.mark.parametrize(
+    ("controls", "rows"),
+    [
+        ({"ATTN_PLUGINS": "c-plug"}, ["c-plug used", "a-plug disabled", "b-plug disabled"]),
+        (
+            {"ATTN_BLOCK_PLUGINS": "a-plug", "ATTN_PREFER": "a-plug"},
+            ["b-plug used", "a-plug disabled", "c-plug shadowed"],
+        ),
+    ],
+)
+def test_the_claimant_in_effect_comes_first_when_the_controls_leave_out_better_ranked_ones(
+    site, run_discovery, controls, rows
+):
+    """A left-out claimant ranked before the one used comes after it (winner first)."""
+    for name in ("a-plug", "b-plug", "c-plug"):
+        site.dist(name, entry_points=eps(X=f"{name[0]}:Backend"))
+    result = run_discovery(controls)
+    assert [f"{p.distribution} {p.status}" for p in result.plugins] == rows
+
+
 def test_only_eligible_entry_points_conflict(site, run_discovery):
     """An incompatible or invalid claimant does not shadow, nor is it shadowed."""
     site.dist("a-incompatible", entry_points=eps(X="a:X"), requires=["attn>=9"])

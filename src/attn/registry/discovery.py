@@ -337,7 +337,9 @@ def discover(
         (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group)
         for ep, d in typos
     )
-    ordered = tuple(sorted(resolved, key=lambda p: (p.name, *_rank(p, controls))))
+    ordered = tuple(
+        sorted(resolved, key=lambda p: (p.name, p.status != "used", *_rank(p, controls)))
+    )
     return DiscoveryResult(
         group, host_version, ordered, conflicts, found, misgrouped=misgrouped, unreadable=unreadable
     )
