@@ -158,10 +158,13 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
         cleared = state.was_cleared(name)  # then refresh() is the fix, whoever else claims it
         plugins = () if cleared else result.plugins
         rejected = [p for p in plugins if p.name == name and p.status != "used"]
-        controls = state.controls()
         lines.extend(
             f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}"
-            + (f" ({controls.letting_in(p.distribution)} to use it)" * (p.status == "disabled"))
+            + (
+                f" ({state.controls().letting_in(p.distribution)} to use it)"
+                if p.status == "disabled"
+                else ""
+            )
             for p in rejected
         )
         if cleared:

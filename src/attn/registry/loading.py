@@ -109,7 +109,7 @@ def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
     if entry is None:
         fix = f"Reinstall {config.host}; if that does not help, report a bug"
         return LoadContext(*here, f"{config.host} (built-in)", fix)
-    dist, version, controls = entry.distribution, entry.version, registry._attn_state.controls()
+    dist, version = entry.distribution, entry.version
     source = f"{dist if version is None else f'{dist} {version}'}, entry point {entry.value!r}"
     if entry.origin == "runtime":  # by plugin code: the plugin's fix; else how to register
         source = f"a runtime registration by {entry.registrant or 'unknown code'}"
@@ -118,8 +118,10 @@ def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
             hint = config.register_hint.replace(".NAME" if key != name else "NAME", key)
             return LoadContext(*here, source, f"Register an importable {config.noun} with {hint}")
         version = entry.plugin_version
-    fix = f"Fix or uninstall {dist}, or block it with {controls.adding(str(dist))}"
-    return LoadContext(*here, source, fix, dist, version)
+    block = registry._attn_state.controls().adding(str(dist))
+    return LoadContext(
+        *here, source, f"Fix or uninstall {dist}, or block it with {block}", dist, version
+    )
 
 
 def _fail(ctx: LoadContext, path: ClassPath, detail: str, interface: bool) -> BackendLoadError:
