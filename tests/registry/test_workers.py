@@ -319,8 +319,7 @@ MISMATCHES = {
         "    driver: plug.mod.Prefill (plugin attn-acme 1.0)\n"
         "    worker: absent\n"
         "ATTN_PLUGINS is unset in the driver and 'attn-other' here\n"
-        "To fix it, set the same ATTN_PLUGINS in every process, or install the same plugin "
-        "versions on every node (here: pip install 'attn-acme==1.0')."
+        "To fix it, set the same ATTN_PLUGINS in every process."
     ),
     "not-installed": (
         "The backends in this process differ from the driver's:\n"
@@ -721,8 +720,7 @@ def test_mismatch_in_process_names_the_backend(acme, monkeypatch):
         "    driver: plug.mod.Prefill (plugin attn-acme 1.0)\n"
         "    worker: absent\n"
         "ATTN_DISABLE_PLUGINS is unset in the driver and '1' here\n"
-        "To fix it, set the same ATTN_DISABLE_PLUGINS in every process, or install the "
-        "same plugin versions on every node (here: pip install 'attn-acme==1.0')."
+        "To fix it, set the same ATTN_DISABLE_PLUGINS in every process."
     )
     assert isinstance(error, attn.AttnError)
 
@@ -787,7 +785,7 @@ def test_a_preference_between_plugins_is_offered_first(plugin_module, monkeypatc
     assert control == "ATTN_PREFER is unset in the driver and 'attn-b' here"
     assert fix == (
         "To fix it, set the same ATTN_PREFER in every process, or install the same plugin "
-        "versions on every node (here: pip install 'attn-a==1.0'; pip uninstall attn-b)."
+        "versions on every node (here: pip uninstall attn-b)."
     )
 
 
@@ -799,10 +797,40 @@ def test_a_differing_block_list_is_named(acme, monkeypatch):
     text = str(mismatch_of(state))
     assert text.endswith(
         "ATTN_BLOCK_PLUGINS is unset in the driver and 'attn-acme' here\n"
-        "To fix it, set the same ATTN_BLOCK_PLUGINS in every process, or install the same "
-        "plugin versions on every node (here: pip install 'attn-acme==1.0')."
+        "To fix it, set the same ATTN_BLOCK_PLUGINS in every process."
     )
     assert "ATTN_PLUGINS" not in text
+
+
+def test_controls_that_mean_the_same_are_no_difference(plugin_module, monkeypatch):
+    """Attn_Acme and attn-acme select one distribution: only the versions are named."""
+    first = plugin_module.dist("attn-acme", "1.0", entry_points=ACME)
+    monkeypatch.setenv("ATTN_PLUGINS", "Attn_Acme")
+    state = attn.capture_state()
+    shutil.rmtree(first)
+    plugin_module.dist("attn-acme", "2.0", entry_points=ACME)
+    monkeypatch.setenv("ATTN_PLUGINS", " attn-acme, ")
+    fresh_worker()
+    text = str(mismatch_of(state))
+    assert "ATTN_PLUGINS is" not in text
+    assert text.endswith(
+        "To fix it, install the same plugin versions on every node "
+        "(here: pip install 'attn-acme==1.0'), or set the same ATTN_PLUGINS in every process."
+    )
+
+
+def test_a_plugin_the_drivers_controls_leave_out_is_not_to_be_uninstalled(acme, monkeypatch):
+    """The driver selects attn-acme, the worker attn-zed: setting ATTN_PLUGINS alone fixes it."""
+    plugin_module = acme
+    plugin_module.dist("attn-zed", "1.0", entry_points={"attn.backends": {"FLASH_ATTN": "z:Z"}})
+    monkeypatch.setenv("ATTN_PLUGINS", "attn-acme")
+    state = attn.capture_state()
+    monkeypatch.setenv("ATTN_PLUGINS", "attn-zed")
+    fresh_worker()
+    assert str(mismatch_of(state)).splitlines()[-2:] == [
+        "ATTN_PLUGINS is 'attn-acme' in the driver and 'attn-zed' here",
+        "To fix it, set the same ATTN_PLUGINS in every process.",
+    ]
 
 
 def test_state_mismatch_error_pickles():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import os
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from attn import _fork
 
 from .backend import parse_path
+from .controls import read_controls
 from .enum import BackendEnumMeta, declared_registries, resolution, state_of
 from .errors import StateMismatchError
 from .table import Entry, fingerprint
@@ -19,6 +21,7 @@ from .table import Entry, fingerprint
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
+    from .controls import Controls
     from .selection import Recorded
 
 __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
@@ -218,17 +221,22 @@ def mismatch(
         theirs, mine = {b.name: b for b in driver.backends}, {b.name: b for b in rows}
         found = [n for n in dict.fromkeys([*theirs, *mine]) if theirs.get(n) != mine.get(n)]
         kept = {b.distribution for b in driver.backends if b.origin == "plugin"}  # the driver's
+        here, prefix = dict(control_values(driver.env_prefix)), driver.env_prefix
+        drivers = read_controls(prefix, {v: was for v, was in driver.controls if was is not None})
+        now = {  # the controls that differ in meaning, where a backend differs
+            v: (was, here.get(v))
+            for v, was in driver.controls
+            if found and _meaning(prefix, v, was) != _meaning(prefix, v, here.get(v))
+        }
         for name in found:
             sides = theirs.get(name), mine.get(name)
             differing.append((driver.registry, name))
             lines.append(f"  {driver.registry}.{name}")
             lines += [f"    driver: {_described(sides[0])}", f"    worker: {_described(sides[1])}"]
-            commands += _commands(kept, *sides)
+            commands += _commands(kept, drivers, *sides)
             unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
-        if found:
-            selecting[f"{driver.env_prefix}_PLUGINS"] = None
-            here = dict(control_values(driver.env_prefix))
-            differ |= {v: (was, here.get(v)) for v, was in driver.controls if here.get(v) != was}
+            selecting[f"{prefix}_PLUGINS"] = None
+        differ |= now
     if not lines and not chose:
         return None
     out = ["The backends in this process differ from the driver's:", *lines] if lines else []
@@ -269,10 +277,18 @@ def _plugin_fix(
     same = f"set the same {' and '.join(controls or selecting)} in every process"
     if not controls:  # the plugins every process uses can also be named alike
         return f"{install}, or {same}"
+    if not commands:  # the same plugins are installed: the controls make the difference
+        return same
     if unpreferable and all(v.endswith("_PREFER") for v in controls):
         # A preference only picks among installed plugins: it cannot bring a missing one.
         return f"{install}, and {same}"
     return f"{same}, or {install}"
+
+
+def _meaning(prefix: str, variable: str, value: str | None) -> object:
+    """What *value* of the control *variable* does: names as pip compares them, empty = unset."""
+    c = read_controls(prefix, {} if value is None else {variable: value})
+    return c.disable_plugins, c.only and set(c.only), set(c.block), c.prefer
 
 
 def _described(row: BackendResolution | None) -> str:
@@ -287,14 +303,21 @@ def _described(row: BackendResolution | None) -> str:
     return f"{parse_path(row.path).dotted} ({where.get(row.origin, 'built-in')})"
 
 
-def _commands(kept: set[str | None], *sides: BackendResolution | None) -> list[str]:
+def _commands(
+    kept: set[str | None], drivers: Controls, *sides: BackendResolution | None
+) -> list[str]:
     """The pip commands that would make this side match the driver's (*kept*: never removed)."""
     (theirs, mine), commands = sides, []
+    from importlib.metadata import version  # noqa: PLC0415 - an error's path only
+
+    if theirs and theirs.origin == "plugin" and (wanted := theirs.distribution):
+        with contextlib.suppress(ImportError):  # PackageNotFoundError: not installed here
+            theirs = None if version(wanted) == theirs.version else theirs  # else: the controls
     if theirs and theirs.origin == "plugin" and theirs.distribution:
         pin = "" if theirs.version is None else f"=={theirs.version}"
         commands.append(f"pip install '{theirs.distribution}{pin}'")
     mine_dist = mine.distribution if mine and mine.origin == "plugin" else None
-    if mine_dist and mine_dist not in kept:
+    if mine_dist and mine_dist not in kept and not drivers.leaves_out(mine_dist):
         commands.append(f"pip uninstall {mine_dist}")
     return commands
 
