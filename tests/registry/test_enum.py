@@ -614,6 +614,22 @@ def test_custom_a_plugin_provides_says_how_to_get_it_back_once_cleared(toy_env):
     assert ToyBackendEnum.CUSTOM.get_class() is FastToy
 
 
+def test_a_stale_plugin_backend_cannot_add_its_name_back_by_registration(toy_env, monkeypatch):
+    """A handle from an earlier discovery whose name no plugin provides now: the lookup's error."""
+    eps = {"toy.backends": {"EXTRA": f"{__name__}:FastToy"}}
+    toy_env.dist("toy-plugin", "1.0", entry_points=eps, requires=["toy>=1.0"])
+    stale = ToyBackendEnum["EXTRA"]
+    monkeypatch.setenv("TOY_BLOCK_PLUGINS", "toy-plugin")
+    ToyBackendEnum.refresh()
+    with pytest.raises(UnknownBackendError, match="^toy backend 'EXTRA' is no longer provided"):
+        register(stale, f"{__name__}:SlowToy")
+    assert "EXTRA" not in state_of(ToyBackendEnum).snapshot().table
+    monkeypatch.delenv("TOY_BLOCK_PLUGINS")
+    ToyBackendEnum.refresh()
+    register(stale, f"{__name__}:SlowToy")  # provided again: the same name is accepted
+    assert ToyBackendEnum["EXTRA"].get_class() is SlowToy
+
+
 def test_custom_registered_and_cleared_with_no_plugin_says_how_to_register(toy_env):
     """Only a runtime registration was cleared: refresh() would bring nothing back."""
     register(ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")

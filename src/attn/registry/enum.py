@@ -328,6 +328,8 @@ def registration(
             f"got {backend!r}"
         )
     state, name = state_of(registry), backend.name
+    if not isinstance(backend, enum.Enum) and not state.was_cleared(name):
+        resolve(registry, name)  # UnknownBackendError if no plugin provides it any more
 
     def put(path: ClassPath, by: str | None, stacklevel: int) -> None:
         during = loading_now() or _NOT_LOADING  # plugin code registers while attn imports it
