@@ -1003,8 +1003,9 @@ def test_show_a_plugin_that_declares_no_attn_requirement(run, site):
         ),
     ],
 )
+@pytest.mark.usefixtures("plugins")
 def test_a_name_only_left_out_plugins_claim_gives_the_control_fix(
-    run, plugins, monkeypatch, controls, reason, fix
+    run, monkeypatch, controls, reason, fix
 ):
     """Doctor checks no left-out plugin: show and the lookup error name the setting instead."""
     for name, value in controls.items():

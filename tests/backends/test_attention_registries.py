@@ -263,6 +263,15 @@ def test_deprecated_alias_of_the_backends_module():
         assert attn.backends._Backend is AttentionBackendEnum
 
 
+@pytest.mark.parametrize("owner", ["attn", "attn.backends"])
+def test_importing_the_alias_warns_once_at_the_import(owner):
+    """`from attn import _Backend`: one warning, attributed to the importing line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(f"from {owner} import _Backend", {})  # noqa: S102 - a fresh from-import
+    assert [(w.category, w.filename) for w in caught] == [(DeprecationWarning, "<string>")]
+
+
 def test_alias_warns_through_warnings_not_logging(caplog):
     """The alias never logs; the warnings filter shows it once per place, as warnings do."""
     caplog.set_level(logging.DEBUG)

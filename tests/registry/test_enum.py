@@ -621,7 +621,7 @@ def test_a_stale_plugin_backend_cannot_add_its_name_back_by_registration(toy_env
     stale = ToyBackendEnum["EXTRA"]
     monkeypatch.setenv("TOY_BLOCK_PLUGINS", "toy-plugin")
     ToyBackendEnum.refresh()
-    with pytest.raises(UnknownBackendError, match="^toy backend 'EXTRA' is no longer provided"):
+    with pytest.raises(UnknownBackendError, match=r"^toy backend 'EXTRA' is no longer provided"):
         register(stale, f"{__name__}:SlowToy")
     assert "EXTRA" not in state_of(ToyBackendEnum).snapshot().table
     monkeypatch.delenv("TOY_BLOCK_PLUGINS")
@@ -634,5 +634,5 @@ def test_custom_registered_and_cleared_with_no_plugin_says_how_to_register(toy_e
     """Only a runtime registration was cleared: refresh() would bring nothing back."""
     register(ToyBackendEnum.CUSTOM, f"{__name__}:SlowToy")
     ToyBackendEnum.CUSTOM.clear_override()
-    with pytest.raises(BackendNotRegisteredError, match="^ToyBackendEnum.CUSTOM has no default"):
+    with pytest.raises(BackendNotRegisteredError, match=r"^ToyBackendEnum\.CUSTOM has no default"):
         ToyBackendEnum.CUSTOM.get_class()

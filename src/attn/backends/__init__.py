@@ -126,10 +126,13 @@ def register_mla_prefill_backend(
 
 def _deprecated_alias(owner: str) -> type[AttentionBackendEnum]:
     # _Backend, the seeds' name for the attention registry, with its warning.
-    import warnings  # noqa: PLC0415 - off the warm path
+    import sys  # noqa: PLC0415 - off the warm path
+    import warnings  # noqa: PLC0415
 
     msg = f"{owner}._Backend is deprecated; use attn.AttentionBackendEnum"
-    warnings.warn(msg, DeprecationWarning, stacklevel=3)  # the code that touched owner._Backend
+    caller = sys._getframe(2).f_code.co_name  # noqa: SLF001 - what asked for _Backend
+    if caller != "_handle_fromlist":  # `from attn import _Backend` asks twice: warn once
+        warnings.warn(msg, DeprecationWarning, stacklevel=3)  # the code that touched _Backend
     return AttentionBackendEnum
 
 
