@@ -50,10 +50,11 @@ def test_a_bad_value_of_one_hosts_switch_fails_that_host_only(plugins, monkeypat
         KilnEnum.refresh()
     attn.AttentionBackendEnum.refresh()
     monkeypatch.delenv(f"KILN_{switch}")
-    monkeypatch.setenv(f"ATTN_{switch}", "bogus")
+    monkeypatch.setenv(f"ATTN_{switch}", " Bogus")
     KilnEnum.refresh()
-    with pytest.raises(AttnConfigError, match=f"^Invalid value for ATTN_{switch}: 'bogus'"):
+    with pytest.raises(AttnConfigError, match=f"^Invalid value for ATTN_{switch}: ' Bogus'") as e:
         attn.AttentionBackendEnum.refresh()
+    assert e.value.value == " Bogus"  # as set, not as compared
 
 
 def test_each_hosts_reader_is_its_own(plugins, monkeypatch):

@@ -34,9 +34,9 @@ def covered(version: tuple[int, int]) -> bool:
 def reader(prefix: str = "ATTN") -> str:
     """``fast``, unless ``<PREFIX>_READER=reference`` or Python is newer than `NEWEST_COVERED`."""
     variable = READER_VARIABLE.format(prefix=prefix)
-    value = os.environ.get(variable, "").strip().lower() or "fast"
+    value = (written := os.environ.get(variable, "")).strip().lower() or "fast"
     if value not in {"fast", "reference"}:
-        raise AttnConfigError(variable, value, "fast or reference")
+        raise AttnConfigError(variable, written, "fast or reference")  # as set, like the flags
     return value if covered(sys.version_info[:2]) else "reference"
 
 
