@@ -127,4 +127,12 @@ def test_doctor_says_what_is_blocked(plugins, monkeypatch):
     ) in flat(doctor.out)
     monkeypatch.setenv("ATTN_BLOCK_PLUGINS", "nothing-here")
     doctor = cli("doctor")
-    assert "ATTN_BLOCK_PLUGINS=nothing-here blocks no installed plugin." in doctor.out
+    assert (
+        "ATTN_BLOCK_PLUGINS=nothing-here blocks no plugin in attn.backends or "
+        "attn.mla_prefill_backends."
+    ) in flat(doctor.out)
+    monkeypatch.setenv("ATTN_BLOCK_PLUGINS", "bad-plug")  # it has attn.backends entries only
+    doctor = cli("doctor", "--registry", "MLAPrefillBackendEnum")
+    assert "ATTN_BLOCK_PLUGINS=bad-plug blocks no plugin in attn.mla_prefill_backends." in (
+        doctor.out
+    )

@@ -41,7 +41,8 @@ def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -
             blocked = [p.origin_label for r in results for p in r.plugins if p.code is Code.BLOCKED]
             names = ", ".join(dict.fromkeys(blocked))
             note = f"Blocked by {setting}: {names} (disabled; their code is never imported)."
-            text += wrap(note, "") + "\n" if blocked else f"{setting} blocks no installed plugin.\n"
+            groups = " or ".join(result.group for result in results)  # the ones checked
+            text += wrap(note if blocked else f"{setting} blocks no plugin in {groups}.", "") + "\n"
     return text
 
 
