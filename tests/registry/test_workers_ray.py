@@ -250,8 +250,7 @@ MESSAGE = (
     "    driver: raytest.plug.Backend (plugin attn-acme 1.0)\n"
     "    worker: attn.backends.attention.FlashAttentionBackend (built-in)\n"
     "ATTN_PLUGINS is 'attn-acme,attn-other' in the driver and 'attn-other' here\n"
-    "To fix it, set the same ATTN_PLUGINS in every process, or install the same plugin "
-    "versions on every node (here: pip install 'attn-acme==1.0')."
+    "To fix it, set the same ATTN_PLUGINS in every process."
 )
 
 
