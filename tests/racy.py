@@ -15,7 +15,12 @@ from attn.registry import _cache
 
 
 def settle_attn_sources() -> None:
-    """Sleep until attn's cache-deciding modules are older than the racy tick (at most 3 s)."""
+    """Sleep until attn's cache-deciding modules are older than the racy tick (at most 3 s).
+
+    Also past the kernel's file-clock tick: the files a test just wrote or dated back
+    have a new ctime, and a scan that begins within that tick of it is not trusted.
+    """
+    time.sleep(2 * _cache.TICK_NS / 1e9)
     here = Path(_cache._HERE)
     newest = max((here / f"{name}.py").stat().st_mtime_ns for name in _cache._SOURCES)
     wait = (newest + _cache.RACY_NS - time.time_ns()) / 1e9

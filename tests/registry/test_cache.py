@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import marshal
 import os
@@ -424,6 +425,56 @@ def test_a_scan_within_the_racy_tick_is_not_trusted(env):
     after = env.run()
     assert after["from_file"] is False
     assert flash(after) == ["plug.x:B", "plug", "1.0"]
+
+
+#: Run before SCRIPT: the first call of *HOOK* lets attn read, then makes CHANGE (a deploy).
+DURING_THE_SCAN = """
+import os
+from attn.registry import _scan
+original = _scan.{hook}
+def hooked(*args):
+    found = original(*args)
+    if "{where}" in args[-1] and not hooked.done:
+        hooked.done = True
+        {change}
+    return found
+hooked.done = False
+_scan.{hook} = hooked
+"""
+
+
+def test_an_edit_with_its_time_set_back_while_a_scan_reads_is_not_trusted(env):
+    """cp -p or rsync -a rewrites entry_points.txt after attn read it: its new ctime tells."""
+    info = env.dist("plug")
+    env.age()
+    edit = f"rewrite_in_place(Path({str(info / 'entry_points.txt')!r}), 'plug.m:B', 'plug.x:B')"
+    code = DURING_THE_SCAN.format(hook="local_entry_points", where="plug-1.0", change=edit)
+    helper = "import os\nfrom pathlib import Path\n" + inspect.getsource(rewrite_in_place)
+    during = env.run(helper + code + SCRIPT)
+    assert flash(during) == ["plug.m:B", "plug", "1.0"]  # what it read before the edit
+    later = env.run()
+    assert (later["from_file"], flash(later)) == (False, ["plug.x:B", "plug", "1.0"])
+
+
+def test_a_sys_path_folder_switched_while_a_scan_reads_it_is_not_trusted(env, tmp_path):
+    """A symlink on sys.path moved to another release, older than the scan, during the scan."""
+    releases = tmp_path / "releases"
+    for number, value in (("1", "plug.one:B"), ("2", "plug.two:B")):
+        env.site = releases / f"r{number}"
+        env.site.mkdir(parents=True)
+        env.dist("plug", entry_points={GROUP: {"FLASH_ATTN": value}})
+    env.site = tmp_path / "current"
+    env.site.symlink_to(releases / "r1")
+    age(releases, env.cwd)
+    new = tmp_path / "next"  # not in the working folder, which is on sys.path too
+    r2, new, current = (str(p) for p in (releases / "r2", new, env.site))
+    switch = f"os.symlink({r2!r}, {new!r}); os.replace({new!r}, {current!r})"
+    code = DURING_THE_SCAN.format(hook="fast_entry", where=str(env.site), change=switch)
+    during = env.run(code + SCRIPT)
+    assert flash(during) == ["plug.one:B", "plug", "1.0"]
+    later = env.run()
+    assert (later["from_file"], flash(later)) == (False, ["plug.two:B", "plug", "1.0"])
+    assert env.run()["from_file"] is True  # the scan after the switch is trusted
 
 
 def test_a_scan_long_after_the_last_change_is_trusted(env):

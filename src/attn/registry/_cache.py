@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 FORMAT = 8  # bumped whenever the layout of the file changes
 RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
+TICK_NS = 20_000_000  # how far the kernel's file clock (st_ctime) may lag time.time_ns()
 #: attn's own modules whose code decides what is cached: editing one invalidates.
 _SOURCES = ("_cache", "_findings", "_metadata", "_scan", "controls", "discovery", "report", "table")
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -169,8 +170,9 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
         return None
     _, _, started, stamps, records, outcomes = loaded
     # A path modified in the clock tick of the scan may have changed again unseen (as git's
-    # racy index entries): the file is trusted only for paths older than that tick.
-    racy = any(s is not None and s[0] >= started - RACY_NS for _, s in stamps)
+    # racy index entries): the file is trusted only for paths older than that tick. A change
+    # after the scan began, its mtime set back (cp -p, rsync -a, tar), still has a new ctime.
+    racy = any(s and (s[0] >= started - RACY_NS or s[3] >= started - TICK_NS) for _, s in stamps)
     if racy or any(_stamp(path) != stamp for path, stamp in stamps):
         return None
     outcomes = {k: Outcome(*v) for k, v in outcomes.items()}
@@ -213,13 +215,16 @@ def host_scan(
         file = os.path.join(base, "attn", f"{host_key}-{digest:016x}.marshal")
     found = None if file is None or fresh else _load(file, key)
     if found is None:
+        # sys.path's folders are stamped before they are read: one switched meanwhile (a
+        # symlink moved to another release) mismatches in the next process.
+        entries = {path: _stamp(path) for path in resolved} if file is not None else {}
         started, records = time.time_ns(), scan()
         paths: list[str] = []
         if file is not None:  # stamps only for a file to check them against
             paths = [*resolved, *(os.path.join(_HERE, f"{n}.py") for n in _SOURCES)]
             for _, location, *_ in records:  # the metadata folder (or legacy file) and its files
                 paths += [location, *(os.path.join(location, f) for f in _METADATA_FILES)]
-        stamps = tuple((path, _stamp(path)) for path in dict.fromkeys(paths))
+        stamps = tuple((p, entries[p] if p in entries else _stamp(p)) for p in dict.fromkeys(paths))
         # refresh() reads no file, and a new answer makes the host's other files stale too.
         if fresh and file is not None:
             before = held[1] if held is not None else _load(file, key)
