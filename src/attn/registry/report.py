@@ -33,9 +33,8 @@ class PluginRecord:
     @property
     def origin_label(self) -> str:
         """``dist version``, as messages name a distribution."""
-        if self.distribution_version is None:
-            return self.distribution
-        return f"{self.distribution} {self.distribution_version}"
+        version = self.distribution_version
+        return self.distribution if version is None else f"{self.distribution} {version}"
 
     def about(self, group: str) -> tuple[str, str | None, str, str]:
         """The distribution, version, group and value a finding about this entry point holds."""
@@ -105,9 +104,8 @@ def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the 
         return value.value  # marshal stores plain strings, not the str subclass
     if is_dataclass(value) and not isinstance(value, type):
         return tuple(plain(getattr(value, f.name)) for f in fields(value))
-    if isinstance(value, tuple):  # a NamedTuple record (ClassPath) too
-        return tuple(map(plain, value))
-    return value
+    # A NamedTuple record (ClassPath) is a tuple too.
+    return tuple(map(plain, value)) if isinstance(value, tuple) else value
 
 
 def _plugin_from(data: tuple[Any, ...]) -> PluginRecord:
