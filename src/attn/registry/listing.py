@@ -63,9 +63,7 @@ class RegistryReport:
     def to_json(self) -> dict[str, object]:
         """The registry object of ``attn list --json``."""
         return {
-            "registry": self.registry,
-            "group": self.group,
-            "plugins_disabled": self.plugins_disabled,
+            **{key: getattr(self, key) for key in ("registry", "group", "plugins_disabled")},
             "backends": [row.to_json() for row in self.backends],
             "plugins": [row.to_json() for row in self.plugins],
             # Not in the contract's schema; consumers ignore fields they do not know.
