@@ -126,7 +126,7 @@ _TRITON_KV, _AUTO_FP8 = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2"), ("auto", "fp8")
 _FLASHMLA_KV = ("auto", "bfloat16", "fp8", "fp8_e4m3")
 _SPARSE_KV = ("auto", "bfloat16", "fp8_ds_mla", "fp8")
 _BY_16, _FA_HEADS = Sizes(multiple=16), Sizes(multiple=8, high=256)
-_HEADS_64_256 = Sizes((64, 128, 256))
+_HEADS_64_256, _XF_HEADS = Sizes((64, 128, 256)), Sizes(multiple=8, low=32, high=256)
 _ROCM_HEADS = Sizes((32, 64, 80, 96, 128, 160, 192, 224, 256))
 _TREE_HEADS = Sizes((32, 64, 96, 128, 160, 192, 224, 256))
 _CPU_HEADS = Sizes((32, 64, 80, 96, 112, 128, 160, 192, 224, 256))
@@ -149,9 +149,7 @@ ATTENTION: dict[str, Facts] = {
     "FLASH_ATTN": _v1("flash_attn.py", _CUDA_XPU, _SM80, _HALF, _FP8, _FA_HEADS, _BY_16),
     "FLASH_SINK_ATTN": _v1("flash_sink_attn.py", _CUDA, _SM80, _HALF, _FP8, _FA_HEADS, _BY_16),
     "TRITON_ATTN": _v1("triton_attn.py", _GPUS, None, _FULL, _TRITON_KV, Sizes(low=32), _BY_16),
-    "XFORMERS": _v1(
-        "xformers.py", _CUDA, None, _HALF, _KV, Sizes(multiple=8, low=32, high=256), _BY_16
-    ),
+    "XFORMERS": _v1("xformers.py", _CUDA, None, _HALF, _KV, _XF_HEADS, _BY_16),
     "ROCM_ATTN": _v1("rocm_attn.py", _ROCM, None, _FULL, _TRITON_KV, _ROCM_HEADS, _BY_16),
     "ROCM_AITER_MLA": _mla("rocm_aiter_mla.py", _ROCM, None, _HALF, _AUTO_FP8, blocks=Sizes((1,))),
     "ROCM_AITER_FA": _v1("rocm_aiter_fa.py", _ROCM, None, _HALF, _TRITON_KV, _HEADS_64_256, _BY_16),
