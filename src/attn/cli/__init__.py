@@ -243,9 +243,8 @@ def _parser(command: str | None, prog: str) -> _Parser:
         if name == "state":
             actions = cmd.add_subparsers(dest="action", metavar="ACTION", required=True)
             about = "Write this environment's resolved backends to FILE as JSON ('-' for stdout)."
-            cmd = actions.add_parser(
-                "save", help="write the state to FILE ('-' for stdout)", description=about
-            )
+            save = "write the state to FILE ('-' for stdout)"
+            cmd = actions.add_parser("save", help=save, description=about)
         cmd.set_defaults(prog=cmd.prog)  # what the command's messages call it (``attn list``)
         for flags, text, options in (_REGISTRIES, *arguments):
             cmd.add_argument(flags, help=text.replace("{root}", prog), **options)
