@@ -162,8 +162,7 @@ def parse_headers(text: str) -> list[tuple[str, str]]:
 def egg_requirements(text: str) -> tuple[str, ...]:
     """An egg-info's ``requires.txt`` as ``Distribution.requires`` converts it (to markers)."""
     found, marker = [], ""
-    for raw in text.splitlines():
-        line = raw.strip()
+    for line in map(str.strip, text.splitlines()):
         if line.startswith("[") and line.endswith("]"):
             extra, _, when = line.strip("[]").partition(":")
             both = (f"({when})" if extra and when else when, extra and f'extra == "{extra}"')
@@ -214,15 +213,13 @@ def local_entry_points(location: str) -> EntryPoints:
         return (), problem
     problem = Problem(Code.BYTE_ORDER_MARK, file) if text.startswith("\ufeff") else None
     found, group = [], None
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
+    for number, line in enumerate(map(str.strip, text.splitlines()), 1):
         if not line or line[0] == "#":
             continue
+        name, equals, value = line.partition("=")
         if line[0] == "[" and line[-1] == "]":
             group = line.strip("[]")
-            continue
-        name, equals, value = line.partition("=")
-        if group is None:  # Python drops entries before any header: attn says so
+        elif group is None:  # Python drops entries before any header: attn says so
             if equals and line[0] != ";" and problem is None:
                 problem = Problem(Code.ENTRIES_BEFORE_HEADER, file, line[:60])
         elif not equals:  # Python cannot read the file at all
