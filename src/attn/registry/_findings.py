@@ -239,29 +239,23 @@ def name_findings(
                 else "only by the width or form of its characters, such as fullwidth letters "
                 "(names are compared as written)"
             )
-            yield Finding(
-                Code.CASE_COLLISION,
-                p.name,
-                f"{p.origin_label} {'adds' if p.status == 'used' else 'declares'} {p.name!r}, "
-                f"which differs from the built-in {other!r} {how}",
-                f"rename the entry point to {other!r} to override the built-in",
-                *p.about(group),
-            )
+            message = f"{p.origin_label} {'adds' if p.status == 'used' else 'declares'} {p.name!r}"
+            message += f", which differs from the built-in {other!r} {how}"
+            fix = f"rename the entry point to {other!r} to override the built-in"
+            yield Finding(Code.CASE_COLLISION, p.name, message, fix, *p.about(group))
 
 
 def typo_findings(typos: Iterable[tuple[str, str]], group: str) -> Iterator[Finding]:
     """One finding per distinct (distribution, group that looks like a typo of *group*)."""
     for name, typo in dict.fromkeys(typos):
-        yield Finding(
-            Code.TYPO_GROUP,
-            name,
-            f"{name} declares entry points in group {typo!r}, which looks like a typo of "
-            f"{group!r}; attn does not read it",
+        message = f"{name} declares entry points in group {typo!r}, which looks like a typo of "
+        message += f"{group!r}; attn does not read it"
+        fix = (
             f"rename the group to {group!r} in {name}'s pyproject.toml, then reinstall {name} "
             "(pip install -e . in its checkout, or install the fixed release): the entry points "
-            "attn reads are written at install time, so doctor reports this until the reinstall",
-            *(name, None, typo),
+            "attn reads are written at install time, so doctor reports this until the reinstall"
         )
+        yield Finding(Code.TYPO_GROUP, name, message, fix, name, None, typo)
 
 
 def unmatched_findings(
@@ -274,13 +268,9 @@ def unmatched_findings(
     named += [(controls.prefer_variable, w) for w in controls.prefer_as_written]
     for variable, written in named:
         if canonical_name(written) not in keys:
-            yield Finding(
-                Code.UNMATCHED_SELECTION,
-                written,
-                f"{variable} names {written!r}, which is not an installed {host} plugin "
-                "distribution",
-                f"use one of: {valid}",
-            )
+            message = f"{variable} names {written!r}, which is not an installed {host} "
+            message += "plugin distribution"
+            yield Finding(Code.UNMATCHED_SELECTION, written, message, f"use one of: {valid}")
 
 
 def merge_warnings(
@@ -305,10 +295,8 @@ def merge_warnings(
                 then = f"the built-in {p.name} stays in effect"
             if used := in_effect.get(p.name):
                 then = f"{used.origin_label}'s {p.name} stays in effect"
-            message = (
-                f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
-                f"{p.status}: {p.reason}; {then}. Run {doctor} for the fix."
-            )
+            message = f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
+            message += f"{p.status}: {p.reason}; {then}. Run {doctor} for the fix."
             warned.append((p.status, message))
     warned += [
         (Code.UNREADABLE_METADATA.value, f"{f.message}. Run {doctor} for the fix.")
