@@ -100,16 +100,10 @@ def _losing_copies(
             continue
         if (problem := other.metadata_problem) is not None:
             used = "attn does not use it" if winner is None else f"attn uses {winner.location}"
-            name = (winner or other).name
-            yield Finding(
-                Code.EMPTY_METADATA,
-                name,
-                f"{name}: the metadata copy at {other.location} cannot be used ({problem}); {used}",
-                _findings.unusable_fix(
-                    other.location, other.name, problem.code, reinstall=winner is None
-                ),
-                name,
-            )
+            name, where = (winner or other).name, other.location
+            message = f"{name}: the metadata copy at {where} cannot be used ({problem}); {used}"
+            fix = _findings.unusable_fix(where, other.name, problem.code, reinstall=winner is None)
+            yield Finding(Code.EMPTY_METADATA, name, message, fix, name)
             continue
         assert winner is not None  # noqa: S101 - a usable copy wins before any other
         # The same folder reached twice (lib64 -> lib) or a build residue is one install.
@@ -118,16 +112,14 @@ def _losing_copies(
         if real in seen_real or _build_residue(winner, other):
             continue
         seen_real.add(real)
-        yield Finding(
-            Code.DUPLICATE_METADATA,
-            winner.name,
-            f"{winner.name} is installed twice: {winner.version} at {winner.location} (used) "
-            f"and {other.version} at {other.location} (ignored)",
-            f"delete {other.location}"  # pip uninstalls nothing outside a virtualenv it runs in
-            + (sys.prefix == sys.base_prefix or all(map(_inside, (winner, other))))
-            * f", or uninstall both copies (pip uninstall {winner.name}, twice) and reinstall",
-            *(winner.name, other.version),  # the ignored copy's
-        )
+        name = winner.name
+        message = f"{name} is installed twice: {winner.version} at {winner.location} (used) "
+        message += f"and {other.version} at {other.location} (ignored)"
+        fix = f"delete {other.location}"  # pip uninstalls nothing outside a virtualenv it runs in
+        if sys.prefix == sys.base_prefix or all(map(_inside, (winner, other))):
+            fix += f", or uninstall both copies (pip uninstall {name}, twice) and reinstall"
+        # The finding's version is the ignored copy's.
+        yield Finding(Code.DUPLICATE_METADATA, name, message, fix, name, other.version)
 
 
 def _inside(copy: DistributionRecord) -> bool:
@@ -197,7 +189,7 @@ def resolve_conflicts(
         if plugin.status == "used":
             by_name[plugin.name].append(plugin)
     replaced: dict[int, PluginRecord] = {}
-    names = []
+    conflicts = []
     for name, claimants in by_name.items():
         if len(claimants) < 2:  # noqa: PLR2004
             continue
@@ -216,9 +208,8 @@ def resolve_conflicts(
             text = f"{name!r} is also provided by {winner.origin_label}, which wins ({why})"
             replaced[id(loser)] = replace(loser, status="shadowed", reason=text, code=Code.SHADOWED)
         replaced[id(winner)] = replace(winner, won_because=", ".join(dict.fromkeys(reasons)))
-        names.append((name, (winner, *losers)))
-    conflicts = tuple(Conflict(n, tuple(replaced[id(p)] for p in ordered)) for n, ordered in names)
-    return tuple(replaced.get(id(p), p) for p in plugins), conflicts
+        conflicts.append(Conflict(name, tuple(replaced[id(p)] for p in (winner, *losers))))
+    return tuple(replaced.get(id(p), p) for p in plugins), tuple(conflicts)
 
 
 def _status(
