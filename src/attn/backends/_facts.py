@@ -44,10 +44,8 @@ class Sizes:
         if self.listed:
             return ", ".join(map(str, self.listed))
         words = [f"multiple of {self.multiple}"] if self.multiple > 1 else []
-        if self.low > 1:
-            words.append(f"at least {self.low}")
-        if self.high is not None:
-            words.append(f"up to {self.high}")
+        words += [f"at least {self.low}"] if self.low > 1 else []
+        words += [f"up to {self.high}"] if self.high is not None else []
         return " ".join(words) or "any"
 
 
