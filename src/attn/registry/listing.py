@@ -130,14 +130,13 @@ def _row(
         status, reason = "unregistered", str(exc)
     if outcome is not None and effective is not None:
         cls, error = outcome
-        loaded = _availability(cls)
         if cls is not None:  # the imported class says (DESIGN 6: table and JSON agree)
-            known = loaded
+            known = _availability(cls)
         plugin = entry if entry is not None and entry.origin == "plugin" else None
         if error is not None:
             reason, message, fix = one_line(error.detail), str(error), "see the message for the fix"
-        elif loaded.problem is not None:
-            reason = loaded.problem
+        elif known.problem is not None:  # the class's (without a class, error is set)
+            reason = known.problem
             message = f"{config.registry}.{name} ({effective.dotted}) loads, but {reason}"
             fix = "fix the backend class (or uninstall the plugin that provides it)"
         if reason is not None:
