@@ -230,8 +230,7 @@ _CACHE: dict[_Registry, tuple[object, OrderedDict[_Key, Selection | SelectionErr
 
 
 def _results(registry: _Registry, token: object) -> OrderedDict[_Key, Any]:
-    held = _CACHE.get(registry)
-    if held is None or held[0] is not token:
+    if (held := _CACHE.get(registry)) is None or held[0] is not token:
         held = _CACHE[registry] = (token, OrderedDict())
     return held[1]
 
