@@ -263,8 +263,7 @@ class BackendConformance:
         """``requires`` is a tuple of valid distribution names."""
         cls = self._backend()
         requires = _requires(cls)
-        bad = [r for r in requires if not isinstance(r, str) or not _DISTRIBUTION_NAME.match(r)]
-        if bad:
+        if bad := [r for r in requires if not (isinstance(r, str) and _DISTRIBUTION_NAME.match(r))]:
             _fail(
                 f"{cls.__qualname__}.requires has {', '.join(map(repr, bad))}, not a "
                 "distribution name: list names as pip installs them, without versions "
