@@ -220,8 +220,7 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             frozen(value, key)
     except TypeError as exc:  # a JSON object: no setting holds one
         raise UsageError(f"--set {exc}", args.prog) from None
-    registries = selected_registries(args, args.registry)
-    if len(registries) != 1:
+    if len(registries := selected_registries(args, args.registry)) != 1:
         names = ", ".join(f"{r.__name__} ({r.group})" for r in registries)
         raise UsageError(f"select needs one registry; name one of: {names}", args.prog)
     (registry,) = registries
