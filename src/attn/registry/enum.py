@@ -13,7 +13,7 @@ from attn import _fork
 from .backend import Backend, ClassPath, code_root, parse_path
 from .controls import canonical_name
 from .errors import PluginWarning, UnknownBackendError
-from .loading import LoadContext, load, loading_now, resolve
+from .loading import LoadContext, cleared_note, load, loading_now, resolve
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:
@@ -168,10 +168,7 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
             for p in rejected
         )
         if cleared:
-            lines.append(
-                f"{name!r} was removed with clear_override(); "
-                f"{config.registry}.refresh() discovers it again"
-            )
+            lines.append(cleared_note(config.registry, name))
         if result.plugins_disabled:
             lines.append(
                 f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS; "

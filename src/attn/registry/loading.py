@@ -62,10 +62,7 @@ def _default(registry: Registry, name: str) -> ClassPath:
     if (default := registry._attn_defaults.get(name)) is not None:
         return default
     if state.was_cleared(name):
-        msg = (
-            f"{config.noun} {name!r} was removed with clear_override(); "
-            f"{config.registry}.refresh() discovers it again"
-        )
+        msg = f"{config.noun} {cleared_note(config.registry, name)}"
     elif name in registry._attn_defaults:
         msg = (
             f"{config.registry}.{name} has no default {config.noun}: register one with "
@@ -81,6 +78,11 @@ def _default(registry: Registry, name: str) -> ClassPath:
     member = name in registry._attn_defaults  # without a default: CUSTOM
     error = BackendNotRegisteredError if member else UnknownBackendError
     raise error(msg, name=name, registry=config.registry)
+
+
+def cleared_note(registry: str, name: str) -> str:
+    """Why *name* of *registry* is gone since ``clear_override()``, and what brings it back."""
+    return f"{name!r} was removed with clear_override(); {registry}.refresh() discovers it again"
 
 
 def attribute(path: ClassPath) -> object:
