@@ -158,15 +158,11 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
         cleared = state.was_cleared(name)  # then refresh() is the fix, whoever else claims it
         plugins = () if cleared else result.plugins
         rejected = [p for p in plugins if p.name == name and p.status != "used"]
-        lines.extend(
-            f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}"
-            + (
-                f" ({state.controls().letting_in(p.distribution)} to use it)"
-                if p.status == "disabled"
-                else ""
-            )
-            for p in rejected
-        )
+        for p in rejected:
+            line = f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}"
+            if p.status == "disabled":
+                line += f" ({state.controls().letting_in(p.distribution)} to use it)"
+            lines.append(line)
         if cleared:
             lines.append(cleared_note(config.registry, name))
         if result.plugins_disabled:
