@@ -223,7 +223,7 @@ def mismatch(
         kept = {b.distribution for b in driver.backends if b.origin == "plugin"}  # the driver's
         here, prefix = dict(control_values(driver.env_prefix)), driver.env_prefix
         drivers = read_controls(prefix, {v: was for v, was in driver.controls if was is not None})
-        now = {  # the controls that differ in meaning, where a backend differs
+        differ |= {  # the controls that differ in meaning, where a backend differs
             v: (was, here.get(v))
             for v, was in driver.controls
             if found and _meaning(prefix, v, was) != _meaning(prefix, v, here.get(v))
@@ -236,7 +236,6 @@ def mismatch(
             commands += _commands(kept, drivers, *sides)
             unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
             selecting[f"{prefix}_PLUGINS"] = None
-        differ |= now
     if not lines and not chose:
         return None
     out = ["The backends in this process differ from the driver's:", *lines] if lines else []
