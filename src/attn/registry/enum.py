@@ -88,8 +88,7 @@ class BackendEnumMeta(enum.EnumMeta):
         module = new.__module__  # attn's own registries need no --registry in hints
         where = None if module == "attn.backends" else f"{module}:{new.__qualname__}"
         config = RegistryConfig(
-            *(cls, group, host, noun or f"{host} backend", prefix, hint),
-            *(code_root(new.__module__), where),
+            cls, group, host, noun or f"{host} backend", prefix, hint, code_root(module), where
         )
         groups = _GROUPS.setdefault(prefix, {})
         groups[group] = None
