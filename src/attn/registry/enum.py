@@ -154,16 +154,15 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
     lines = [f"Unknown {config.noun}: {name!r}. Valid options are: {', '.join(valid)}"]
     if isinstance(name, str):
         result = state.ensure()
-        cleared = state.was_cleared(name)  # then refresh() is the fix, whoever else claims it
-        plugins = () if cleared else result.plugins
-        rejected = [p for p in plugins if p.name == name and p.status != "used"]
+        rejected = [p for p in result.plugins if p.name == name and p.status != "used"]
+        if state.was_cleared(name):  # then refresh() is the fix, whoever else claims it
+            rejected = []
+            lines.append(cleared_note(config.registry, name))
         for p in rejected:
             line = f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}"
             if p.status == "disabled":
                 line += f" ({state.controls().letting_in(p.distribution)} to use it)"
             lines.append(line)
-        if cleared:
-            lines.append(cleared_note(config.registry, name))
         if result.plugins_disabled:
             lines.append(
                 f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS; "
