@@ -86,8 +86,7 @@ def _not_installed(cls: type[Any]) -> tuple[str, ...]:
 
 def missing_of(cls: type) -> tuple[str, ...] | None:
     """*cls*'s missing kernel packages: its ``missing_requirements()``, else Backend's rule."""
-    check = getattr(cls, "missing_requirements", None)
-    if callable(check):
+    if callable(check := getattr(cls, "missing_requirements", None)):
         return tuple(str(r) for r in check())
     return None if getattr(cls, "requires", None) is None else _not_installed(cls)
 

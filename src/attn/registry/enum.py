@@ -174,8 +174,7 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
             f"like a typo of {config.group!r}; attn does not read that group"
             for _, label, group in misgrouped
         )
-        close = close_matches(name, valid)
-        if close and not rejected:
+        if (close := close_matches(name, valid)) and not rejected:
             lines.append("Did you mean " + " or ".join(repr(c) for c in close) + "?")
         if misgrouped or any(p.status != "disabled" for p in rejected):  # doctor has a fix
             lines.append(f"Run {config.command('doctor')} for the fix.")
@@ -300,8 +299,7 @@ def declared_registries() -> tuple[BackendEnumMeta, ...]:
 
 def state_of(registry: type) -> RegistryState:
     """The state object of a registry class; `TypeError` if it is not a declared registry."""
-    state = registry.__dict__.get("_attn_state")
-    if not isinstance(state, RegistryState):
+    if not isinstance(state := registry.__dict__.get("_attn_state"), RegistryState):
         raise TypeError(f"{registry!r} is not a registry declared with BackendEnum(group=...)")
     return state
 

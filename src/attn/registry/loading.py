@@ -99,8 +99,7 @@ def attribute(path: ClassPath) -> object:
 
 def interface_of(registry: Registry) -> type:
     """The class every backend of *registry* derives from (imported once if a path)."""
-    interface = registry._attn_interface
-    if isinstance(interface, str):
+    if isinstance(interface := registry._attn_interface, str):
         registry._attn_interface = interface = cast("type", attribute(parse_path(interface)))
     return interface
 
