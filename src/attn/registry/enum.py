@@ -337,18 +337,16 @@ def registration(
             )
         state.register(entry)
 
-    if class_path is not None:
-        caller = sys._getframe(depth).f_globals.get("__name__")
-        put(parse_path(class_path), caller if isinstance(caller, str) else None, depth + 2)
-        return lambda cls: cls  # an identity function, as the seeds return
-
-    state.ready()
-
     def decorator(cls: type) -> type:
         put(parse_path(f"{cls.__module__}:{cls.__qualname__}"), cls.__module__, 3)
         return cls
 
-    return decorator
+    if class_path is None:
+        state.ready()
+        return decorator
+    caller = sys._getframe(depth).f_globals.get("__name__")
+    put(parse_path(class_path), caller if isinstance(caller, str) else None, depth + 2)
+    return lambda cls: cls  # an identity function, as the seeds return
 
 
 def register(
