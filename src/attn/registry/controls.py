@@ -142,14 +142,12 @@ def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Cont
     """Read the ``<PREFIX>_*`` controls (`AttnConfigError` if a flag is not a boolean)."""
     env = os.environ if environ is None else environ
 
-    def flag(suffix: str) -> bool:
-        return parse_bool(f"{prefix}_{suffix}", env.get(f"{prefix}_{suffix}"))
-
     def names(suffix: str) -> tuple[tuple[str, ...], tuple[str, ...]]:  # canonical, once each
         parts = env.get(f"{prefix}_{suffix}", "").split(",")
         written = tuple(p.strip() for p in parts if p.strip())
         return tuple(dict.fromkeys(map(canonical_name, written))), written
 
     (only, only_as_written), prefer, block = map(names, ("PLUGINS", "PREFER", "BLOCK_PLUGINS"))
-    disable, strict = flag("DISABLE_PLUGINS"), flag("STRICT")
+    flags = (f"{prefix}_DISABLE_PLUGINS", f"{prefix}_STRICT")
+    disable, strict = (parse_bool(variable, env.get(variable)) for variable in flags)
     return Controls(prefix, disable, only or None, only_as_written, strict, *prefer, *block)
