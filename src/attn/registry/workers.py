@@ -19,7 +19,7 @@ from .errors import StateMismatchError
 from .table import Entry, fingerprint
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from .controls import Controls
     from .selection import Recorded
@@ -204,10 +204,9 @@ def control_values(prefix: str) -> tuple[tuple[str, str | None], ...]:
 
 def mismatch(
     pairs: Iterable[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]],
-    chose: Iterable[tuple[str, list[str]]] = (),
+    chose: Sequence[tuple[str, list[str]]] = (),
 ) -> StateMismatchError | None:
     """The error, if any, for (driver's registry, rows here or None, why) and differing *chose*."""
-    chose = list(chose)
     lines, differing, missing, commands = [], [], [], []
     unpreferable = False  # a difference that no preference among plugins explains
     differ: dict[str, tuple[str | None, str | None]] = {}
