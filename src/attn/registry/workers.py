@@ -391,13 +391,12 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
     for captured, registry, why in [(c, *_find(c)) for c in state.registries]:
         rows = None
         if registry is not None:
-            held = state_of(registry)
             with _fork.LOCK:
                 for name in captured.cleared:
-                    held.clear(name)
+                    registry._attn_state.clear(name)
                 for r in captured.runtime:
                     path, by = parse_path(r.path), r.registered_by
-                    held.register(Entry(r.name, path, "runtime", registered_by=by))
+                    registry._attn_state.register(Entry(r.name, path, "runtime", registered_by=by))
         if registry is not None and check:
             # Row by row, not by fingerprint: no hashlib (OpenSSL's) at every worker's start.
             rows = tuple(BackendResolution(*row) for row in resolution(registry))
