@@ -188,8 +188,7 @@ def _field(name: str, kind: object, obj: Mapping[str, object], where: str) -> ob
         return texts
     if name == "selections" and obj.get(name, []) == []:  # absent in older states
         return ()
-    rows = {"backends": BackendResolution, "runtime": RuntimeRegistration}.get(name)
-    if rows is None:
+    if (rows := {"backends": BackendResolution, "runtime": RuntimeRegistration}.get(name)) is None:
         with _fork.importing():
             from .selection import Recorded  # noqa: PLC0415 - a lookup needs no selection
         rows = Recorded
