@@ -21,7 +21,6 @@ from .table import Entry, fingerprint
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from .controls import Controls
     from .selection import Recorded
 
 __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
@@ -218,9 +217,7 @@ def mismatch(
             continue
         theirs, mine = {b.name: b for b in driver.backends}, {b.name: b for b in rows}
         found = [n for n in dict.fromkeys([*theirs, *mine]) if theirs.get(n) != mine.get(n)]
-        kept = {b.distribution for b in driver.backends if b.origin == "plugin"}  # the driver's
         here, prefix = dict(control_values(driver.env_prefix)), driver.env_prefix
-        drivers = read_controls(prefix, {v: was for v, was in driver.controls if was is not None})
         differ |= {  # the controls that differ in meaning, where a backend differs
             v: (was, here.get(v))
             for v, was in driver.controls
@@ -231,7 +228,7 @@ def mismatch(
             differing.append((driver.registry, name))
             lines.append(f"  {driver.registry}.{name}")
             lines += [f"    driver: {_described(sides[0])}", f"    worker: {_described(sides[1])}"]
-            commands += _commands(kept, drivers, *sides)
+            commands += _commands(driver, *sides)
             unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
             selecting[f"{prefix}_PLUGINS"] = None
     if not lines and not chose:
@@ -300,10 +297,8 @@ def _described(row: BackendResolution | None) -> str:
     return f"{parse_path(row.path).dotted} ({where.get(row.origin, 'built-in')})"
 
 
-def _commands(
-    kept: set[str | None], drivers: Controls, *sides: BackendResolution | None
-) -> list[str]:
-    """The pip commands that would make this side match the driver's (*kept*: never removed)."""
+def _commands(driver: CapturedRegistry, *sides: BackendResolution | None) -> list[str]:
+    """The pip commands that would make this side match *driver* (its plugins are never removed)."""
     (theirs, mine), commands = sides, []
     from importlib.metadata import version  # noqa: PLC0415 - an error's path only
 
@@ -313,6 +308,8 @@ def _commands(
     if theirs and theirs.origin == "plugin" and theirs.distribution:
         pin = "" if theirs.version is None else f"=={theirs.version}"
         commands.append(f"pip install '{theirs.distribution}{pin}'")
+    kept = {b.distribution for b in driver.backends if b.origin == "plugin"}
+    drivers = read_controls(driver.env_prefix, {v: was for v, was in driver.controls if was})
     mine_dist = mine.distribution if mine and mine.origin == "plugin" else None
     if mine_dist and mine_dist not in kept and not drivers.leaves_out(mine_dist):
         commands.append(f"pip uninstall {mine_dist}")
