@@ -215,8 +215,7 @@ def host_scan(
         file = os.path.join(base, "attn", f"{host_key}-{digest:016x}.marshal")
     found = None if file is None or fresh else _load(file, key)
     if found is None:
-        # sys.path's folders are stamped before they are read: one switched meanwhile (a
-        # symlink moved to another release) mismatches in the next process.
+        # sys.path's folders are stamped before they are read: one switched meanwhile mismatches.
         entries = {path: _stamp(path) for path in resolved} if file is not None else {}
         started, records = time.time_ns(), scan()
         paths: list[str] = []

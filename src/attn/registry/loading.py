@@ -119,10 +119,8 @@ def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
             hint = config.register_hint.replace(".NAME" if key != name else "NAME", key)
             return LoadContext(*here, source, f"Register an importable {config.noun} with {hint}")
         version = entry.plugin_version
-    block = registry._attn_state.controls().adding(str(dist))
-    return LoadContext(
-        *here, source, f"Fix or uninstall {dist}, or block it with {block}", dist, version
-    )
+    block = f"block it with {registry._attn_state.controls().adding(str(dist))}"
+    return LoadContext(*here, source, f"Fix or uninstall {dist}, or {block}", dist, version)
 
 
 def _fail(ctx: LoadContext, path: ClassPath, detail: str, interface: bool) -> BackendLoadError:
