@@ -42,7 +42,8 @@ def test_uninstall_then_refresh_says_what_happened(live):
     assert "clear_override" not in message
     assert message == (
         "attention backend 'LIVE' is no longer provided: since the last discovery no plugin in "
-        "effect declares it (was its distribution uninstalled, or left out by ATTN_PLUGINS?); "
+        "effect declares it (was its distribution uninstalled, or left out by ATTN_PLUGINS or "
+        "ATTN_BLOCK_PLUGINS?); "
         "'attn list' shows what is in effect"
     )
 

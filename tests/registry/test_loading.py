@@ -13,6 +13,7 @@ import pytest
 from attn import AttentionBackend, AttentionBackendEnum, AttnError, BackendLoadError
 from attn.registry import BackendInterfaceError, BackendNotRegisteredError
 from attn.registry.backend import ClassPath
+from attn.registry.enum import state_of
 from attn.registry.loading import (
     LoadContext,
     load,
@@ -386,6 +387,19 @@ def test_a_runtime_registration_of_a_plugin_added_name_says_how_to_name_it():
     assert str(info.value).endswith(
         "attn.register_backend(AttentionBackendEnum['ACME_NEW'], 'module:Class')"
     )
+
+
+def test_a_hint_without_a_dotted_name_names_a_plugin_added_backend(monkeypatch):
+    """A host's hint such as register('NAME', ...): the name itself, never a literal NAME."""
+    config = state_of(AttentionBackendEnum).config
+    hint = "host.register('NAME', 'module:Class')"
+    monkeypatch.setattr(
+        state_of(AttentionBackendEnum), "config", config._replace(register_hint=hint)
+    )
+    entry = Entry("ACME_NEW", ClassPath("plug_missing", "B"), "runtime", registered_by="host")
+    with pytest.raises(BackendLoadError) as info:
+        load(AttentionBackendEnum, "ACME_NEW", entry)
+    assert str(info.value).endswith("host.register('ACME_NEW', 'module:Class')")
 
 
 def test_a_registration_plugin_code_made_gets_the_plugins_fix(monkeypatch):

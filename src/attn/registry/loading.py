@@ -72,12 +72,12 @@ def _default(registry: Registry, name: str) -> ClassPath:
     else:
         msg = (
             f"{config.noun} {name!r} is no longer provided: since the last discovery no "
-            "plugin in effect declares it (was its distribution uninstalled, or left out "
-            f"by {config.env_prefix}_PLUGINS?); {config.command('list')} shows what is in effect"
+            "plugin in effect declares it (was its distribution uninstalled, or left out by "
+            f"{config.env_prefix}_PLUGINS or {config.env_prefix}_BLOCK_PLUGINS?); "
+            f"{config.command('list')} shows what is in effect"
         )
-    member = name in registry._attn_defaults  # without a default: CUSTOM
-    error = BackendNotRegisteredError if member else UnknownBackendError
-    raise error(msg, name=name, registry=config.registry)
+    error = BackendNotRegisteredError if name in registry._attn_defaults else UnknownBackendError
+    raise error(msg, name=name, registry=config.registry)  # the first for CUSTOM, no default
 
 
 def cleared_note(registry: str, name: str) -> str:
@@ -115,8 +115,9 @@ def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
     if entry.origin == "runtime":  # by plugin code: the plugin's fix; else how to register
         source = f"a runtime registration by {entry.registrant or 'unknown code'}"
         if (dist := entry.plugin_distribution) is None:
-            key = name if name in registry._attn_defaults else f"[{name!r}]"  # added: no attribute
-            hint = config.register_hint.replace(".NAME" if key != name else "NAME", key)
+            hint = config.register_hint
+            dotted = ".NAME" in hint and name not in registry._attn_defaults  # added: no attribute
+            hint = hint.replace(".NAME", f"[{name!r}]") if dotted else hint.replace("NAME", name)
             return LoadContext(*here, source, f"Register an importable {config.noun} with {hint}")
         version = entry.plugin_version
     block = f"block it with {registry._attn_state.controls().adding(str(dist))}"
