@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import os
@@ -299,15 +298,13 @@ def _described(row: BackendResolution | None) -> str:
 
 def _commands(driver: CapturedRegistry, *sides: BackendResolution | None) -> list[str]:
     """The pip commands that would make this side match *driver* (its plugins are never removed)."""
-    (theirs, mine), commands = sides, []
-    from importlib.metadata import version  # noqa: PLC0415 - an error's path only
+    from ._metadata import installed_version  # noqa: PLC0415 - an error's path only
 
+    (theirs, mine), commands = sides, []
     if theirs and theirs.origin == "plugin" and (wanted := theirs.distribution):
-        with contextlib.suppress(ImportError):  # PackageNotFoundError: not installed here
-            theirs = None if version(wanted) == theirs.version else theirs  # else: the controls
-    if theirs and theirs.origin == "plugin" and theirs.distribution:
         pin = "" if theirs.version is None else f"=={theirs.version}"
-        commands.append(f"pip install '{theirs.distribution}{pin}'")
+        if not pin or installed_version(wanted) != theirs.version:  # else: the controls
+            commands.append(f"pip install '{wanted}{pin}'")
     kept = {b.distribution for b in driver.backends if b.origin == "plugin"}
     drivers = read_controls(driver.env_prefix, {v: was for v, was in driver.controls if was})
     mine_dist = mine.distribution if mine and mine.origin == "plugin" else None
