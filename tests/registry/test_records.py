@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import pickle
+from typing import NamedTuple
 
 import pytest
 
 from attn.registry.backend import ClassPath
+from attn.registry.errors import Record
 from attn.registry.report import Finding, PluginRecord
 
 
@@ -76,3 +79,88 @@ def test_a_table_entry_needs_a_valid_plugin():
     invalid = dataclasses.replace(_plugin(), value="acme m", status="invalid", path=None)
     with pytest.raises(ValueError, match=r"'FLASH_ATTN' = 'acme m' of attn-acme 1.0 has no class"):
         Entry.from_plugin(invalid)
+
+
+class _Ours(Record):
+    """A record with defaults and a method, on attn's base."""
+
+    x: int
+    y: str = "y"
+    z: tuple[int, ...] = ()
+
+    def twice(self) -> int:
+        return self.x * 2
+
+
+class _Library(NamedTuple):
+    """The same record, as typing.NamedTuple makes it."""
+
+    x: int
+    y: str = "y"
+    z: tuple[int, ...] = ()
+
+    def twice(self) -> int:
+        return self.x * 2
+
+
+class _OursAgain(_Ours):
+    """A subclass of a record: it declares no field, and has a __dict__."""
+
+    w: int
+
+
+class _LibraryAgain(_Library):
+    """The same subclass of the NamedTuple."""
+
+    w: int
+
+
+_CALLS = [
+    ((1,), {}),
+    ((1, "a"), {}),
+    ((1, "a", (2,)), {}),
+    ((), {"x": 1, "z": (3,)}),
+    ((1,), {"z": (3,)}),
+    ((), {}),
+    ((1, "a", (2,), 4), {}),
+    ((1,), {"x": 2}),
+    ((1,), {"q": 2}),
+]
+
+
+def _outcome(kind: type, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+    try:
+        record = kind(*args, **kwargs)
+    except TypeError:
+        return TypeError
+    name = kind.__name__
+    return (tuple(record), repr(record).replace(name, "R"), record.x, record.y, record.z)
+
+
+@pytest.mark.parametrize(("args", "kwargs"), _CALLS)
+def test_record_is_created_as_a_named_tuple_is(args, kwargs):
+    """attn's record base takes the arguments a NamedTuple takes, and refuses the same ones."""
+    assert _outcome(_Ours, args, kwargs) == _outcome(_Library, args, kwargs)
+
+
+def test_record_behaves_as_a_named_tuple():
+    """Fields, defaults, equality, hashing, replacing, copying and pickling are the library's."""
+    ours, library = _Ours(1, z=(2,)), _Library(1, z=(2,))
+    assert (_Ours._fields, _Ours._field_defaults) == (_Library._fields, _Library._field_defaults)
+    assert ours == library == (1, "y", (2,))
+    assert hash(ours) == hash(library)
+    assert ours.twice() == library.twice() == 2
+    assert tuple(ours._replace(y="b")) == tuple(library._replace(y="b")) == (1, "b", (2,))
+    assert type(ours._replace(y="b")) is _Ours
+    for record in (ours, library):
+        with pytest.raises(ValueError, match="q"):
+            record._replace(q=1)
+        with pytest.raises(AttributeError):
+            record.x = 2  # type: ignore[misc]
+        assert not hasattr(record, "__dict__")
+        assert copy.copy(record) == record
+        again = pickle.loads(pickle.dumps(record))  # noqa: S301 - our own bytes
+        assert (type(again), again) == (type(record), record)
+    assert _OursAgain._fields == _LibraryAgain._fields == ("x", "y", "z")
+    assert hasattr(_OursAgain(1), "__dict__")
+    assert hasattr(_LibraryAgain(1), "__dict__")

@@ -8,10 +8,10 @@ import os
 import stat
 import sys
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .controls import Controls, canonical_name, parse_bool, reader, standard_finders
-from .errors import Code
+from .errors import Code, Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -31,7 +31,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
 
 
-class Outcome(NamedTuple):
+class Outcome(Record):
     """One registry's merge: warnings, strict error, and the result lookups and listing share."""
 
     warnings: tuple[WarningData, ...]
@@ -104,7 +104,7 @@ _FILE = _row(
 )
 
 
-class HostScan(NamedTuple):
+class HostScan(Record):
     """One scan of a host's distributions; ``outcomes`` and ``warned`` fill in as they merge."""
 
     key: tuple[object, ...]

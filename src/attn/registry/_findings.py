@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from ._metadata import UNREADABLE_KEY
 from .controls import canonical_name
-from .errors import Code
+from .errors import Code, Record
 from .report import Finding
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ _CLAUSE = r"(?:~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9._+*!-]+"
 _CLAUSES_ONLY = re.compile(rf"\s*[A-Za-z0-9._-]+\s*((?:{_CLAUSE})(?:\s*,\s*{_CLAUSE})*)?\s*")
 
 
-class Failure(NamedTuple):
+class Failure(Record):
     """One ``Requires-Dist`` entry on the host that rules its distribution out."""
 
     code: Code
@@ -38,7 +38,7 @@ class Failure(NamedTuple):
     error: str | None = None  # packaging's message, when it could not parse a version or entry
 
 
-class HostRequirement(NamedTuple):
+class HostRequirement(Record):
     """What one distribution's ``Requires-Dist`` says about the host, and the verdict."""
 
     host: str

@@ -8,10 +8,10 @@ import stat
 import textwrap
 from functools import partial
 from itertools import takewhile
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from .controls import canonical_name
-from .errors import Code
+from .errors import Code, Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,7 +39,7 @@ _MESSAGES: dict[object, str] = {
 }
 
 
-class Problem(NamedTuple):
+class Problem(Record):
     """Why a metadata file or a ``sys.path`` entry cannot be read (``str()`` says it)."""
 
     code: Code
@@ -53,13 +53,13 @@ class Problem(NamedTuple):
         return (template or "{p.code}: {p.detail}").format(p=self)
 
 
-class EntryPointRecord(NamedTuple):
+class EntryPointRecord(Record):
     group: str
     name: str
     value: str
 
 
-class MetadataRecord(NamedTuple):
+class MetadataRecord(Record):
     """The core metadata fields of one copy, or why they cannot be used."""
 
     name: str | None
@@ -72,7 +72,7 @@ class MetadataRecord(NamedTuple):
 UNREADABLE_KEY = "<unreadable>"
 
 
-class DistributionRecord(NamedTuple):
+class DistributionRecord(Record):
     """One copy of a distribution's metadata on ``sys.path``; ``metadata`` ``None`` if not read."""
 
     key: str  # the canonical name, from the metadata folder's name

@@ -6,11 +6,11 @@ import contextlib
 import os
 import sys
 from _thread import _local  # threading.local, without importing threading
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from attn import _fork
 
-from .errors import InvalidPathError
+from .errors import InvalidPathError, Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -110,7 +110,7 @@ def import_names(cls: type[Any]) -> tuple[str, ...]:
     return tuple(modules)
 
 
-class ClassPath(NamedTuple):
+class ClassPath(Record):
     """Where a backend class lives: a module and a qualified name in it (see `parse_path()`)."""
 
     module: str

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from .errors import AttnConfigError
+from .errors import AttnConfigError, Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -68,7 +68,7 @@ class _Variable:
         return f"{'<PREFIX>' if controls is None else controls.prefix}_{self.suffix}"
 
 
-class _Settings(NamedTuple):  # a NamedTuple's body declares fields only
+class _Settings(Record):  # a NamedTuple's body declares fields only
     prefix: str
     disable_plugins: bool = False
     only: tuple[str, ...] | None = None  # None when <PREFIX>_PLUGINS is unset (or empty)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, fields, replace
-from typing import IO, TYPE_CHECKING, Literal, NamedTuple, TypeAlias
+from typing import IO, TYPE_CHECKING, Literal, TypeAlias
 
 from .backend import missing_of, same_modules
 from .enum import BackendEnumMeta, valid_names
-from .errors import AttnError, BackendLoadError, Code, describe, passes_through
+from .errors import AttnError, BackendLoadError, Code, Record, describe, passes_through
 from .loading import resolve, try_load
 from .report import DiscoveryResult, Finding, Origin, PluginRecord
 from .table import Entry
@@ -73,7 +73,7 @@ class RegistryReport:
         }
 
 
-class _Availability(NamedTuple):
+class _Availability(Record):
     available: bool | None  # None: cannot tell
     requires: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()

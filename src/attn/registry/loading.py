@@ -7,7 +7,7 @@ import importlib
 import os
 import sys
 from _thread import _local  # threading.local, without importing threading
-from typing import IO, TYPE_CHECKING, Literal, NamedTuple, Protocol, cast
+from typing import IO, TYPE_CHECKING, Literal, Protocol, cast
 
 from attn import _fork
 
@@ -16,6 +16,7 @@ from .errors import (
     BackendInterfaceError,
     BackendLoadError,
     BackendNotRegisteredError,
+    Record,
     UnknownBackendError,
     describe,
     passes_through,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
         _attn_interface: type | str
 
 
-class LoadContext(NamedTuple):
+class LoadContext(Record):
     """Who a path belongs to, so a failure can say so."""
 
     backend: str

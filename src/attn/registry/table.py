@@ -7,14 +7,21 @@ import os
 import sys
 import warnings
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
 from attn import _fork
 
 from ._cache import Outcome, environment_key, forget, host_scan
 from .backend import ClassPath
 from .controls import Controls, read_controls
-from .errors import Code, ConflictWarning, PluginProblemError, PluginWarning, RejectedPluginWarning
+from .errors import (
+    Code,
+    ConflictWarning,
+    PluginProblemError,
+    PluginWarning,
+    Record,
+    RejectedPluginWarning,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -30,7 +37,7 @@ __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
 _NOTHING: Mapping[str, Entry] = MappingProxyType({})
 
 
-class RegistryConfig(NamedTuple):
+class RegistryConfig(Record):
     """A registry's class name, its class keywords, and where its host's code was imported from."""
 
     registry: str
@@ -47,7 +54,7 @@ class RegistryConfig(NamedTuple):
         return f"'attn {words}{f' --registry {self.where}' if self.where else ''}'"
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """One row of the override table; a runtime one records who made it (and the plugin)."""
 
     name: str
@@ -84,7 +91,7 @@ class Entry(NamedTuple):
         return cls(plugin.name, plugin.path, "plugin", dist, version, plugin.value)
 
 
-class Snapshot(NamedTuple):
+class Snapshot(Record):
     """A registry's whole state, read-only, replaced at once; ``warm``, a cached outcome."""
 
     result: DiscoveryResult | None = None
