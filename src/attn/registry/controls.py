@@ -68,7 +68,7 @@ class _Variable:
         return f"{'<PREFIX>' if controls is None else controls.prefix}_{self.suffix}"
 
 
-class _Settings(Record):  # a NamedTuple's body declares fields only
+class _Settings(Record):  # a record's body declares fields only (as a NamedTuple's)
     prefix: str
     disable_plugins: bool = False
     only: tuple[str, ...] | None = None  # None when <PREFIX>_PLUGINS is unset (or empty)

@@ -104,7 +104,7 @@ def plain(value: object) -> Any:  # noqa: ANN401 - tuples nested as deep as the 
         return value.value  # marshal stores plain strings, not the str subclass
     if is_dataclass(value) and not isinstance(value, type):
         return tuple(plain(getattr(value, f.name)) for f in fields(value))
-    # A NamedTuple record (ClassPath) is a tuple too.
+    # A Record (ClassPath) is a tuple too.
     return tuple(map(plain, value)) if isinstance(value, tuple) else value
 
 

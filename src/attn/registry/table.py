@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
 
-# NamedTuples: a dataclass costs about 1 ms to create (docs/decisions.md).
-
 _NOTHING: Mapping[str, Entry] = MappingProxyType({})
 
 
