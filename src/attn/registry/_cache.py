@@ -58,7 +58,6 @@ def _stamp(path: str) -> Stamp:
 
 # What the file may hold: each part is checked against its shape on load.
 def _is(*allowed: object) -> Check:
-    # A value of one of the *allowed* types, or one of the *allowed* strings.
     return lambda value: type(value) in allowed or (type(value) is str and value in allowed)
 
 

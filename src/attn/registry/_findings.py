@@ -276,10 +276,7 @@ def unmatched_findings(
 def merge_warnings(
     result: DiscoveryResult, noun: str, doctor: str, builtin_names: Sequence[str]
 ) -> list[tuple[str, str]]:
-    """The ``(code, message)`` of each warning merging *result* issues: never silent.
-
-    *doctor* is the quoted command that gives the fixes (``'attn doctor'``).
-    """
+    """The ``(code, message)`` of every warning merging *result* issues (*doctor*: for fixes)."""
     in_group = f"In entry-point group {result.group!r}, "
     where = {Code.SHADOWED: in_group, Code.UNMATCHED_SELECTION: ""}
     warned = [

@@ -275,8 +275,7 @@ def discover(
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:
         records = scan_host(host, groups, controls.prefix)
-    sites = os.environ.get(TESTING_SITES_VARIABLE.format(prefix=controls.prefix))
-    if sites is not None:
+    if (sites := os.environ.get(TESTING_SITES_VARIABLE.format(prefix=controls.prefix))) is not None:
         allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
         records = [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]
     records = imported_first(records, host_key, host_root)

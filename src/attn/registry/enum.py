@@ -149,8 +149,7 @@ def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0
 
 
 def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
-    state = cls._attn_state
-    config, valid = state.config, valid_names(cls)
+    state, config, valid = cls._attn_state, cls._attn_state.config, valid_names(cls)
     lines = [f"Unknown {config.noun}: {name!r}. Valid options are: {', '.join(valid)}"]
     if isinstance(name, str):
         result = state.ensure()

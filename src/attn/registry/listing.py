@@ -152,11 +152,10 @@ def _row(
         (entry.distribution, entry.version, entry.registrant) if entry else (None,) * 3
     )
     path, default_path = (p and p.dotted for p in (effective, default))
-    row = BackendRow(
+    return BackendRow(
         *(name, path, default_path, origin, overridden, dist, version, status, reason),
         *(known.available, known.requires, by, known.missing),
-    )
-    return row, finding
+    ), finding
 
 
 def build_report(
@@ -220,8 +219,7 @@ def _load_findings(
     for name, default in registry._attn_defaults.items():
         if default is not None and (error := try_load(registry, name, None, output=output)[1]):
             yield Finding(
-                Code.LOAD_FAILURE,
-                name,
+                *(Code.LOAD_FAILURE, name),
                 f"the built-in {config.noun} {name!r} ({default.dotted}) cannot be loaded: "
                 f"{one_line(error.detail)}",
                 f"reinstall {config.host} (pip install --force-reinstall {config.host}); "
@@ -236,8 +234,7 @@ def _load_findings(
         what = f"cannot be loaded: {one_line(error.detail)}" if error else f"loads, but {problem}"
         dist = plugin.distribution
         yield Finding(
-            Code.LOAD_FAILURE,
-            plugin.name,
+            *(Code.LOAD_FAILURE, plugin.name),
             f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}",
             f"fix or uninstall {dist}, or block it with {controls.adding(dist)}",
             *plugin.about(config.group),

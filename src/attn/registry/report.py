@@ -117,12 +117,8 @@ def result_from(data: tuple[Any, ...]) -> DiscoveryResult:
     """The discovery result that `plain` made *data* of (a cached outcome's result)."""
     group, version, plugins, conflicts, findings, disabled, misgrouped, unreadable = data
     return DiscoveryResult(
-        group,
-        version,
-        tuple(map(_plugin_from, plugins)),
+        *(group, version, tuple(map(_plugin_from, plugins))),
         tuple(Conflict(name, tuple(map(_plugin_from, c))) for name, c in conflicts),
-        tuple(Finding(*f) for f in findings),
-        plugins_disabled=disabled,
-        misgrouped=misgrouped,
-        unreadable=tuple(Finding(*f) for f in unreadable),
+        *(tuple(Finding(*f) for f in findings), disabled, misgrouped),
+        tuple(Finding(*f) for f in unreadable),
     )
