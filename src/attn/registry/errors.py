@@ -1,7 +1,4 @@
-"""attn's errors and warnings, the codes of its findings, how plugin code's exceptions show.
-
-And `Record`, the base of attn's internal records.
-"""
+"""attn's errors and warnings, its finding codes, how plugin exceptions show, the record base."""
 
 from __future__ import annotations
 
@@ -167,6 +164,12 @@ class RejectedPluginWarning(AttnWarning):
     """A plugin entry point was rejected; the name it claims keeps its default or stays unknown."""
 
     __module__ = "attn"
+
+
+#: The warning a merge issues for each code (PluginWarning for the other codes).
+WARNINGS: dict[str, type[AttnWarning]] = {Code.SHADOWED: ConflictWarning}
+_REJECTED = (Code.INCOMPATIBLE, Code.INVALID, Code.UNREADABLE_METADATA)
+WARNINGS.update(dict.fromkeys(_REJECTED, RejectedPluginWarning))
 
 
 class InvalidPathError(AttnError, ValueError):

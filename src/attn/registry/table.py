@@ -14,20 +14,12 @@ from attn import _fork
 from ._cache import Outcome, environment_key, forget, host_scan
 from .backend import ClassPath
 from .controls import Controls, read_controls
-from .errors import (
-    Code,
-    ConflictWarning,
-    PluginProblemError,
-    PluginWarning,
-    Record,
-    RejectedPluginWarning,
-)
+from .errors import WARNINGS, PluginProblemError, PluginWarning, Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from ._cache import HostScan, RecordData
-    from .errors import AttnWarning
     from .report import DiscoveryResult, PluginRecord
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
@@ -100,10 +92,6 @@ class Snapshot(Record):
     warm: Outcome | None = None
 
 
-_REJECTED = (Code.INCOMPATIBLE, Code.INVALID, Code.UNREADABLE_METADATA)
-_WARNINGS: dict[str, type[AttnWarning]] = {Code.SHADOWED: ConflictWarning}
-_WARNINGS.update(dict.fromkeys(_REJECTED, RejectedPluginWarning))
-
 # os.path, not pathlib, which is a noticeable part of attn's import cost.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # noqa: PTH100, PTH120
 
@@ -172,7 +160,7 @@ class RegistryState:
         while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
             frame, level = frame.f_back, level + 1
         for code, message in warned:
-            warnings.warn(message, _WARNINGS.get(code, PluginWarning), stacklevel=level)
+            warnings.warn(message, WARNINGS.get(code, PluginWarning), stacklevel=level)
 
     def _scan(self, controls: Controls, fresh: bool) -> HostScan | None:
         if controls.disable_plugins:
