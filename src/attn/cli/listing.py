@@ -120,14 +120,12 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     broken = {
         f"{r.registry}.{row.name}": c.strict_variable
         for r, c in zip(reports, controls, strict=True)
-        if c.strict
         for row in r.backends
-        if row.status == "broken"
+        if c.strict and row.status == "broken"
     }
     if broken:
-        variables = "=1, ".join(dict.fromkeys(broken.values()))
         count = f"{len(broken)} backend(s) cannot be loaded: {', '.join(broken)}"
-        err.write(f"Error: {variables}=1 and {count}\n")
+        err.write(f"Error: {'=1, '.join(dict.fromkeys(broken.values()))}=1 and {count}\n")
     return 1 if broken else 0
 
 
