@@ -21,10 +21,7 @@ else:
             return type(name, (base,), {"__slots__": (), **body})
 
     class Record(metaclass=_RecordType):
-        """Base of records made as `typing.NamedTuple` makes them, without its annotation checks.
-
-        Those are half the 0.3 ms a NamedTuple class costs (a dataclass: 1 ms); a lookup makes 9.
-        """
+        """Records as typing.NamedTuple makes them, less its annotation checks (half of 0.3 ms)."""
 
 
 def passes_through(exc: BaseException) -> bool:
