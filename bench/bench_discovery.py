@@ -1,7 +1,7 @@
 """Benchmark attn's plugin discovery side by side with the other ways to read entry points.
 
 Times whole fresh processes, every method once per round, rounds interleaved
-(every mode that reads the same environment in the same rounds), so noise hits
+(every mode and every environment in the same rounds), so noise hits
 them alike. The figure is each process's CPU time (user + system, interpreter
 start-up included), which other work on a shared machine disturbs far less than
 wall time; the table shows wall-time medians too, and the CPU time of the
@@ -274,7 +274,7 @@ class Cell:
 
 
 def measure(cells: list[Cell], repeats: int) -> None:
-    """Run every method of *cells* (one environment) in *repeats* interleaved rounds.
+    """Run every method of *cells* (every mode and environment) in *repeats* interleaved rounds.
 
     One discarded round first warms the OS file cache and the warm caches.
     """
@@ -623,12 +623,17 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     cells: dict[str, dict[int, Cell]] = {}
     with tempfile.TemporaryDirectory(prefix="attn-bench-") as tmp:
-        for env, group, folder in environments(args, modes, Path(tmp)):
-            measured = [Cell(mode, env, folder) for mode in group]
-            measure(measured, repeats)
-            for cell in measured:
-                cells.setdefault(cell.mode.key, {})[env.size] = cell
-            print(f"  {', '.join(m.key for m in group)}, N = {env.size}: done", file=sys.stderr)
+        # Every environment is built first and measured in the same rounds, so that a machine
+        # that drifts (faster or slower for minutes) shifts every N alike, not one N.
+        measured = [
+            Cell(mode, env, folder)
+            for env, group, folder in environments(args, modes, Path(tmp))
+            for mode in group
+        ]
+        print(f"  {len(measured)} mode and environment pairs built", file=sys.stderr)
+        measure(measured, repeats)
+        for cell in measured:
+            cells.setdefault(cell.mode.key, {})[cell.env.size] = cell
     for mode in modes:
         by_n = cells[mode.key]
         methods = next(iter(by_n.values())).methods
