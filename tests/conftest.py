@@ -17,6 +17,7 @@ test's temporary folder, and the terminal is 80 columns wide.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.machinery
 import importlib.util
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import Distribution, distribution
@@ -182,8 +184,14 @@ def _isolated(request: pytest.FixtureRequest, tmp_path: Path, runtime: Runtime) 
         try:
             yield
         finally:
+            zipped = any(Path(entry).is_file() for entry in sys.path if isinstance(entry, str))
             sys.path[:] = saved_path
             importlib.invalidate_caches()
+            if zipped:  # importlib.metadata's zip files on sys.path, which only the garbage
+                # collector closes, warning (an error here) in whatever test runs then: now.
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ResourceWarning)
+                    gc.collect()
 
 
 class IsolatedPython:
