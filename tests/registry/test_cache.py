@@ -1020,12 +1020,12 @@ def _reference_discovery(monkeypatch, registries):
 
 
 @pytest.mark.parametrize("build", ENVIRONMENTS, ids=lambda f: f.__name__[4:])
-def test_cached_scan_gives_the_reference_discovery(
-    sites, tmp_path, tmp_path_factory, monkeypatch, build
+def test_cached_scan_gives_the_reference_discovery(  # noqa: PLR0917
+    sites, runtime, tmp_path, tmp_path_factory, monkeypatch, build
 ):
     """Read back from the file, every environment discovers what importlib.metadata finds."""
     xdg = tmp_path_factory.mktemp("xdg")
-    registries = _cached_environment(sites, tmp_path, xdg, monkeypatch, build)
+    registries = _cached_environment(sites, tmp_path, xdg, monkeypatch, build, runtime.site)
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         for state in registries:
