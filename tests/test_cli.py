@@ -22,8 +22,8 @@ import pytest
 
 import attn
 from attn.cli import main
+from attn.registry.codes import FINDING_CODES
 from attn.registry.enum import state_of
-from attn.registry.errors import FINDING_CODES
 
 GOLDEN = Path(__file__).parent / "cli"
 # The schema attn ships with its docs: every --json output is validated against it.

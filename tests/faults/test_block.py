@@ -12,8 +12,8 @@ import pytest
 from harness import cli, flat, fresh, validate
 
 import attn
+from attn.registry.codes import Code
 from attn.registry.enum import state_of
-from attn.registry.errors import Code
 
 GROUP = "attn.backends"
 BACKEND = "from attn import AttentionBackend\n\n\nclass B(AttentionBackend):\n    pass\n"

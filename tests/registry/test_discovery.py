@@ -14,13 +14,14 @@ import attn
 from attn.registry import discovery
 from attn.registry._scan import DistributionRecord, EntryPointRecord, MetadataRecord, Problem
 from attn.registry.backend import ClassPath, parse_path
+from attn.registry.codes import Code
 from attn.registry.controls import read_controls
 from attn.registry.discovery import (
     looks_like_typo,
     parse_entry_point_value,
     resolve_conflicts,
 )
-from attn.registry.errors import Code, InvalidPathError
+from attn.registry.errors import InvalidPathError
 from attn.registry.report import Finding, PluginRecord
 
 #: attn's installed version, as messages quote it.

@@ -12,7 +12,8 @@ from packaging.utils import canonicalize_name
 import attn
 from attn.registry import _findings
 from attn.registry._findings import Failure, HostRequirement, check_host_requirement
-from attn.registry.errors import Code, RejectedPluginWarning
+from attn.registry.codes import Code
+from attn.registry.errors import RejectedPluginWarning
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 MAJOR = sys.version_info.major

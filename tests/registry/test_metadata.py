@@ -17,9 +17,10 @@ from attn.registry._metadata import (
     scan,
 )
 from attn.registry.backend import parse_path
+from attn.registry.codes import Code
 from attn.registry.controls import canonical_name
 from attn.registry.discovery import deduplicate, parse_entry_point_value
-from attn.registry.errors import Code, InvalidPathError
+from attn.registry.errors import InvalidPathError
 
 GROUP = "attn.backends"
 

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from attn.registry.backend import ClassPath
-from attn.registry.errors import ENVIRONMENT_CODES, FINDING_CODES, NOTE_CODES, Code
+from attn.registry.codes import ENVIRONMENT_CODES, FINDING_CODES, NOTE_CODES, Code
 from attn.registry.report import (
     Conflict,
     DiscoveryResult,

@@ -24,9 +24,9 @@ from attn.registry._metadata import (
     scan,
 )
 from attn.registry._scan import parse_headers
+from attn.registry.codes import Code
 from attn.registry.controls import canonical_name, read_controls
 from attn.registry.discovery import deduplicate, discover, looks_like_typo, scan_host
-from attn.registry.errors import Code
 
 GROUP = "attn.backends"
 GROUPS = (GROUP, "attn.mla_prefill_backends")

@@ -9,7 +9,8 @@ from dataclasses import asdict
 from typing import IO, TYPE_CHECKING
 
 from attn import _version
-from attn.registry.errors import ENVIRONMENT_CODES, Code, SelectionError, StateMismatchError
+from attn.registry.codes import ENVIRONMENT_CODES, Code
+from attn.registry.errors import SelectionError, StateMismatchError
 from attn.registry.loading import plugin_output_to
 
 from . import Style, UsageError, command, plural, selected_registries, wrap

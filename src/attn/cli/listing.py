@@ -7,8 +7,8 @@ from functools import partial
 from typing import IO, TYPE_CHECKING
 
 from attn import _version
+from attn.registry.codes import Code
 from attn.registry.enum import BackendEnumMeta, close_matches
-from attn.registry.errors import Code
 from attn.registry.listing import BackendRow, RegistryReport, build_report
 from attn.registry.loading import plugin_output_to
 

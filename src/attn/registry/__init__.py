@@ -16,7 +16,6 @@ from .errors import (
     BackendInterfaceError,
     BackendLoadError,
     BackendNotRegisteredError,
-    Code,
     ConflictWarning,
     InvalidPathError,
     PluginProblemError,
@@ -27,13 +26,15 @@ from .errors import (
     UnknownBackendError,
 )
 
-# Listing, selection and workers load on first use: a lookup needs none of them.
+# Listing, selection, workers and the codes load on first use: a lookup needs none of them.
 if TYPE_CHECKING:
+    from .codes import Code
     from .listing import build_report, diagnose
     from .selection import Candidate, Reason, Selection
     from .workers import WorkerState, apply_state, capture_state, ray_setup_hook
 
 _LAZY = {
+    "Code": "codes",
     **dict.fromkeys(("Candidate", "Reason", "Selection"), "selection"),
     **dict.fromkeys(("build_report", "diagnose"), "listing"),
     **dict.fromkeys(("WorkerState", "apply_state", "capture_state", "ray_setup_hook"), "workers"),

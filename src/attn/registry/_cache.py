@@ -8,10 +8,11 @@ import os
 import stat
 import sys
 import time
+from binascii import crc32
 from typing import TYPE_CHECKING, Any
 
 from .controls import Controls, canonical_name, parse_bool, reader, standard_finders
-from .errors import Code, Record
+from .errors import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -19,10 +20,9 @@ if TYPE_CHECKING:
     WarningData = tuple[str, str]  # the code that names the warning's class, message
     Stamp = tuple[int, int, int, int] | None
     MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]  # environment_key, names
-    Check = Callable[[object], bool]
     RecordData = tuple[Any, ...]  # a DistributionRecord as report.plain makes it
 
-FORMAT = 8  # bumped whenever the layout of the file changes
+FORMAT = 9  # bumped whenever the layout of the file changes
 RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
 TICK_NS = 20_000_000  # how far the kernel's file clock (st_ctime) may lag time.time_ns()
 #: attn's own modules whose code decides what is cached: editing one invalidates.
@@ -56,53 +56,6 @@ def _stamp(path: str) -> Stamp:
     return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
-# What the file may hold: each part is checked against its shape on load.
-def _is(*allowed: object) -> Check:
-    return lambda value: type(value) in allowed or (type(value) is str and value in allowed)
-
-
-def _maybe(check: Check) -> Check:
-    return lambda value: value is None or check(value)
-
-
-def _row(*fields: Check) -> Check:
-    return lambda value: (
-        type(value) is tuple
-        and len(value) == len(fields)
-        and all(check(item) for check, item in zip(fields, value, strict=True))
-    )
-
-
-def _many(item: Check, least: int = 0) -> Check:
-    return lambda value: type(value) is tuple and len(value) >= least and all(map(item, value))
-
-
-_STR, _INT, _BOOL, _OPT = _is(str), _is(int), _is(bool), _is(str, type(None))
-_CODE = _is(*(c.value for c in Code))
-_STATUS = _is("used", "incompatible", "shadowed", "invalid", "disabled")
-_PROBLEM = _maybe(_row(_CODE, _STR, _STR, _INT, _STR))
-_RECORD = _row(
-    *(_STR, _STR, _INT, _STR, _many(_row(_STR, _STR, _STR))),
-    *(_maybe(_row(_OPT, _OPT, _many(_STR), _PROBLEM)), _PROBLEM),
-)
-_PLUGIN = _row(
-    *(_STR, _STR, _STR, _STR, _OPT, _STR, _INT, _many(_STR), _STATUS, _OPT),
-    *(_maybe(_row(_STR, _STR)), _OPT, _maybe(_CODE)),
-)
-_FINDING = _row(_CODE, _STR, _STR, _STR, _OPT, _OPT, _OPT, _OPT, _BOOL)
-_RESULT = _row(
-    *(_STR, _OPT, _many(_PLUGIN), _many(_row(_STR, _many(_PLUGIN, least=2)))),
-    *(_many(_FINDING), _BOOL, _many(_row(_STR, _STR, _STR)), _many(_FINDING)),
-)
-_OUTCOME = _row(_many(_row(_STR, _STR)), _maybe(_row(_STR, _many(_STR))), _RESULT)
-_OUTCOME_KEY = _row(_STR, _many(_row(_STR, _STR)), _many(_STR))
-_FILE = _row(
-    *(_INT, _is(tuple), _INT, _many(_row(_STR, _maybe(_row(_INT, _INT, _INT, _INT))))),
-    _many(_RECORD),
-    lambda v: type(v) is dict and all(_OUTCOME_KEY(k) and _OUTCOME(o) for k, o in v.items()),
-)
-
-
 class HostScan(Record):
     """One scan of a host's distributions; ``outcomes`` and ``warned`` fill in as they merge."""
 
@@ -127,6 +80,7 @@ class HostScan(Record):
         outcomes = {k: tuple(v) for k, v in self.outcomes.items()}
         fields = (FORMAT, self.key, self.started, self.stamps, self.records, outcomes)
         data = marshal.dumps(fields)  # type: ignore[arg-type]
+        data = crc32(data).to_bytes(4, "big") + data  # see _load
         # Atomic: a temporary file in the same folder, then a rename.
         folder = os.path.dirname(self.file)
         temporary = f"{self.file}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
@@ -155,17 +109,19 @@ def _open(path: str, flags: int) -> int:
 
 
 def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
-    """The scan in *file*, if it has the shape attn writes, is for *key* and is up to date."""
+    """The scan in *file*, if attn wrote it (its checksum matches), for *key*, and up to date."""
     if not _ours(os.path.dirname(file)):
         return None
     try:  # only a regular file of ours: owned by us, writable by us only
         with open(file, "rb", opener=_open) as stream:
             data = stream.read() if _ours(stream.fileno(), stat.S_ISREG) else b""
-        # Plain data only: anything else (a code object) fails the checks below.
-        loaded = marshal.loads(data)  # noqa: S302 - our own file, validated
+        # Only the bytes attn wrote, as git checks its index: any other change fails the checksum.
+        if data[:4] != crc32(data[4:]).to_bytes(4, "big"):
+            return None
+        loaded = marshal.loads(data[4:])  # noqa: S302 - our own file, validated
     except (OSError, EOFError, ValueError, TypeError, MemoryError):  # MemoryError: a damaged size
         return None
-    if not (_FILE(loaded) and loaded[:2] == (FORMAT, key)):
+    if type(loaded) is not tuple or loaded[:2] != (FORMAT, key):
         return None
     _, _, started, stamps, records, outcomes = loaded
     # A path modified in the clock tick of the scan may have changed again unseen (as git's

@@ -10,8 +10,9 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 from ._metadata import UNREADABLE_KEY
+from .codes import Code
 from .controls import canonical_name
-from .errors import Code, Record
+from .errors import Record
 from .report import Finding
 
 if TYPE_CHECKING:

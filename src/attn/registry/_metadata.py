@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import _scan
 from ._scan import UNREADABLE_KEY, DistributionRecord, EntryPointRecord, MetadataRecord, Problem
+from .codes import Code
 from .controls import canonical_name, covered, reader, standard_finders
-from .errors import AttnConfigError, Code, describe, passes_through
+from .errors import AttnConfigError, describe, passes_through
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence

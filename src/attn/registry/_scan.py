@@ -10,8 +10,9 @@ from functools import partial
 from itertools import takewhile
 from typing import TYPE_CHECKING
 
+from .codes import Code
 from .controls import canonical_name
-from .errors import Code, Record
+from .errors import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable

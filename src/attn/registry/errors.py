@@ -1,9 +1,8 @@
-"""attn's errors and warnings, its finding codes, how plugin exceptions show, the record base."""
+"""attn's errors and warnings, how plugin exceptions show, the record base."""
 
 from __future__ import annotations
 
 import copyreg
-import enum
 import operator
 from typing import TYPE_CHECKING, Any, final
 
@@ -25,7 +24,8 @@ else:
 
         __slots__ = ()
 
-        def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        def __new__(cls, *args: object, **kwargs: object) -> tuple[object, ...]:
+            """A record of *args* and *kwargs*, the defaults for the fields they leave out."""
             if kwargs or len(args) != len(cls._fields):
                 rest, given = cls._fields[len(args) :], {**cls._field_defaults, **kwargs}
                 if len(args) > len(cls._fields) or not kwargs.keys() <= set(rest) <= given.keys():
@@ -34,12 +34,14 @@ else:
             return tuple.__new__(cls, args)
 
         def __repr__(self) -> str:
+            """``Name(field=value, ...)``."""
             return f"{type(self).__name__}({', '.join(map('{}={!r}'.format, self._fields, self))})"
 
-        def __getnewargs__(self) -> tuple[Any, ...]:
+        def __getnewargs__(self) -> tuple[object, ...]:
+            """The fields, which copying and pickling pass to ``__new__``."""
             return tuple(self)
 
-        def _replace(self, **changes: Any) -> Any:
+        def _replace(self, **changes: object) -> tuple[object, ...]:
             values = tuple(map(changes.pop, self._fields, self))
             return type(self)(*values, **changes)  # an unknown field is left in *changes*
 
@@ -76,65 +78,6 @@ def shown(value: object, width: int = 60) -> str:
         if passes_through(inner):
             raise
         return "(its repr() raises)"
-
-
-class Code(str, enum.Enum):
-    """What a finding, status reason or metadata problem is; equal to its JSON text."""
-
-    __module__ = "attn.registry"
-
-    # -- findings (attn doctor), one per kind of problem or note ------------------
-    INVALID = "invalid"
-    INCOMPATIBLE = "incompatible"
-    SHADOWED = "shadowed"
-    PREFERRED = "preferred"
-    UNDECLARED_REQUIREMENT = "undeclared-requirement"
-    TYPO_GROUP = "typo-group"
-    EMPTY_METADATA = "empty-metadata"
-    UNREADABLE_METADATA = "unreadable-metadata"
-    DUPLICATE_METADATA = "duplicate-metadata"
-    UNMATCHED_SELECTION = "unmatched-selection"
-    CASE_COLLISION = "case-collision"
-    NON_PLUGIN_COPY = "non-plugin-copy"
-    LOAD_FAILURE = "load-failure"
-    REGISTERED_BY_PLUGIN = "registered-by-plugin"
-    # -- why a plugin row is not used (discovery) ---------------------------------
-    NOT_SELECTED = "not-selected"
-    BLOCKED = "blocked"
-    INVALID_NAME = "invalid-name"
-    INVALID_VALUE = "invalid-value"
-    INVALID_REQUIREMENT = "invalid-requirement"
-    REQUIREMENT_UNMET = "requirement-unmet"
-    HOST_NOT_INSTALLED = "host-not-installed"
-    # -- why selection rejects a candidate ---------------------------------------
-    MISSING_REQUIREMENT = "missing-requirement"
-    INVALID_CONFIGURATION = "invalid-configuration"
-    VALIDATION_FAILED = "validation-failed"
-    UNREGISTERED = "unregistered"
-    # -- why a metadata file or sys.path entry cannot be read (the reader) -------
-    PERMISSION_DENIED = "permission-denied"
-    NOT_UTF8 = "not-utf8"
-    IS_A_FOLDER = "is-a-folder"
-    NO_METADATA = "no-metadata"
-    NO_NAME = "no-name"
-    READ_ERROR = "read-error"
-    BYTE_ORDER_MARK = "byte-order-mark"
-    ENTRIES_BEFORE_HEADER = "entries-before-header"
-    FINDER_FAILED = "finder-failed"
-    PATH_UNREADABLE = "path-unreadable"
-
-    def __str__(self) -> str:
-        """The code as written in JSON and messages."""
-        return str(self.value)
-
-
-#: The codes a finding (``attn doctor``) can have: the first section above.
-FINDING_CODES = tuple(Code)[: tuple(Code).index(Code.REGISTERED_BY_PLUGIN) + 1]
-#: The findings that are notes: every other one makes ``attn doctor`` fail and strict mode raise.
-NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})
-#: The findings about the environment as a whole, not about one registry's group.
-_METADATA_CODES = (Code.EMPTY_METADATA, Code.UNREADABLE_METADATA, Code.DUPLICATE_METADATA)
-ENVIRONMENT_CODES = frozenset((*_METADATA_CODES, Code.NON_PLUGIN_COPY, Code.UNMATCHED_SELECTION))
 
 
 class AttnError(Exception):
@@ -181,12 +124,6 @@ class RejectedPluginWarning(AttnWarning):
     """A plugin entry point was rejected; the name it claims keeps its default or stays unknown."""
 
     __module__ = "attn"
-
-
-#: The warning a merge issues for each code (PluginWarning for the other codes).
-WARNINGS: dict[str, type[AttnWarning]] = {Code.SHADOWED: ConflictWarning}
-_REJECTED = (Code.INCOMPATIBLE, Code.INVALID, Code.UNREADABLE_METADATA)
-WARNINGS.update(dict.fromkeys(_REJECTED, RejectedPluginWarning))
 
 
 class InvalidPathError(AttnError, ValueError):

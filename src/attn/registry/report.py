@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Literal, TypeAlias
 
 from .backend import ClassPath
-from .errors import NOTE_CODES, Code
+from .codes import NOTE_CODES, Code
 
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]

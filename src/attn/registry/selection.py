@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from attn import _fork
 
 from .backend import missing_of
-from .errors import Code, SelectionError, UnknownBackendError, describe, passes_through
+from .codes import Code
+from .errors import SelectionError, UnknownBackendError, describe, passes_through
 from .loading import load
 
 if TYPE_CHECKING:

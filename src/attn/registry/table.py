@@ -14,7 +14,7 @@ from attn import _fork
 from ._cache import Outcome, environment_key, forget, host_scan
 from .backend import ClassPath
 from .controls import Controls, read_controls
-from .errors import WARNINGS, PluginProblemError, PluginWarning, Record
+from .errors import PluginProblemError, PluginWarning, Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -159,6 +159,8 @@ class RegistryState:
         frame, level = sys._getframe(), 1
         while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
             frame, level = frame.f_back, level + 1
+        if warned:  # the codes' module only then: a lookup without warnings needs no code
+            from .codes import WARNINGS  # noqa: PLC0415
         for code, message in warned:
             warnings.warn(message, WARNINGS.get(code, PluginWarning), stacklevel=level)
 
