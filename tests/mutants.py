@@ -65,17 +65,11 @@ MODULES: dict[str, tuple[str, ...]] = {
         "cli/test_select.py",
         "registry/test_workers_select.py",
     ),
-    "backend": (
-        "registry/test_backend.py",
-        "registry/test_enum.py",
-        "registry/test_loading.py",
-        "test_cli.py",
-        "test_init.py",
-    ),
     "loading": (
         "registry/test_loading.py",
         "registry/test_enum.py",
         "test_cli.py",
+        "test_init.py",
         "faults/test_plugin_mistakes.py",
     ),
     "listing": (
@@ -116,7 +110,12 @@ MODULES: dict[str, tuple[str, ...]] = {
         "faults/test_block.py",
     ),
     "testing": ("test_testing.py", "test_isolation.py"),
-    "errors": ("registry/test_errors.py", "test_init.py", "test_cli.py"),
+    "errors": (
+        "registry/test_errors.py",
+        "registry/test_loading.py",
+        "test_init.py",
+        "test_cli.py",
+    ),
     "report": (
         "registry/test_report.py",
         "registry/test_build_report.py",

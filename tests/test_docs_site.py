@@ -134,7 +134,7 @@ def test_the_api_reference_has_every_member_of_the_backend_base_classes(site):
     documented = {
         "attn.backends.AttentionBackend": AttentionBackend,
         "attn.backends.MLAPrefillBackend": MLAPrefillBackend,
-        "attn.registry.backend.Backend": Backend,
+        "attn.registry.loading.Backend": Backend,
     }
     missing = [f"{where}.{name}" for where, cls in documented.items() for name in _public(cls)]
     assert [entry for entry in missing if entry not in ids] == []

@@ -14,13 +14,13 @@ import attn.registry
 
 #: attn's public names (but __version__), each with where it is defined: ``module:qualname``.
 DEFINED_IN = {
-    "AttentionBackend": "attn.backends._base:AttentionBackend",
+    "AttentionBackend": "attn.backends:AttentionBackend",
     "AttentionBackendEnum": "attn.backends:AttentionBackendEnum",
     "AttnError": "attn:AttnError",
     "AttnWarning": "attn:AttnWarning",
     "BackendLoadError": "attn:BackendLoadError",
     "ConflictWarning": "attn:ConflictWarning",
-    "MLAPrefillBackend": "attn.backends._base:MLAPrefillBackend",
+    "MLAPrefillBackend": "attn.backends:MLAPrefillBackend",
     "MLAPrefillBackendEnum": "attn.backends:MLAPrefillBackendEnum",
     "PluginBackend": "attn.registry.enum:PluginBackend",
     "RejectedPluginWarning": "attn:RejectedPluginWarning",

@@ -350,12 +350,12 @@ def test_selection_disables_the_others(plug, monkeypatch):
         ("plug.mod:not_a_class", "'plug.mod:not_a_class' is not a class but int 3", None),
         (
             "plug.mod:NotABackend",
-            "NotABackend does not derive from attn.backends._base.AttentionBackend",
+            "NotABackend does not derive from attn.backends.AttentionBackend",
             None,
         ),
         (
             "plug.mod:Prefill",
-            "Prefill does not derive from attn.backends._base.AttentionBackend",
+            "Prefill does not derive from attn.backends.AttentionBackend",
             None,
         ),
     ],

@@ -605,7 +605,7 @@ BAD_CASES = {
     "test_derives_from_the_registry_interface": (
         "class Bad:\n    pass\n",
         (
-            "Bad does not derive from attn.backends._base.AttentionBackend: "
+            "Bad does not derive from attn.backends.AttentionBackend: "
             "declare it as class Bad(AttentionBackend)"
         ),
     ),
@@ -839,7 +839,7 @@ def test_a_backend_of_another_registry_is_told_which_registry_it_is_for(pytester
     result = run_one_check(pytester, check, "mla", source, "Prefill")
     result.assert_outcomes(failed=1, deselected=7)
     assert (
-        "Prefill does not derive from attn.backends._base.AttentionBackend: declare it as class "
+        "Prefill does not derive from attn.backends.AttentionBackend: declare it as class "
         "Prefill(AttentionBackend), or set registry = MLAPrefillBackendEnum if it is one of its "
         "backends"
     ) in " ".join(result.stdout.str().split())
@@ -866,7 +866,7 @@ class Plain:
             "from plain import Plain",
             "Plain",
             (
-                "Plain does not derive from attn.backends._base.AttentionBackend: declare it "
+                "Plain does not derive from attn.backends.AttentionBackend: declare it "
                 "as class Plain(AttentionBackend)"
             ),
         ),

@@ -61,7 +61,7 @@ __all__ = [
 def _version() -> str:
     # The metadata installed with this code, else the first copy on sys.path with a version.
     from .registry._metadata import installed_version  # noqa: PLC0415
-    from .registry.backend import code_root  # noqa: PLC0415
+    from .registry.loading import code_root  # noqa: PLC0415
 
     return installed_version("attn", code_root(__name__)) or "0.0.0+unknown"
 

@@ -13,7 +13,6 @@ import pytest
 import attn
 from attn.registry import discovery
 from attn.registry._scan import DistributionRecord, EntryPointRecord, MetadataRecord, Problem
-from attn.registry.backend import ClassPath, parse_path
 from attn.registry.codes import Code
 from attn.registry.controls import read_controls
 from attn.registry.discovery import (
@@ -21,7 +20,7 @@ from attn.registry.discovery import (
     parse_entry_point_value,
     resolve_conflicts,
 )
-from attn.registry.errors import InvalidPathError
+from attn.registry.errors import ClassPath, InvalidPathError, parse_path
 from attn.registry.report import Finding, PluginRecord
 
 #: attn's installed version, as messages quote it.
@@ -1256,7 +1255,7 @@ import json, os, warnings
 warnings.simplefilter("ignore")
 import attn
 from attn.registry._metadata import installed_version
-from attn.registry.backend import code_root
+from attn.registry.loading import code_root
 from attn.registry.enum import state_of
 out = {"version": attn.__version__}
 for reader in ("fast", "reference"):

@@ -16,11 +16,10 @@ from attn.registry._metadata import (
     Problem,
     scan,
 )
-from attn.registry.backend import parse_path
 from attn.registry.codes import Code
 from attn.registry.controls import canonical_name
 from attn.registry.discovery import deduplicate, parse_entry_point_value
-from attn.registry.errors import InvalidPathError
+from attn.registry.errors import InvalidPathError, parse_path
 
 GROUP = "attn.backends"
 

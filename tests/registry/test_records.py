@@ -9,8 +9,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from attn.registry.backend import ClassPath
-from attn.registry.errors import Record
+from attn.registry.errors import ClassPath, Record
 from attn.registry.report import Finding, PluginRecord
 
 

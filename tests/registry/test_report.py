@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from attn.registry.backend import ClassPath
 from attn.registry.codes import ENVIRONMENT_CODES, FINDING_CODES, NOTE_CODES, Code
+from attn.registry.errors import ClassPath
 from attn.registry.report import (
     Conflict,
     DiscoveryResult,

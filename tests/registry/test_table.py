@@ -11,9 +11,8 @@ import pytest
 import attn
 from attn import AttnError, AttnWarning, ConflictWarning
 from attn.registry import AttnConfigError, PluginProblemError, discovery
-from attn.registry.backend import parse_path
 from attn.registry.enum import state_of
-from attn.registry.errors import PluginWarning
+from attn.registry.errors import PluginWarning, parse_path
 from attn.registry.table import Entry
 
 #: attn's installed version, as messages quote it.

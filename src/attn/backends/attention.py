@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ._base import AttentionBackend, builtin
+from . import AttentionBackend, builtin
 from .torch_sdpa import TorchSDPAImpl  # torch itself is imported when it computes
 
 _builtin = partial(builtin, AttentionBackend, __name__)

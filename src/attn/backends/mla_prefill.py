@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ._base import MLAPrefillBackend, builtin
+from . import MLAPrefillBackend, builtin
 
 _builtin = partial(builtin, MLAPrefillBackend, __name__)
 

@@ -13,7 +13,6 @@ import warnings
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 from attn import _version
-from attn.registry.backend import parse_path
 from attn.registry.enum import BackendEnumMeta, close_matches
 from attn.registry.errors import (
     AttnConfigError,
@@ -22,6 +21,7 @@ from attn.registry.errors import (
     InvalidPathError,
     RejectedPluginWarning,
     describe,
+    parse_path,
     passes_through,
     shown,
 )

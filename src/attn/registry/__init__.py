@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from attn import _fork
 
-from .backend import Backend
 from .enum import BackendEnum, PluginBackend, register
 from .errors import (
     AttnConfigError,
@@ -25,6 +24,7 @@ from .errors import (
     StateMismatchError,
     UnknownBackendError,
 )
+from .loading import Backend
 
 # Listing, selection, workers and the codes load on first use: a lookup needs none of them.
 if TYPE_CHECKING:

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING
 
 from . import _findings
 from ._metadata import UNREADABLE_KEY, entry_point_pattern, installed_with, project_folder, scan
-from .backend import ClassPath, parse_path
 from .codes import Code
 from .controls import canonical_name, reader
-from .errors import InvalidPathError
+from .errors import ClassPath, InvalidPathError, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
 if TYPE_CHECKING:

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 
 from attn import _fork
 
-from .backend import Backend, ClassPath, code_root, parse_path
 from .controls import canonical_name
-from .errors import PluginWarning, UnknownBackendError
-from .loading import LoadContext, cleared_note, load, loading_now, resolve
+from .errors import ClassPath, PluginWarning, UnknownBackendError, parse_path
+from .loading import Backend, LoadContext, cleared_note, code_root, load, loading_now, resolve
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
 if TYPE_CHECKING:

@@ -138,6 +138,52 @@ class InvalidPathError(AttnError, ValueError):
 
 
 @final
+class ClassPath(Record):
+    """Where a backend class lives: a module and a qualified name in it (see `parse_path()`)."""
+
+    module: str
+    qualname: str
+
+    @property
+    def colon(self) -> str:
+        """The canonical ``module:qualname`` form."""
+        return f"{self.module}:{self.qualname}"
+
+    @property
+    def dotted(self) -> str:
+        """The ``module.qualname`` form that ``get_path()`` returns."""
+        return f"{self.module}.{self.qualname}"
+
+    def __str__(self) -> str:
+        """Render the canonical colon form."""
+        return self.colon
+
+
+def parse_path(path: object) -> ClassPath:
+    """Parse ``module:QualName`` or ``module.QualName``; `InvalidPathError` if neither."""
+    if isinstance(path, ClassPath):
+        return path
+    if not isinstance(path, str):
+        raise InvalidPathError(path, f"expected a string, got {type(path).__name__}")
+    text = path.strip()
+    if text.count(":") > 1:
+        raise InvalidPathError(path, "more than one ':'; expected 'module:QualName'")
+    if ":" in text:
+        module, _, qualname = (part.strip() for part in text.partition(":"))
+    else:
+        module, _, qualname = text.rpartition(".")
+        if not module:
+            why = "no module part; expected 'module:QualName' or 'module.QualName'"
+            raise InvalidPathError(path, why)
+    for part, what in ((module, "module"), (qualname, "qualified")):
+        if what == "qualified" and "<locals>" in part:
+            why = "a class defined inside a function cannot be imported by path"
+            raise InvalidPathError(path, why)
+        if not (part and all(p.isidentifier() for p in part.split("."))):
+            raise InvalidPathError(path, f"{part!r} is not a dotted {what} name")
+    return ClassPath(module, qualname)
+
+
 class UnknownBackendError(AttnError, ValueError):
     """A backend name that no built-in, plugin or registration provides."""
 

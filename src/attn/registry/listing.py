@@ -6,11 +6,10 @@ import sys
 from dataclasses import dataclass, fields, replace
 from typing import IO, TYPE_CHECKING, Literal, TypeAlias
 
-from .backend import missing_of, same_modules
 from .codes import Code
 from .enum import BackendEnumMeta, valid_names
 from .errors import AttnError, BackendLoadError, Record, describe, passes_through
-from .loading import resolve, try_load
+from .loading import missing_of, resolve, same_modules, try_load
 from .report import DiscoveryResult, Finding, Origin, PluginRecord
 from .table import Entry
 

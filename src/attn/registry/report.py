@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Literal, TypeAlias
 
-from .backend import ClassPath
 from .codes import NOTE_CODES, Code
+from .errors import ClassPath
 
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from attn import _fork
 
-from .backend import missing_of
 from .codes import Code
 from .errors import SelectionError, UnknownBackendError, describe, passes_through
-from .loading import load
+from .loading import load, missing_of
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping

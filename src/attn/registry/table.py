@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Literal
 from attn import _fork
 
 from ._cache import Outcome, environment_key, forget, host_scan
-from .backend import ClassPath
 from .controls import Controls, read_controls
-from .errors import PluginProblemError, PluginWarning, Record
+from .errors import ClassPath, PluginProblemError, PluginWarning, Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence

@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from attn import _fork
 
-from .backend import parse_path
 from .controls import read_controls
 from .enum import BackendEnumMeta, declared_registries, resolution, state_of
-from .errors import StateMismatchError
+from .errors import StateMismatchError, parse_path
 from .table import Entry, fingerprint
 
 if TYPE_CHECKING:
