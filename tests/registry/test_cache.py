@@ -394,6 +394,25 @@ def test_a_requires_txt_rewritten_in_place_is_seen(env):
     assert (after["from_file"], after["AttentionBackendEnum"]) == (False, {})
 
 
+def test_a_requires_txt_created_later_is_seen(env):
+    """A metadata file that was missing when the file was written, created since: seen.
+
+    The cache stamps only the files that exist; creating one changes its folder's stamp
+    (its ctime too, even with the folder's dates set back as an archive tool does).
+    """
+    egg = develop_egg_info(env)
+    (egg / "requires.txt").unlink()
+    age(egg.parent)
+    env.run()
+    assert env.run()["AttentionBackendEnum"] == {"DEV": ["dev.m:B", "dev", "1.0"]}
+    assert env.run()["from_file"] is True
+    before = egg.stat()
+    (egg / "requires.txt").write_text("attn>=99\n", encoding="utf-8")
+    os.utime(egg, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = env.run()
+    assert (after["from_file"], after["AttentionBackendEnum"]) == (False, {})
+
+
 def test_an_egg_info_pkg_info_edited_in_place_is_seen(env):
     """A develop install's PKG-INFO, edited in place with its stamps set back: seen."""
     egg = develop_egg_info(env)

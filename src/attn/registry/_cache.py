@@ -179,6 +179,8 @@ def host_scan(
             for _, location, *_ in records:  # the metadata folder (or legacy file) and its files
                 paths += [location, *(os.path.join(location, f) for f in _METADATA_FILES)]
         stamps = tuple((p, entries[p] if p in entries else _stamp(p)) for p in dict.fromkeys(paths))
+        # A metadata file that is missing needs no stamp: creating it changes its folder's.
+        stamps = tuple((p, s) for p, s in stamps if s is not None or p in entries)
         # refresh() reads no file, and a new answer makes the host's other files stale too.
         if fresh and file is not None:
             before = held[1] if held is not None else _load(file, key)
