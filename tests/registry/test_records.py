@@ -148,6 +148,20 @@ def test_record_behaves_as_a_named_tuple():
     assert ours.twice() == library.twice() == 2
     assert tuple(ours._replace(y="b")) == tuple(library._replace(y="b")) == (1, "b", (2,))
     assert type(ours._replace(y="b")) is _Ours
+    assert ours._asdict() == library._asdict() == {"x": 1, "y": "y", "z": (2,)}
+    assert (_Ours._make((3, "a", ())), _Ours.__match_args__) == (
+        _Library._make((3, "a", ())),
+        _Library.__match_args__,
+    )
+    assert type(_Ours._make((3, "a", ()))) is _Ours
+    for kind in (_Ours, _Library):
+        with pytest.raises(TypeError, match="Expected 3 arguments, got 1"):
+            kind._make((3,))
+    match ours:
+        case _Ours(1, "y", z):
+            assert z == (2,)
+        case _:
+            pytest.fail("a record matches by position, as a NamedTuple")
     for record in (ours, library):
         # An unknown field: the library raises ValueError, TypeError from Python 3.13 on.
         with pytest.raises((ValueError, TypeError), match="q"):
