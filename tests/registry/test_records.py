@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from attn.registry.errors import ClassPath, Record
-from attn.registry.report import Finding, PluginRecord
+from attn.registry.report import Finding, PluginRecord, _Fields
 
 
 def _plugin() -> PluginRecord:
@@ -175,3 +175,38 @@ def test_record_behaves_as_a_named_tuple():
     assert _OursAgain._fields == _LibraryAgain._fields == ("x", "y", "z")
     assert hasattr(_OursAgain(1), "__dict__")
     assert hasattr(_LibraryAgain(1), "__dict__")
+
+
+def _dataclass(base: type, name: str, **options: bool) -> Any:
+    """A frozen dataclass with slots on *base*, pickled by *name* from this module."""
+
+    @dataclasses.dataclass(frozen=True, slots=True, **options)
+    class Row(base):  # type: ignore[misc, valid-type]
+        name: str
+        tags: tuple[str, ...] = ()
+        note: str | None = None
+
+    Row.__name__ = Row.__qualname__ = name
+    return Row
+
+
+_Shared: Any = _dataclass(_Fields, "_Shared", repr=False, eq=False)
+_Plain: Any = _dataclass(object, "_Plain")
+
+
+def test_discovery_records_compare_show_and_hash_as_dataclasses():
+    """The repr, == and hash written once for the discovery records are the dataclass's."""
+    ours, plain = _Shared("a", ("x",)), _Plain("a", ("x",))
+    assert repr(ours).replace("_Shared", "R") == repr(plain).replace("_Plain", "R")
+    assert hash(ours) == hash(plain) == hash(("a", ("x",), None))
+    assert ours == _Shared("a", ("x",))
+    assert plain == _Plain("a", ("x",))
+    assert ours != _Shared("a")
+    assert plain != _Plain("a")
+    assert (ours == plain, ours.__eq__(("a", ("x",), None))) == (False, NotImplemented)
+    assert dataclasses.replace(ours, note="n") == _Shared("a", ("x",), "n")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ours.name = "b"
+    assert pickle.loads(pickle.dumps(ours)) == ours  # noqa: S301 - our own bytes
+    assert not hasattr(ours, "__dict__")
+    assert {ours, _Shared("a", ("x",))} == {ours}
