@@ -13,12 +13,7 @@ PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid",
 
 
 class _Fields:
-    """The repr, ``==`` and hash that dataclass() would compile for each record, written once.
-
-    The same as the dataclass's: ``Name(field=value, ...)``, equal to a record of the same class
-    with equal fields, hashed as their tuple. Compiled, they were 0.8 of the 1.8 ms that creating
-    each discovery record costs, and a cold lookup creates four.
-    """
+    """The repr, ``==`` and hash dataclass() compiles per record class, written once (0.8 ms)."""
 
     __slots__ = ()
 
@@ -32,9 +27,7 @@ class _Fields:
 
     def __eq__(self, other: object) -> bool:
         """Equal to a record of the same class with equal fields, as a dataclass."""
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._values() == other._values()
+        return self._values() == other._values() if type(other) is type(self) else NotImplemented
 
     def __hash__(self) -> int:
         """The hash of the fields, as a frozen dataclass's."""
