@@ -104,9 +104,12 @@ def key_of(location: str) -> str:
     base = os.path.basename(folder)
     if base.lower() == "egg-info":
         base = os.path.basename(os.path.dirname(folder))
-    # As importlib.metadata's Lookup: the part before the last dot, then before the first dash.
-    stem = base.rpartition(".")[0] if "." in base else base
-    return canonical_name(stem.partition("-")[0])
+    return name_key(base)
+
+
+def name_key(base: str) -> str:
+    """As importlib.metadata's Lookup: *base* before its last dot, then before the first dash."""
+    return canonical_name((base.rpartition(".")[0] if "." in base else base).partition("-")[0])
 
 
 def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
@@ -246,9 +249,8 @@ def fast_entry(index: int, entry: str) -> list[Copy] | None:
     if entry.startswith("/"):
         root = "//" if entry.startswith("//") and not entry.startswith("///") else "/"
     root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
-    folders = [n for n in names if n.lower().endswith((".dist-info", ".egg-info"))]
-    # key_of() of a bare name with a dot, without its path handling (a microsecond per copy).
-    found = [(canonical_name(n.rpartition(".")[0].partition("-")[0]), n) for n in folders]
+    # name_key(), not key_of(): a bare name needs no path handling (a microsecond per copy).
+    found = [(name_key(n), n) for n in names if n.lower().endswith((".dist-info", ".egg-info"))]
     # importlib.metadata groups the copies of one name, in order of first sight.
     order = {key: rank for rank, key in enumerate(dict.fromkeys(key for key, _ in found))}
     copies: list[Copy] = []

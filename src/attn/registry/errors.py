@@ -22,7 +22,7 @@ else:
             return super().__new__(mcs, name, bases, body)
 
     class Record(tuple, metaclass=_RecordType):
-        """Records as typing.NamedTuple makes them, without compiling code for each (0.2 ms)."""
+        """Records as typing.NamedTuple makes them, without compiling code for each (0.14 ms)."""
 
         __slots__ = ()
 
@@ -149,7 +149,6 @@ class InvalidPathError(AttnError, ValueError):
         super().__init__(f"Invalid class path: {path!r}: {reason}")
 
 
-@final
 class ClassPath(Record):
     """Where a backend class lives: a module and a qualified name in it (see `parse_path()`)."""
 
@@ -196,6 +195,7 @@ def parse_path(path: object) -> ClassPath:
     return ClassPath(module, qualname)
 
 
+@final
 class UnknownBackendError(AttnError, ValueError):
     """A backend name that no built-in, plugin or registration provides."""
 
