@@ -153,7 +153,7 @@ def scan(
     records = []
     for record, read in copies:
         want = record.key in wanted or record.entry_points_problem is not None
-        if want or any(wants_metadata(ep) for ep in record.entry_points):
+        if want or any(map(wants_metadata, record.entry_points)):
             records.append(record._replace(metadata=read()))
         elif not kept_only:
             records.append(record)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     Copy = tuple["DistributionRecord", Callable[[], "MetadataRecord"]]
     EntryPoints = tuple[tuple["EntryPointRecord", ...], "Problem | None"]
 
+_FOLDERS = (".dist-info", ".egg-info")
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 #: By code, or by code and file where the file changes what the problem does.
 _MESSAGES: dict[object, str] = {
@@ -250,12 +251,14 @@ def fast_entry(index: int, entry: str) -> list[Copy] | None:
         root = "//" if entry.startswith("//") and not entry.startswith("///") else "/"
     root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
     # name_key(), not key_of(): a bare name needs no path handling (a microsecond per copy).
-    found = [(name_key(n), n) for n in names if n.lower().endswith((".dist-info", ".egg-info"))]
+    found = [(name_key(n), root + n) for n in names if n.lower().endswith(_FOLDERS)]
     # importlib.metadata groups the copies of one name, in order of first sight.
-    order = {key: rank for rank, key in enumerate(dict.fromkeys(key for key, _ in found))}
+    if len(order := dict.fromkeys(key for key, _ in found)) < len(found):
+        rank = {key: i for i, key in enumerate(order)}
+        found.sort(key=lambda copy: rank[copy[0]])
     copies: list[Copy] = []
-    for key, name in sorted(found, key=lambda c: order[c[0]]):
-        eps, problem = local_entry_points(root + name)
-        record = DistributionRecord(key, root + name, index, entry, eps, None, problem)
-        copies.append((record, partial(local_metadata, root + name)))
+    for key, location in found:  # tuple.__new__: Record's checks of arguments cost 1 µs a copy
+        eps, why = local_entry_points(location)
+        record = tuple.__new__(DistributionRecord, (key, location, index, entry, eps, None, why))
+        copies.append((record, partial(local_metadata, location)))
     return copies

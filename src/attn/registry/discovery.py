@@ -168,12 +168,10 @@ def misspelt(candidate: str, group: str) -> bool:
 
 def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[DistributionRecord, ...]:
     """Scan ``sys.path`` for the host and the distributions with entry points in *groups*."""
-    groups = frozenset(groups)
-
-    def wanted(ep: EntryPointRecord) -> bool:
-        return ep.group in groups or any(looks_like_typo(ep.group, g) for g in groups)
-
-    return scan(wanted, also=(canonical_name(host),), kept_only=True, using=reader(prefix))
+    groups = frozenset(groups)  # a verdict per group, not per entry point:
+    wanted = functools.cache(lambda g: g in groups or any(looks_like_typo(g, x) for x in groups))
+    using = reader(prefix)
+    return scan(lambda ep: wanted(ep.group), (canonical_name(host),), kept_only=True, using=using)
 
 
 def _rank(plugin: PluginRecord, controls: Controls) -> tuple[int, int, str]:  # conflict order
