@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from attn.registry import report
 from attn.registry.errors import ClassPath, Record
 from attn.registry.report import Finding, PluginRecord, _Fields
 
@@ -148,15 +149,7 @@ def test_record_behaves_as_a_named_tuple():
     assert ours.twice() == library.twice() == 2
     assert tuple(ours._replace(y="b")) == tuple(library._replace(y="b")) == (1, "b", (2,))
     assert type(ours._replace(y="b")) is _Ours
-    assert ours._asdict() == library._asdict() == {"x": 1, "y": "y", "z": (2,)}
-    assert (_Ours._make((3, "a", ())), _Ours.__match_args__) == (
-        _Library._make((3, "a", ())),
-        _Library.__match_args__,
-    )
-    assert type(_Ours._make((3, "a", ()))) is _Ours
-    for kind in (_Ours, _Library):
-        with pytest.raises(TypeError, match="Expected 3 arguments, got 1"):
-            kind._make((3,))
+    assert _Ours.__match_args__ == _Library.__match_args__
     match ours:
         case _Ours(1, "y", z):
             assert z == (2,)
@@ -177,21 +170,50 @@ def test_record_behaves_as_a_named_tuple():
     assert hasattr(_LibraryAgain(1), "__dict__")
 
 
-def _dataclass(base: type, name: str, **options: bool) -> Any:
-    """A frozen dataclass with slots on *base*, pickled by *name* from this module."""
+def _dataclass(base: type, name: str, decorator: Any) -> Any:
+    """A record class made by *decorator* on *base*, pickled by *name* from this module."""
 
-    @dataclasses.dataclass(frozen=True, slots=True, **options)
+    @decorator
     class Row(base):  # type: ignore[misc, valid-type]
         name: str
         tags: tuple[str, ...] = ()
         note: str | None = None
 
+        def __post_init__(self) -> None:
+            if self.note == "refused":
+                raise ValueError(self.note)
+
     Row.__name__ = Row.__qualname__ = name
     return Row
 
 
-_Shared: Any = _dataclass(_Fields, "_Shared", repr=False, eq=False)
-_Plain: Any = _dataclass(object, "_Plain")
+_Shared: Any = _dataclass(_Fields, "_Shared", report._record(frozen=True, slots=True))
+_Plain: Any = _dataclass(object, "_Plain", dataclasses.dataclass(frozen=True, slots=True))
+
+
+def _made(kind: type, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+    try:
+        record = kind(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        return type(exc)
+    return dataclasses.astuple(record), repr(record).replace(kind.__name__, "R")
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        *_CALLS,
+        (("a", ("x",), "n"), {}),
+        (("a",), {"note": "n"}),
+        ((), {"name": "a", "tags": ("y",)}),
+        (("a",), {"name": "b"}),
+        (("a",), {"note": "refused"}),  # __post_init__ raises
+    ],
+)
+def test_discovery_records_are_made_as_dataclasses(args, kwargs):
+    """The discovery records' one __init__ binds arguments, defaults and __post_init__ alike."""
+    assert _made(_Shared, args, kwargs) == _made(_Plain, args, kwargs)
+    assert _Shared.__match_args__ == _Plain.__match_args__ == ("name", "tags", "note")
 
 
 def test_discovery_records_compare_show_and_hash_as_dataclasses():
@@ -205,8 +227,15 @@ def test_discovery_records_compare_show_and_hash_as_dataclasses():
     assert plain != _Plain("a")
     assert (ours == plain, ours.__eq__(("a", ("x",), None))) == (False, NotImplemented)
     assert dataclasses.replace(ours, note="n") == _Shared("a", ("x",), "n")
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        ours.name = "b"
+    for record in (ours, plain):
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'name'"):
+            record.name = "b"
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'tags'"):
+            del record.tags
+    with pytest.raises(dataclasses.FrozenInstanceError):  # the library raises TypeError there
+        ours.other = 1
+    assert copy.copy(ours) == copy.deepcopy(ours) == ours
+    assert dataclasses.asdict(ours) == dataclasses.asdict(plain)
     assert pickle.loads(pickle.dumps(ours)) == ours  # noqa: S301 - our own bytes
     assert not hasattr(ours, "__dict__")
     assert {ours, _Shared("a", ("x",))} == {ours}

@@ -7,8 +7,7 @@ import operator
 from typing import TYPE_CHECKING, Any, final
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import NamedTuple as Record  # what the records are to type checkers
+    from typing import NamedTuple as Record  # to type checkers; attn calls no _make() or _asdict()
 else:
 
     class _RecordType(type):
@@ -46,16 +45,6 @@ else:
         def _replace(self, **changes: object) -> tuple[object, ...]:
             values = tuple(map(changes.pop, self._fields, self))
             return type(self)(*values, **changes)  # an unknown field is left in *changes*
-
-        @classmethod
-        def _make(cls, iterable: Iterable[object]) -> tuple[object, ...]:
-            record = tuple.__new__(cls, iterable)
-            if len(record) != len(cls._fields):  # no defaults, as the library's
-                raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(record)}")
-            return record
-
-        def _asdict(self) -> dict[str, object]:
-            return dict(zip(self._fields, self, strict=True))
 
 
 def passes_through(exc: BaseException) -> bool:
