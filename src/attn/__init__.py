@@ -32,8 +32,7 @@ if TYPE_CHECKING:
         ray_setup_hook,
     )
 
-# The names of the contract (DESIGN.md), and the few docs/api.md justifies one by one.
-__all__ = [
+__all__ = [  # the names of the contract (DESIGN.md), and the few docs/api.md justifies one by one
     "AttentionBackend",
     "AttentionBackendEnum",
     "AttnError",

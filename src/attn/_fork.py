@@ -8,9 +8,7 @@ stays held in the child), as `logging` does.
 from __future__ import annotations
 
 import contextlib
-
-# Before the hooks below, so that logging's runs after attn's: attn's lock may log.
-import logging  # noqa: F401
+import logging  # noqa: F401 - first: its fork hooks must run after attn's, as attn may log
 import os
 import threading
 from typing import TYPE_CHECKING

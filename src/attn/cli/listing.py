@@ -116,8 +116,7 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             for registry, report, c in zip(registries, reports, controls, strict=True)
         ]
         out.write("\n\n".join(blocks) + "\n")
-    # Under strict mode (of the backend's host), a backend --load finds broken.
-    broken = {
+    broken = {  # under strict mode (of the backend's host), a backend --load finds broken
         f"{r.registry}.{row.name}": c.strict_variable
         for r, c in zip(reports, controls, strict=True)
         for row in r.backends

@@ -124,9 +124,8 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
     if type(loaded) is not tuple or loaded[:2] != (FORMAT, key):
         return None
     _, _, started, stamps, records, outcomes = loaded
-    # A path modified in the clock tick of the scan may have changed again unseen (as git's
-    # racy index entries): the file is trusted only for paths older than that tick. A change
-    # after the scan began, its mtime set back (cp -p, rsync -a, tar), still has a new ctime.
+    # A path modified in the scan's clock tick may change again unseen (git's racy entries): only
+    # older ones are trusted. A change whose mtime is set back (cp -p, tar) still has a new ctime.
     racy = any(s and (s[0] >= started - RACY_NS or s[3] >= started - TICK_NS) for _, s in stamps)
     if racy or any(_stamp(path) != stamp for path, stamp in stamps):
         return None

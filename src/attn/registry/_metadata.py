@@ -130,8 +130,7 @@ def scan(
     Metadata is read for copies with entry points *wants_metadata* wants or that cannot be read,
     of the names in *also* and of names found twice; *kept_only* leaves the others out.
     """
-    # importlib.metadata reads a zip, a wheel or an egg, what another meta-path finder
-    # provides, and everything on Windows or a Python the tests have not seen (reader()).
+    # importlib.metadata reads a zip, wheel or egg, other finders' copies; all on Windows or 3.14+.
     fast = (using or reader()) == "fast" and os.sep == "/" and standard_finders()
     copies: list[Copy] = []
     unreadable: dict[Problem, DistributionRecord] = {}

@@ -244,17 +244,15 @@ def fast_entry(index: int, entry: str) -> list[Copy] | None:
         return None if os.path.isfile(entry) else []
     except OSError:
         return []  # missing, no permission (scan says so), a link loop: nothing
-    # What str(pathlib.Path(entry, name)) puts before name: the parts of entry
-    # without empty and '.' parts, after pathlib's leading '/' or '//'.
+    # As str(pathlib.Path(entry, name)): entry's parts but empty and '.' ones, after '/' or '//'.
     root = ""
     if entry.startswith("/"):
         root = "//" if entry.startswith("//") and not entry.startswith("///") else "/"
     root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
     # name_key(), not key_of(): a bare name needs no path handling (a microsecond per copy).
     found = [(name_key(n), root + n) for n in names if n.lower().endswith(_FOLDERS)]
-    # importlib.metadata groups the copies of one name, in order of first sight.
-    if len(order := dict.fromkeys(key for key, _ in found)) < len(found):
-        rank = {key: i for i, key in enumerate(order)}
+    if len(order := dict.fromkeys(key for key, _ in found)) < len(found):  # as importlib.metadata,
+        rank = {key: i for i, key in enumerate(order)}  # group a name's copies, in first sight
         found.sort(key=lambda copy: rank[copy[0]])
     copies: list[Copy] = []
     for key, location in found:  # tuple.__new__: Record's checks of arguments cost 1 µs a copy

@@ -132,8 +132,7 @@ class DiscoveryResult(_Fields):
     conflicts: tuple[Conflict, ...]
     findings: tuple[Finding, ...]
     plugins_disabled: bool = False
-    # (name, distribution label, group) declared in a group like a typo of this one (not read)
-    misgrouped: tuple[tuple[str, str, str], ...] = ()
+    misgrouped: tuple[tuple[str, str, str], ...] = ()  # (name, dist label, group): a typo'd group
     unreadable: tuple[Finding, ...] = ()  # what could not be read at all; also in findings
 
     @property
