@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import os
 import re
 import sys
@@ -158,11 +157,12 @@ def misspelt(candidate: str, group: str) -> bool:
     """A typo of *group*, unless its project part is another importable project (``xattn``)."""
     if not looks_like_typo(candidate, group):
         return False
-    project = _project(candidate)
-    if project.lower() == _project(group).lower() or not project.isidentifier():
-        return True
+    from importlib.util import find_spec  # noqa: PLC0415 - 1 ms of a bare process: typos only
+
+    project = _project(candidate)  # the host's own, or not a module name: a typo
     with contextlib.suppress(Exception):  # finds it, imports nothing; a broken finder: a typo
-        return importlib.util.find_spec(project) is None
+        same = project.lower() == _project(group).lower() or not project.isidentifier()
+        return same or find_spec(project) is None
     return True
 
 
