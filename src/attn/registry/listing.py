@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import IO, TYPE_CHECKING, Literal, TypeAlias
 
 from .codes import Code
 from .enum import BackendEnumMeta, valid_names
 from .errors import AttnError, BackendLoadError, Record, describe, passes_through
 from .loading import missing_of, resolve, same_modules, try_load
-from .report import DiscoveryResult, Finding, Origin, PluginRecord
+from .report import DiscoveryResult, Finding, Origin, PluginRecord, _Fields, _record  # type: ignore[attr-defined]
 from .table import Entry
 
 if TYPE_CHECKING:
@@ -20,8 +20,8 @@ BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
 _Outcome: TypeAlias = "tuple[type | None, BackendLoadError | None]"
 
 
-@dataclass(frozen=True, slots=True)
-class BackendRow:
+@_record(frozen=True, slots=True)
+class BackendRow(_Fields):
     """One backend in effect in a registry."""
 
     name: str
@@ -44,8 +44,8 @@ class BackendRow:
         return {**row, "requires": list(self.requires)}
 
 
-@dataclass(frozen=True, slots=True)
-class RegistryReport:
+@_record(frozen=True, slots=True)
+class RegistryReport(_Fields):
     """Everything known about one registry: backends in effect, plugins, findings."""
 
     registry: str
