@@ -251,8 +251,8 @@ def fast_entry(index: int, entry: str) -> list[Copy] | None:
     root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
     # name_key(), not key_of(): a bare name needs no path handling (a microsecond per copy).
     found = [(name_key(n), root + n) for n in names if n.lower().endswith(_FOLDERS)]
-    if len(order := dict.fromkeys(key for key, _ in found)) < len(found):  # as importlib.metadata,
-        rank = {key: i for i, key in enumerate(order)}  # group a name's copies, in first sight
+    if len(order := dict.fromkeys(key for key, _ in found)) < len(found):  # as importlib.metadata:
+        rank = {key: i for i, key in enumerate(order)}  # a name's copies together, first seen first
         found.sort(key=lambda copy: rank[copy[0]])
     copies: list[Copy] = []
     for key, location in found:  # tuple.__new__: Record's checks of arguments cost 1 µs a copy
