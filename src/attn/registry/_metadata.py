@@ -130,7 +130,7 @@ def scan(
     Metadata is read for copies with entry points *wants_metadata* wants or that cannot be read,
     of the names in *also* and of names found twice; *kept_only* leaves the others out.
     """
-    # importlib.metadata reads a zip, wheel or egg, other finders' copies; all on Windows or 3.14+.
+    # importlib.metadata reads zips, eggs, other finders' copies; all on Windows or per reader().
     fast = (using or reader()) == "fast" and os.sep == "/" and standard_finders()
     copies: list[Copy] = []
     unreadable: dict[Problem, DistributionRecord] = {}

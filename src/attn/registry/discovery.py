@@ -159,7 +159,7 @@ def misspelt(candidate: str, group: str) -> bool:
         return False
     from importlib.util import find_spec  # noqa: PLC0415 - 1 ms of a bare process: typos only
 
-    project = _project(candidate)  # the host's own, or not a module name: a typo
+    project = _project(candidate)  # a typo if it is the host's own project or no module name:
     with contextlib.suppress(Exception):  # finds it, imports nothing; a broken finder: a typo
         same = project.lower() == _project(group).lower() or not project.isidentifier()
         return same or find_spec(project) is None
