@@ -107,8 +107,8 @@ def _import_roots(dist: Distribution) -> set[Path]:
     return roots
 
 
-def _with_requirements(names: Sequence[str]) -> list[Distribution]:
-    """The installed distributions *names* and, recursively, what they require here."""
+def _with_requirements(names: Sequence[str], path: Sequence[str] = ()) -> list[Distribution]:
+    """The installed distributions *names* and, recursively, what they require (on *path*)."""
     from packaging.requirements import Requirement  # noqa: PLC0415 - only for this fixture
     from packaging.utils import canonicalize_name  # noqa: PLC0415
 
@@ -118,7 +118,10 @@ def _with_requirements(names: Sequence[str]) -> list[Distribution]:
         name = canonicalize_name(todo.pop())
         if name in found:
             continue
-        found[name] = distribution(name)
+        found[name] = (
+            next(iter(Distribution.discover(name=name, path=path)), None) if path else None
+        )
+        found[name] = found[name] or distribution(name)  # PackageNotFoundError if none
         for text in found[name].requires or ():
             requirement = Requirement(text)
             if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
@@ -157,6 +160,37 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
             (site / folder.name).symlink_to(folder, target_is_directory=folder.is_dir())
     python = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     return Runtime(python=python, site=site)
+
+
+@pytest.fixture(scope="session")
+def backport(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A sys.path folder holding the importlib_metadata backport (the test extra installs it).
+
+    Importing it adds its own path finder to ``sys.meta_path``, as a host process gets it
+    from the libraries that import the backport (OpenTelemetry among them).
+    """
+    site = tmp_path_factory.mktemp("backport")
+    for dist in _with_requirements(["importlib_metadata"], list(_ORIGINAL_PATH)):
+        for folder in _import_roots(dist):
+            (site / folder.name).symlink_to(folder, target_is_directory=folder.is_dir())
+    return site
+
+
+@pytest.fixture
+def with_backport(backport: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process as importing importlib_metadata leaves it: its path finder reads all metadata.
+
+    The import appends that finder to ``sys.meta_path`` and deletes the standard path finder's
+    ``find_distributions``; both are undone after the test.
+    """
+    path_finder = importlib.machinery.PathFinder
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.setattr(path_finder, "find_distributions", vars(path_finder)["find_distributions"])
+    monkeypatch.syspath_prepend(str(backport))
+    finder = importlib.import_module("importlib_metadata").MetadataPathFinder  # the first time,
+    monkeypatch.delattr(path_finder, "find_distributions", raising=False)  # its import does both
+    sys.meta_path[:] = [*(f for f in sys.meta_path if type(f) is not finder), finder()]
+    sys.path.remove(str(backport))
 
 
 @pytest.fixture(autouse=True)

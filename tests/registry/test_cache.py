@@ -646,6 +646,30 @@ def test_a_cache_folder_that_cannot_be_made_is_not_an_error(env):
     assert (first["warnings"], second["from_file"]) == ([], False)
 
 
+def test_the_importlib_metadata_backport_keeps_the_cache_on(env, backport):
+    """Its path finder (added on import, as OpenTelemetry imports it) reads the same folders.
+
+    It reads them by its own release's rules: a process without it, or with another release
+    of it, does not take the answer from that file.
+    """
+    env.dist("plug")
+    copy = env.root / "backport"
+    shutil.copytree(backport, copy)  # the files, not links: edited below
+    env.age()
+    age(copy)
+    env.extra["PYTHONPATH"] = os.pathsep.join((str(env.site), str(copy)))
+    code = "import importlib_metadata\n" + SCRIPT
+    first, second = env.run(code), env.run(code)
+    assert (first["from_file"], second["from_file"]) == (False, True)
+    assert flash(second) == ["plug.m:B", "plug", "1.0"]
+    assert first == {**second, "from_file": False, "discovery_imported": True}
+    assert env.run(code, ATTN_READER="reference", ATTN_NO_CACHE="1") == first
+    assert env.run()["from_file"] is False  # without the backport: the standard rules' file
+    code_file = copy / "importlib_metadata" / "__init__.py"
+    rewrite_in_place(code_file, "import ", "import\t")  # an upgrade in place, its folder unchanged
+    assert env.run(code)["from_file"] is False
+
+
 def test_no_cache_turns_reading_and_writing_off(env):
     """ATTN_NO_CACHE=1 writes nothing, and ignores a file that is there."""
     env.dist("plug")

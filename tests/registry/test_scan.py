@@ -504,6 +504,22 @@ def test_fast_reader_defers_to_finders_that_provide_distributions(site, tmp_path
     assert fast == reference
 
 
+def test_the_backport_s_finder_reads_every_copy_and_leaves_the_cache_on(site, with_backport):
+    """importlib_metadata, once imported, reads all metadata by rules of its own release.
+
+    So attn reads through it (its answers are importlib.metadata's now), and the cache stays
+    on: it reads the same folders, which stat checks.
+    """
+    plugin(site, "on-disk")
+    assert not controls.standard_finders()
+    assert controls.standard_finders(backport=True)
+    fast, reference = both()
+    assert fast == reference
+    assert ("on-disk", "A") in {(r.key, ep.name) for r in fast for ep in r.entry_points}
+    sys.meta_path.append(Finder(list))  # another finder still turns the cache off
+    assert not controls.standard_finders(backport=True)
+
+
 class InMemory(importlib.metadata.Distribution):
     """A distribution without a folder, as a finder serving a zipapp or a frozen app has."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import TYPE_CHECKING, ClassVar, NoReturn, TypeVar, cast
 
 from attn import _fork
@@ -208,9 +210,6 @@ def register_mla_prefill_backend(
 
 def _deprecated_alias(owner: str) -> type[AttentionBackendEnum]:
     # _Backend, the seeds' name for the attention registry, with its warning.
-    import sys  # noqa: PLC0415 - off the warm path
-    import warnings  # noqa: PLC0415
-
     msg = f"{owner}._Backend is deprecated; use attn.AttentionBackendEnum"
     caller = sys._getframe(2).f_code.co_name  # noqa: SLF001 - what asked for _Backend
     if caller != "_handle_fromlist":  # `from attn import _Backend` asks twice: warn once

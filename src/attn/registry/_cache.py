@@ -146,6 +146,8 @@ def host_scan(
 ) -> HostScan:
     """The host's scan: this process's, else the cache file's, else a new one from *scan*."""
     host_key, ordered, using = canonical_name(host), tuple(sorted(set(groups))), reader(prefix)
+    # importlib_metadata, once imported, reads every copy by its own rules: its code is stamped.
+    backport = [f for f in [getattr(sys.modules.get("importlib_metadata"), "__file__", None)] if f]
     # Without a working folder, relative entries stay relative: no other process's key equals.
     cwd = ""
     with contextlib.suppress(OSError):
@@ -154,12 +156,12 @@ def host_scan(
     # Off with <PREFIX>_NO_CACHE, with another meta-path finder (stat cannot check what it
     # provides), and without os.geteuid (no file is provably the user's own).
     variable = Controls(prefix).no_cache_variable
-    off = parse_bool(variable, os.environ.get(variable)) or not standard_finders()
+    off = parse_bool(variable, os.environ.get(variable)) or not standard_finders(backport=True)
     process_key, held = (ordered, tuple(sys.path), resolved, using), _SHARED.get(host_key)
     if not fresh and held is not None and held[0] == process_key:  # set since: write no file
         return held[1]._replace(file=None) if off else held[1]
     interpreter = (sys.executable, sys.version, sys.implementation.cache_tag)
-    key = (FORMAT, *interpreter, resolved, _HERE, host_key, ordered, using)
+    key = (FORMAT, *interpreter, resolved, _HERE, host_key, ordered, using, *backport)
     base = os.environ.get("XDG_CACHE_HOME", "")
     base = base if os.path.isabs(base) else os.path.join(os.path.expanduser("~"), ".cache")
     file = None
@@ -174,7 +176,7 @@ def host_scan(
         started, records = time.time_ns(), scan()
         paths: list[str] = []
         if file is not None:  # stamps only for a file to check them against
-            paths = [*resolved, *(os.path.join(_HERE, f"{n}.py") for n in _SOURCES)]
+            paths = [*resolved, *(os.path.join(_HERE, f"{n}.py") for n in _SOURCES), *backport]
             for _, location, *_ in records:  # the metadata folder (or legacy file) and its files
                 paths += [location, *(os.path.join(location, f) for f in _METADATA_FILES)]
         stamps = tuple((p, entries[p] if p in entries else _stamp(p)) for p in dict.fromkeys(paths))

@@ -40,13 +40,12 @@ def reader(prefix: str = "ATTN") -> str:
     return value if covered(sys.version_info[:2]) else "reference"
 
 
-def standard_finders() -> bool:
-    """Whether only the standard path finder provides distributions (the usual case)."""
+def standard_finders(*, backport: bool = False) -> bool:
+    """Whether only the standard path finder (*backport*: or the backport's) gives distributions."""
     path_finder = getattr(sys.modules.get("_frozen_importlib_external"), "PathFinder", None)
-    return all(
-        finder is path_finder or getattr(finder, "find_distributions", None) is None
-        for finder in sys.meta_path
-    )
+    other = backport and getattr(sys.modules.get("importlib_metadata"), "MetadataPathFinder", None)
+    finders = (f for f in sys.meta_path if getattr(f, "find_distributions", None) is not None)
+    return all(finder is path_finder or type(finder) is other for finder in finders)
 
 
 def parse_bool(variable: str, value: str | None) -> bool:
