@@ -107,8 +107,8 @@ _LIST: Final = (
 _RESOLVE: Final = 'import attn; attn.AttentionBackendEnum["FLASH_ATTN"]'
 _STEVEDORE: Final = f"from stevedore import _cache; _cache.get_group_named({GROUP!r})"
 _STDLIB: Final = f"import importlib.metadata as m; m.entry_points(group={GROUP!r})"
-# A host that imported the backport (OpenTelemetry imports it): importlib.metadata reads by its
-# rules from then on. In the host modes of the realistic site and the real virtualenv.
+# A host that imported the backport (dask imports it on Python 3.10 and 3.11): importlib.metadata
+# reads by its rules from then on. In the host modes of the realistic site and the real virtualenv.
 _BACKPORT: Final = "import importlib_metadata\n"
 _HOSTS: Final = ("realistic-host", "venv-host")
 

@@ -167,7 +167,7 @@ def backport(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A sys.path folder holding the importlib_metadata backport (the test extra installs it).
 
     Importing it adds its own path finder to ``sys.meta_path``, as a host process gets it
-    from the libraries that import the backport (OpenTelemetry among them).
+    from the libraries that import the backport (dask among them, on Python 3.10 and 3.11).
     """
     site = tmp_path_factory.mktemp("backport")
     for dist in _with_requirements(["importlib_metadata"], list(_ORIGINAL_PATH)):
