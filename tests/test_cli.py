@@ -360,6 +360,16 @@ def test_invalid_boolean_variable_exits_2(run, monkeypatch, variable, args):
     )
 
 
+@pytest.mark.parametrize("variable", ["ATTN_NO_CACHE", "ATTN_READER"])
+def test_invalid_switch_exits_2_with_plugins_disabled_too(run, monkeypatch, variable):
+    """With ATTN_DISABLE_PLUGINS=1 nothing scans, and a bad value is still a usage error."""
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    monkeypatch.setenv(variable, "maybe")
+    result = run("list")
+    assert (result.code, result.out) == (2, "")
+    assert result.err.startswith(f"Error: Invalid value for {variable}: 'maybe'; expected ")
+
+
 # -- attn list ----------------------------------------------------------------------
 
 

@@ -57,6 +57,17 @@ def test_a_bad_value_of_one_hosts_switch_fails_that_host_only(plugins, monkeypat
     assert e.value.value == " Bogus"  # as set, not as compared
 
 
+@pytest.mark.parametrize("switch", ["READER", "NO_CACHE"])
+def test_a_bad_switch_value_is_an_error_with_plugins_disabled_too(plugins, monkeypatch, switch):
+    """No scan reads the switches then, yet a bad value is the same error (docs/cli.md)."""
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    monkeypatch.setenv(f"ATTN_{switch}", "bogus")
+    with pytest.raises(AttnConfigError, match=f"^Invalid value for ATTN_{switch}: 'bogus'"):
+        attn.AttentionBackendEnum.refresh()
+    monkeypatch.setenv(f"ATTN_{switch}", "")  # unset and empty are the default
+    attn.AttentionBackendEnum.refresh()
+
+
 def test_each_hosts_reader_is_its_own(plugins, monkeypatch):
     """Either reader finds the same plugins, whichever each host's switch picks."""
     for attn_reader, kiln_reader in [("fast", "reference"), ("reference", "fast")]:

@@ -31,10 +31,10 @@ def covered(version: tuple[int, int]) -> bool:
     return version <= NEWEST_COVERED
 
 
-def reader(prefix: str = "ATTN") -> str:
+def reader(prefix: str = "ATTN", env: Mapping[str, str] = os.environ) -> str:
     """``fast``, unless ``<PREFIX>_READER=reference`` or Python is newer than `NEWEST_COVERED`."""
     variable = READER_VARIABLE.format(prefix=prefix)
-    value = (written := os.environ.get(variable, "")).strip().lower() or "fast"
+    value = (written := env.get(variable, "")).strip().lower() or "fast"
     if value not in {"fast", "reference"}:
         raise AttnConfigError(variable, written, "fast or reference")  # as set, like the flags
     return value if covered(sys.version_info[:2]) else "reference"
@@ -138,7 +138,7 @@ class Controls(_Settings):
 
 
 def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Controls:
-    """Read the ``<PREFIX>_*`` controls (`AttnConfigError` if a flag is not a boolean)."""
+    """Read the ``<PREFIX>_*`` controls (`AttnConfigError` for a bad flag or reader value)."""
     env = os.environ if environ is None else environ
 
     def names(suffix: str) -> tuple[tuple[str, ...], tuple[str, ...]]:  # canonical, once each
@@ -147,6 +147,7 @@ def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Cont
         return tuple(dict.fromkeys(map(canonical_name, written))), written
 
     (only, only_as_written), prefer, block = map(names, ("PLUGINS", "PREFER", "BLOCK_PLUGINS"))
-    flags = (f"{prefix}_DISABLE_PLUGINS", f"{prefix}_STRICT")
-    disable, strict = (parse_bool(variable, env.get(variable)) for variable in flags)
+    flags = (f"{prefix}_DISABLE_PLUGINS", f"{prefix}_STRICT", f"{prefix}_NO_CACHE")
+    disable, strict, _ = (parse_bool(variable, env.get(variable)) for variable in flags)
+    reader(prefix, env)  # the switches too: a bad value is an error with plugins disabled as well
     return Controls(prefix, disable, only or None, only_as_written, strict, *prefer, *block)

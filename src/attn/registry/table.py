@@ -91,8 +91,7 @@ class Snapshot(Record):
     warm: Outcome | None = None
 
 
-# os.path, not pathlib, which is a noticeable part of attn's import cost.
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # noqa: PTH100, PTH120
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # attn's folder
 
 
 class RegistryState:
