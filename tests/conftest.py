@@ -118,10 +118,8 @@ def _with_requirements(names: Sequence[str], path: Sequence[str] = ()) -> list[D
         name = canonicalize_name(todo.pop())
         if name in found:
             continue
-        found[name] = (
-            next(iter(Distribution.discover(name=name, path=path)), None) if path else None
-        )
-        found[name] = found[name] or distribution(name)  # PackageNotFoundError if none
+        on_path = Distribution.discover(name=name, path=list(path or sys.path))
+        found[name] = next(iter(on_path), None) or distribution(name)  # PackageNotFoundError
         for text in found[name].requires or ():
             requirement = Requirement(text)
             if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):

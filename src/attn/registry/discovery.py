@@ -157,12 +157,12 @@ def misspelt(candidate: str, group: str) -> bool:
     """A typo of *group*, unless its project part is another importable project (``xattn``)."""
     if not looks_like_typo(candidate, group):
         return False
-    from importlib.util import find_spec  # noqa: PLC0415 - 1 ms of a bare process: typos only
+    project = _project(candidate)  # a typo: the host's own project, not a module name,
+    if project.lower() != _project(group).lower() and project.isidentifier():
+        from importlib.util import find_spec  # noqa: PLC0415 - 1 ms of a bare process: typos only
 
-    project = _project(candidate)  # a typo if it is the host's own project or no module name:
-    with contextlib.suppress(Exception):  # finds it, imports nothing; a broken finder: a typo
-        same = project.lower() == _project(group).lower() or not project.isidentifier()
-        return same or find_spec(project) is None
+        with contextlib.suppress(Exception):  # or no module's (find_spec imports nothing)
+            return find_spec(project) is None  # a finder that raises: a typo
     return True
 
 
