@@ -6,7 +6,7 @@ import pytest
 
 from attn import AttnError
 from attn.registry import AttnConfigError
-from attn.registry.controls import Controls, parse_bool, read_controls
+from attn.registry.controls import Controls, parse_bool, read_controls, reader
 
 
 @pytest.mark.parametrize("value", ["1", "true", "yes", "on", "TRUE", "Yes", "oN", " 1 "])
@@ -51,8 +51,21 @@ def test_other_values_are_an_error_naming_the_variable(variable, value):
 def test_nothing_set():
     """With no variable set, plugins are enabled, unselected and not strict."""
     assert read_controls("ATTN", {}) == Controls(
-        prefix="ATTN", disable_plugins=False, only=None, only_as_written=(), strict=False
+        prefix="ATTN",
+        disable_plugins=False,
+        only=None,
+        only_as_written=(),
+        strict=False,
+        no_cache=False,
+        reader=reader("ATTN", {}),  # "reference" on a Python the tests have not seen
     )
+
+
+def test_the_cache_and_reader_switches():
+    """``<PREFIX>_NO_CACHE`` and ``<PREFIX>_READER`` are read once, with the other controls."""
+    controls = read_controls("HOST", {"HOST_NO_CACHE": "yes", "HOST_READER": " Reference "})
+    assert (controls.no_cache, controls.reader) == (True, "reference")
+    assert read_controls("HOST", {"ATTN_NO_CACHE": "1"}).no_cache is False
 
 
 @pytest.mark.parametrize(

@@ -352,7 +352,7 @@ def test_a_host_scan_keeps_exactly_the_records_the_pipeline_uses(
     assert len(kept) < len(full)  # the interpreter's own distributions are left out
     assert fast_scan(wants_host, ("attn",), kept_only=True) == kept
     assert reference_scan(wants_host, ("attn",), kept_only=True) == kept
-    assert scan_host("attn", GROUPS, "ATTN") == kept
+    assert scan_host("attn", GROUPS, read_controls("ATTN").reader) == kept
     for group in GROUPS:
         arguments = {"group": group, "host": "attn", "controls": read_controls("ATTN")}
         arguments["builtin_names"] = ("FLASH_ATTN",)
@@ -796,6 +796,7 @@ def test_a_newer_python_reads_through_importlib_metadata(monkeypatch, python):
     monkeypatch.setattr(controls, "NEWEST_COVERED", (3, 9))
     monkeypatch.setenv("ATTN_READER", "fast")
     assert controls.reader() == "reference"
+    assert read_controls("ATTN").reader == "reference"
     assert _metadata.entry_point_pattern() is importlib.metadata.EntryPoint.pattern
     code = (
         "import os, sys; os.environ['ATTN_NO_CACHE'] = '1'\n"

@@ -11,7 +11,7 @@ import time
 from binascii import crc32
 from typing import TYPE_CHECKING, Any
 
-from .controls import Controls, canonical_name, parse_bool, reader, standard_finders
+from .controls import Controls, canonical_name, standard_finders
 from .errors import Record
 
 if TYPE_CHECKING:
@@ -141,11 +141,11 @@ def host_scan(
     groups: Iterable[str],
     scan: Callable[[], tuple[RecordData, ...]],
     *,
-    prefix: str,
+    controls: Controls,
     fresh: bool = False,
 ) -> HostScan:
     """The host's scan: this process's, else the cache file's, else a new one from *scan*."""
-    host_key, ordered, using = canonical_name(host), tuple(sorted(set(groups))), reader(prefix)
+    host_key, ordered, using = canonical_name(host), tuple(sorted(set(groups))), controls.reader
     # importlib_metadata, once imported, reads every copy by its own rules: its code is stamped.
     backport = [f for f in [getattr(sys.modules.get("importlib_metadata"), "__file__", None)] if f]
     # Without a working folder, relative entries stay relative: no other process's key equals.
@@ -155,8 +155,7 @@ def host_scan(
     resolved = tuple(os.path.join(cwd, e) if isinstance(e, str) else repr(e) for e in sys.path)
     # Off with <PREFIX>_NO_CACHE, with another meta-path finder (stat cannot check what it
     # provides), and without os.geteuid (no file is provably the user's own).
-    variable = Controls(prefix).no_cache_variable
-    off = parse_bool(variable, os.environ.get(variable)) or not standard_finders(backport=True)
+    off = controls.no_cache or not standard_finders(backport=True)
     process_key, held = (ordered, tuple(sys.path), resolved, using), _SHARED.get(host_key)
     if not fresh and held is not None and held[0] == process_key:  # set since: write no file
         return held[1]._replace(file=None) if off else held[1]

@@ -77,6 +77,8 @@ class _Settings(Record):  # a record's body declares fields only (as a NamedTupl
     prefer_as_written: tuple[str, ...] = ()
     block: tuple[str, ...] = ()
     block_as_written: tuple[str, ...] = ()
+    no_cache: bool = False
+    reader: str = "fast"  # what reader() says for the host's <PREFIX>_READER
 
 
 class Controls(_Settings):
@@ -146,8 +148,8 @@ def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Cont
         written = tuple(p.strip() for p in parts if p.strip())
         return tuple(dict.fromkeys(map(canonical_name, written))), written
 
-    (only, only_as_written), prefer, block = map(names, ("PLUGINS", "PREFER", "BLOCK_PLUGINS"))
+    (only, written), prefer, block = map(names, ("PLUGINS", "PREFER", "BLOCK_PLUGINS"))
     flags = (f"{prefix}_DISABLE_PLUGINS", f"{prefix}_STRICT", f"{prefix}_NO_CACHE")
-    disable, strict, _ = (parse_bool(variable, env.get(variable)) for variable in flags)
-    reader(prefix, env)  # the switches too: a bad value is an error with plugins disabled as well
-    return Controls(prefix, disable, only or None, only_as_written, strict, *prefer, *block)
+    disable, strict, no_cache = (parse_bool(variable, env.get(variable)) for variable in flags)
+    kind = reader(prefix, env)  # read here, so a bad value is an error with plugins disabled too
+    return Controls(prefix, disable, only or None, written, strict, *prefer, *block, no_cache, kind)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from . import _findings
 from ._metadata import UNREADABLE_KEY, entry_point_pattern, installed_with, project_folder, scan
 from .codes import Code
-from .controls import canonical_name, reader
+from .controls import canonical_name
 from .errors import ClassPath, InvalidPathError, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
@@ -166,11 +166,10 @@ def misspelt(candidate: str, group: str) -> bool:
     return True
 
 
-def scan_host(host: str, groups: Iterable[str], prefix: str) -> tuple[DistributionRecord, ...]:
-    """Scan ``sys.path`` for the host and the distributions with entry points in *groups*."""
+def scan_host(host: str, groups: Iterable[str], using: str) -> tuple[DistributionRecord, ...]:
+    """Scan ``sys.path`` (with the reader *using*) for the host and *groups*' distributions."""
     groups = frozenset(groups)  # a verdict per group, not per entry point:
     wanted = functools.cache(lambda g: g in groups or any(looks_like_typo(g, x) for x in groups))
-    using = reader(prefix)
     return scan(lambda ep: wanted(ep.group), (canonical_name(host),), kept_only=True, using=using)
 
 
@@ -272,7 +271,7 @@ def discover(
     if controls.disable_plugins:  # no entry-point discovery at all: no metadata is read
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:
-        records = scan_host(host, groups, controls.prefix)
+        records = scan_host(host, groups, controls.reader)
     if (sites := os.environ.get(TESTING_SITES_VARIABLE.format(prefix=controls.prefix))) is not None:
         allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
         records = [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]

@@ -165,16 +165,15 @@ class RegistryState:
     def _scan(self, controls: Controls, fresh: bool) -> HostScan | None:
         if controls.disable_plugins:
             return None
-        host, prefix, group = self.config.host, self.config.env_prefix, self.config.group
-        groups = (group, *self._groups)
+        host, groups = self.config.host, (self.config.group, *self._groups)
 
         def scan() -> tuple[RecordData, ...]:
             from .discovery import scan_host  # noqa: PLC0415 - the cold path only
             from .report import plain  # noqa: PLC0415
 
-            return plain(scan_host(host, groups, prefix))  # type: ignore[no-any-return]
+            return plain(scan_host(host, groups, controls.reader))  # type: ignore[no-any-return]
 
-        return host_scan(host, groups, scan, prefix=prefix, fresh=fresh)
+        return host_scan(host, groups, scan, controls=controls, fresh=fresh)
 
     def _pipeline(self, controls: Controls, scan: HostScan | None) -> DiscoveryResult:
         from ._metadata import records_from  # noqa: PLC0415 - as scan_host, the cold path only
