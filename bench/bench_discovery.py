@@ -100,6 +100,10 @@ class Method(NamedTuple):
     only: tuple[str, ...] = ()
     """The modes it runs in; empty: every mode."""
 
+    def runs_in(self, mode: Mode) -> bool:
+        """Whether *mode* runs it (when what it *needs* is installed)."""
+        return not (mode.host and self.bare_only) and (not self.only or mode.key in self.only)
+
 
 _LIST: Final = (
     "import sys; from attn.cli import main; sys.argv = ['attn', 'list', '--json']; main()"
@@ -225,9 +229,7 @@ class Cell:
         self.methods = [
             m
             for m in METHODS
-            if not (mode.host and m.bare_only)
-            and (not m.only or mode.key in m.only)
-            and (m.needs is None or importable(env.python, m.needs))
+            if m.runs_in(mode) and (m.needs is None or importable(env.python, m.needs))
         ]
         prelude = []
         if env.site is not None:
@@ -662,13 +664,7 @@ def main(argv: list[str] | None = None) -> int:
     for mode in modes:
         by_n = cells[mode.key]
         methods = next(iter(by_n.values())).methods
-        skipped = [
-            m.label
-            for m in METHODS
-            if m not in methods
-            and not (mode.host and m.bare_only)
-            and (not m.only or mode.key in m.only)
-        ]
+        skipped = [m.label for m in METHODS if m not in methods and m.runs_in(mode)]
         print(f"\n### {mode.key}: {mode.title}\n")
         if skipped:
             print(f"Skipped (not installed): {', '.join(skipped)}\n")
