@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, NoReturn
 
 import pytest
 
-from attn.registry.controls import canonical_name
-from attn.registry.discovery import TESTING_SITES_VARIABLE
+from attn.registry.controls import TESTING_SITES_VARIABLE, canonical_name
 from attn.registry.enum import ON_DECLARE, BackendEnumMeta, declared_registries, state_of
 from attn.registry.errors import describe, parse_path
 from attn.registry.loading import Backend, attribute, import_names, interface_of

@@ -753,6 +753,36 @@ def test_a_block_applies_on_top_of_a_warm_cache(env):
     assert (unblocked["from_file"], unblocked["AttentionBackendEnum"]) == (True, everything)
 
 
+def outcomes_in(file: Path) -> dict:
+    return marshal.loads(file.read_bytes()[4:])[5]  # noqa: S302 - attn's own file
+
+
+def test_variables_the_merge_does_not_read_reuse_the_cached_merge(env):
+    """A job's own ATTN_* variables, or the selection's, neither rescan nor grow the file."""
+    env.dist("plug")
+    env.age()
+    env.run()
+    before = file_of(env).read_bytes()
+    for job in range(3):
+        out = env.run(ATTN_JOB_ID=str(job), ATTN_ATTENTION_BACKEND="TORCH_SDPA")
+        assert (out["from_file"], flash(out)) == (True, ["plug.m:B", "plug", "1.0"])
+    assert file_of(env).read_bytes() == before
+    assert len(outcomes_in(file_of(env))) == 2  # one merge per registry
+
+
+def test_the_file_keeps_the_newest_merges_only(tmp_path):
+    """Each new setting of the controls adds a merge; past KEPT_OUTCOMES, the oldest go."""
+    file = tmp_path / "attn" / "host-0.marshal"
+    scan = _cache.HostScan(("key",), (), (), str(file), 0, False, {}, set())  # noqa: FBT003
+    outcome = _cache.Outcome((), None, ())
+    contexts = [(("ATTN", f"prefer-{i}"), ("FLASH_ATTN",)) for i in range(_cache.KEPT_OUTCOMES + 4)]
+    for context in [*contexts, contexts[5]]:  # the sixth again: kept, as the newest
+        scan.remember(GROUP, context, outcome)
+    kept = [contexts[4], *contexts[6:], contexts[5]]
+    assert list(outcomes_in(file)) == [(GROUP, *context) for context in kept]
+    assert len(kept) == _cache.KEPT_OUTCOMES
+
+
 def test_conflict_warning_fires_from_the_cache_too(env):
     """The conflict warning is the same, word for word, with and without a cache hit."""
     env.dist("claim-a")

@@ -1169,18 +1169,15 @@ def test_triton_beside_a_plugin_changes_nothing(site, triton, run_discovery):
     assert result.findings == ()
 
 
-def test_testing_sites_limit_plugins_to_their_folders(sites, run_discovery, monkeypatch):
+def test_testing_sites_limit_plugins_to_their_folders(sites, run_discovery):
     """With attn.testing's private variable set, only plugins in its folders are discovered."""
     installed, fake = sites.new("installed"), sites.new("fake")
     installed.dist("installed", entry_points=eps(FLASH_ATTN="a:X"))
     fake.dist("fake", entry_points=eps(VENDOR="b:Y"))
-    monkeypatch.setenv("_ATTN_TESTING_SITES", str(fake.root))
-    result = run_discovery()
+    result = run_discovery({"_ATTN_TESTING_SITES": str(fake.root)})
     assert [(p.name, p.distribution) for p in result.plugins] == [("VENDOR", "fake")]
     assert result.host_version == attn.__version__
-    monkeypatch.setenv("_ATTN_TESTING_SITES", "")
-    assert run_discovery().plugins == ()
-    monkeypatch.delenv("_ATTN_TESTING_SITES")
+    assert run_discovery({"_ATTN_TESTING_SITES": ""}).plugins == ()
     assert [p.name for p in run_discovery().plugins] == ["FLASH_ATTN", "VENDOR"]
 
 

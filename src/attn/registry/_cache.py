@@ -19,11 +19,12 @@ if TYPE_CHECKING:
 
     WarningData = tuple[str, str]  # the code that names the warning's class, message
     Stamp = tuple[int, int, int, int] | None
-    MergeContext = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]  # environment_key, names
+    MergeContext = tuple[tuple[object, ...], tuple[str, ...]]  # the controls, built-in names
     RecordData = tuple[Any, ...]  # a DistributionRecord as report.plain makes it
 
-FORMAT = 9  # bumped whenever the layout of the file changes
+FORMAT = 10  # bumped whenever the layout of the file changes
 RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
+KEPT_OUTCOMES = 16  # merges for other controls (ATTN_PLUGINS=...) than the newest are dropped
 TICK_NS = 20_000_000  # how far the kernel's file clock (st_ctime) may lag time.time_ns()
 #: attn's own modules whose code decides what is cached: editing one invalidates.
 _SOURCES = ("_cache", "_findings", "_metadata", "_scan", "controls", "discovery", "report", "table")
@@ -73,8 +74,11 @@ class HostScan(Record):
         return self.outcomes.get((group, context[0], context[1]))
 
     def remember(self, group: str, context: MergeContext, outcome: Outcome) -> None:
-        """Keep *outcome* for *group* and *context*, and write the file."""
-        self.outcomes[(group, context[0], context[1])] = outcome
+        """Keep *outcome* for *group* and *context*, and write the file (the newest outcomes)."""
+        self.outcomes.pop(key := (group, context[0], context[1]), None)
+        self.outcomes[key] = outcome
+        for old in list(self.outcomes)[:-KEPT_OUTCOMES]:
+            del self.outcomes[old]
         if self.file is None:
             return
         outcomes = {k: tuple(v) for k, v in self.outcomes.items()}
@@ -200,9 +204,3 @@ def forget(host: str | None = None) -> None:
     """Drop *host*'s scan in this process, or every one (the next discovery scans again)."""
     for key in list(_SHARED) if host is None else [canonical_name(host)]:
         _SHARED.pop(key, None)
-
-
-def environment_key(prefix: str) -> tuple[tuple[str, str], ...]:
-    """The host's variables (``<PREFIX>_*`` and ``_<PREFIX>_*``) as they are set now."""
-    heads = (f"{prefix}_", f"_{prefix}_")
-    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(heads)))

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 #: Private switch for tests, per host: ``reference`` reads through `importlib.metadata`.
 READER_VARIABLE = "{prefix}_READER"
+#: Private, per host, set by `attn.testing`: the only folders whose plugins discovery keeps.
+TESTING_SITES_VARIABLE = "_{prefix}_TESTING_SITES"
 #: The newest Python on which the tests compare the fast reader with `importlib.metadata`.
 NEWEST_COVERED = (3, 13)
 
@@ -79,6 +81,7 @@ class _Settings(Record):  # a record's body declares fields only (as a NamedTupl
     block_as_written: tuple[str, ...] = ()
     no_cache: bool = False
     reader: str = "fast"  # what reader() says for the host's <PREFIX>_READER
+    testing_sites: str | None = None  # TESTING_SITES_VARIABLE, as set
 
 
 class Controls(_Settings):
@@ -152,4 +155,6 @@ def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Cont
     flags = (f"{prefix}_DISABLE_PLUGINS", f"{prefix}_STRICT", f"{prefix}_NO_CACHE")
     disable, strict, no_cache = (parse_bool(variable, env.get(variable)) for variable in flags)
     kind = reader(prefix, env)  # read here, so a bad value is an error with plugins disabled too
-    return Controls(prefix, disable, only or None, written, strict, *prefer, *block, no_cache, kind)
+    sites = env.get(TESTING_SITES_VARIABLE.format(prefix=prefix))
+    listed = (only or None, written, strict, *prefer, *block)
+    return Controls(prefix, disable, *listed, no_cache, kind, sites)

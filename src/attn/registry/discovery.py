@@ -27,9 +27,6 @@ if TYPE_CHECKING:
     from .controls import Controls
     from .report import PluginStatus
 
-#: Private, per host, set by `attn.testing`: the only folders (os.pathsep-separated) of plugins.
-TESTING_SITES_VARIABLE = "_{prefix}_TESTING_SITES"
-
 
 def parse_entry_point_value(value: str) -> ClassPath:
     """Parse an entry point value as `importlib.metadata` does (`InvalidPathError` if not)."""
@@ -272,7 +269,7 @@ def discover(
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if records is None:
         records = scan_host(host, groups, controls.reader)
-    if (sites := os.environ.get(TESTING_SITES_VARIABLE.format(prefix=controls.prefix))) is not None:
+    if (sites := controls.testing_sites) is not None:  # os.pathsep-separated folders
         allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
         records = [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]
     records = imported_first(records, host_key, host_root)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from attn import _fork
 
-from ._cache import Outcome, environment_key, forget, host_scan
+from ._cache import Outcome, forget, host_scan
 from .controls import Controls, read_controls
 from .errors import ClassPath, PluginProblemError, PluginWarning, Record
 
@@ -199,7 +199,7 @@ class RegistryState:
         # Returns the warnings to issue: not those another registry issued for the same scan.
         config, controls = self.config, self.controls()
         scan = self._scan(controls, fresh)
-        context = (environment_key(config.env_prefix), self._builtin_names)
+        context = (tuple(controls), self._builtin_names)  # the merge's every input but the scan
         outcome = warm = None if scan is None else scan.outcome(config.group, context)
         result = None
         if outcome is None:  # the cold path only (a cached outcome holds its warnings)
