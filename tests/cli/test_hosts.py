@@ -502,6 +502,29 @@ def test_attns_hints_for_another_hosts_registry_name_it(run, tinyinfer, tmp_path
     )
 
 
+def test_strict_errors_name_the_command_that_ran(host, run, tinyinfer, monkeypatch):
+    """TINYINFER_STRICT=1 beside a typo'd group: the fixes are the doctor of the command run."""
+    monkeypatch.setenv("TINYINFER_STRICT", "1")
+    code, out, err = host("list")
+    assert (code, out) == (1, "")
+    assert err.startswith("Error: TINYINFER_STRICT=1 and the sampler plugins in group ")
+    assert err.endswith("Run 'tinyinfer plugins doctor' for the fixes.\n")
+    code, _, err = run("list", "--registry", REGISTRY)
+    assert (code, err.splitlines()[-1]) == (
+        1,
+        f"Run 'attn doctor --registry {REGISTRY}' for the fixes.",
+    )
+    code, _, err = run("list", "--registry", REGISTRY, prog="tinyinfer plugins")
+    assert (
+        err.splitlines()[-1]
+        == f"Run 'tinyinfer plugins doctor --registry {REGISTRY}' for the fixes."
+    )
+    with pytest.raises(attn.AttnError) as raised:  # outside a command: attn's, with --registry
+        SamplerEnum["GREEDY"]
+    assert str(raised.value).endswith(f"Run 'attn doctor --registry {REGISTRY}' for the fixes.")
+    assert raised.value.problems == (err.splitlines()[1][4:],)
+
+
 def test_what_the_hosts_module_prints_stays_out_of_json(run, site):
     """Importing MODULE is running its code: what it prints goes to stderr, --json stays JSON."""
     site.module("chatty_host", f"print('hello from the host')\nfrom {__name__} import *\n")

@@ -13,12 +13,13 @@ import warnings
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 from attn import _version
-from attn.registry.enum import BackendEnumMeta, close_matches
+from attn.registry.enum import BackendEnumMeta, close_matches, declared_registries
 from attn.registry.errors import (
     AttnConfigError,
     AttnError,
     AttnWarning,
     InvalidPathError,
+    PluginProblemError,
     RejectedPluginWarning,
     describe,
     parse_path,
@@ -170,7 +171,7 @@ def command(args: argparse.Namespace, registry: BackendEnumMeta | None, words: s
     if registry is None or registry in args.known:  # None: the registries the user named
         again = "" if registry else "".join(f" --registry {r}" for r in args.selected)
         return f"'{args.root} {words}{again}'"
-    return registry._attn_state.config.command(words)  # with --registry MODULE:CLASS
+    return registry._attn_state.config.command(words, args.root)  # with --registry MODULE:CLASS
 
 
 def did_you_mean(name: str, options: Iterable[str]) -> str:
@@ -276,7 +277,17 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
         err.write(parser.format_help())
         return 2
     module = importlib.import_module(f"{__name__}.{_MODULES.get(args.command, args.command)}")
-    return int(getattr(module, f"run_{args.command}")(args, out, err))
+    try:
+        return int(getattr(module, f"run_{args.command}")(args, out, err))
+    except PluginProblemError as exc:  # its fixes are this command's doctor, with *prog*
+        err.write(f"Error: {_strict_error(args, exc)}\n")
+        return 1
+
+
+def _strict_error(args: argparse.Namespace, exc: PluginProblemError) -> str:
+    named = (exc.registry, exc.group)
+    registry = next((r for r in declared_registries() if (r.__name__, r.group) == named), None)
+    return exc.render(exc.heading, exc.problems, command(args, registry, "doctor"))
 
 
 class _Stderr:

@@ -36,7 +36,7 @@ class Outcome(Record):
     """One registry's merge: warnings, strict error, and the result lookups and listing share."""
 
     warnings: tuple[WarningData, ...]
-    error: tuple[str, tuple[str, ...]] | None  # the strict-mode error's message, problems
+    error: tuple[str, tuple[str, ...]] | None  # the strict-mode error's heading, problems
     result: tuple[Any, ...]
 
     def entries(self) -> tuple[tuple[str, str, str, str | None, str | None, str], ...]:

@@ -38,9 +38,9 @@ class RegistryConfig(Record):
     host_root: str | None = None
     where: str | None = None  # MODULE:CLASS, for a registry attn's command needs --registry for
 
-    def command(self, words: str) -> str:
-        """The command line its users run for *words*: ``'attn doctor'``, quoted."""
-        return f"'attn {words}{f' --registry {self.where}' if self.where else ''}'"
+    def command(self, words: str, root: str = "attn") -> str:
+        """The command line its users run for *words*: ``'attn doctor'``, quoted (or *root*'s)."""
+        return f"'{root} {words} --registry {self.where}'" if self.where else f"'attn {words}'"
 
 
 class Entry(Record):
@@ -209,19 +209,18 @@ class RegistryState:
             result = self._pipeline(controls, scan)
             problems = tuple(f.message for f in result.findings if f.is_problem)
             doctor = config.command("doctor")
-            message = (
-                f"{controls.strict_variable}=1 and the {config.noun} plugins in group "
-                f"{config.group!r} have {len(problems)} problem(s):\n"
-                + "".join(f"  - {p}\n" for p in problems)
-                + f"Run {doctor} for the fixes."
-            )
-            error = (message, problems) if controls.strict and problems else None
+            heading = f"{controls.strict_variable}=1 and the {config.noun} plugins in group "
+            heading += f"{config.group!r} have {len(problems)} problem(s):"
+            error = (heading, problems) if controls.strict and problems else None
             warned = merge_warnings(result, config.noun, doctor, self._builtin_names)
             outcome = Outcome(tuple(warned), error, plain(result))
             if scan is not None and error is None:  # a failing merge is worked out each time
                 scan.remember(config.group, context, outcome)
         if outcome.error is not None:
-            raise PluginProblemError(outcome.error[0], problems=outcome.error[1])
+            heading, problems = outcome.error
+            text = PluginProblemError.render(heading, problems, config.command("doctor"))
+            about = {"registry": config.registry, "group": config.group}
+            raise PluginProblemError(text, heading=heading, problems=problems, **about)
         discovered = {
             name: Entry(name, ClassPath(module, qualname), "plugin", dist, version, value)
             for name, module, qualname, dist, version, value in outcome.entries()
