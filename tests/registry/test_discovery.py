@@ -680,6 +680,20 @@ def test_unreadable_entry_points_are_reported(site, run_discovery):
     assert finding.message.endswith(f"(at {info}); any backend it declares is not in effect")
 
 
+def test_entries_before_a_header_say_only_those_are_lost(site, run_discovery):
+    """A stray line above the first header: Python reads the rest, and the finding says so."""
+    info = site.dist("plug", raw_entry_points=f"STRAY = a:A\n[{GROUP}]\nKEPT = a:A\n")
+    result = run_discovery()
+    assert [(p.name, p.status) for p in result.plugins] == [("KEPT", "used")]
+    (finding,) = result.findings
+    assert finding.kind == "unreadable-metadata"
+    assert finding.message == (
+        "plug: entry_points.txt has entries before any [group] header (first: 'STRAY = a:A'); "
+        f"Python (importlib.metadata) reads none of them (at {info}); those entries are not in "
+        "effect"
+    )
+
+
 # -- conflicts -----------------------------------------------------------------
 
 

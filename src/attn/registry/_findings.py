@@ -169,8 +169,8 @@ def unreadable_findings(records: Iterable[DistributionRecord]) -> list[Finding]:
         if r.key != UNREADABLE_KEY:
             subject = distribution = r.name
             fix = unusable_fix(r.location, r.name, problem.code)
-            message = f"{r.name}: {problem} (at {r.location}); any backend it declares is not "
-            message += "in effect"
+            lost = "those entries are" if r.entry_points else "any backend it declares is"
+            message = f"{r.name}: {problem} (at {r.location}); {lost} not in effect"
         elif problem.code is Code.PATH_UNREADABLE:
             fix = f"make {r.location} readable, or take it off sys.path"
         else:
