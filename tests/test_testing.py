@@ -894,6 +894,33 @@ def test_every_check_of_a_class_it_cannot_use_says_what_to_fix(pytester, classes
     assert not [raw for raw in ("AttributeError", "StopIteration", "Traceback") if raw in out]
 
 
+MISMATCHED = """
+from attn import AttentionBackend
+
+
+class Mismatched(AttentionBackend):
+    requires = ("kern-lib", "other")
+    requires_modules = ("kern_lib",)
+"""
+
+
+def test_a_class_its_module_cannot_define_is_not_blamed_on_the_path(pytester):
+    """The base refuses the class as its module runs: each check says to fix that, not the path."""
+    pytester.makepyfile(mismatched=MISMATCHED)
+    target = "'mismatched:Mismatched'"
+    pytester.makepyfile(test_mismatched=CONFORMANCE.format(classes="", target=target))
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "--tb=line")
+    assert result.parseoutcomes()["failed"] == 8
+    out = result.stdout.str()
+    reason = (
+        "Mismatched.requires_modules ('kern_lib',) does not match requires ('kern-lib', 'other')"
+    )
+    assert out.count(f"'mismatched:Mismatched' cannot be imported: TypeError: {reason}") >= 8
+    assert out.count("its module raised it as it was imported: fix the module or the class") >= 8
+    assert "'module:QualName' path" not in out
+
+
 FORGOTTEN = """
 from attn import AttentionBackend
 

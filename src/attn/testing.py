@@ -197,10 +197,10 @@ class BackendConformance:
         try:
             cls = target if isinstance(target, type) else attribute(parse_path(target))
         except Exception as exc:  # noqa: BLE001 - any failure to import it is the finding
-            _fail(
-                f"backend_class {target!r} cannot be imported: {describe(exc)}: set it to the "
-                "class's 'module:QualName' path, and make its module importable"
-            )
+            fix = "set it to the class's 'module:QualName' path, and make its module importable"
+            if not isinstance(exc, ImportError | AttributeError | ValueError):  # not the path's
+                fix = "its module raised it as it was imported: fix the module or the class"
+            _fail(f"backend_class {target!r} cannot be imported: {describe(exc)}: {fix}")
         if not isinstance(cls, type):
             _fail(f"backend_class {target!r} names {cls!r}, which is not a class")
         return cls
