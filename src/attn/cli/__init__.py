@@ -260,11 +260,11 @@ def _parser(command: str | None, prog: str) -> _Parser:
 def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
     out = cast("IO[str]", _Stdout(sys.stdout))
     # The command *argv* names: attn's own message, as argparse's varies by Python.
-    command = next((a for a in argv if not a.startswith("-")), None)
-    if command is not None and command not in _COMMANDS:
-        msg = f"unknown command {command!r}; the commands are: {', '.join(_COMMANDS)}"
-        raise UsageError(msg + did_you_mean(command, _COMMANDS), prog)
-    parser = _parser(command, prog)
+    word = next((a for a in argv if not a.startswith("-")), None)
+    if word is not None and word not in _COMMANDS:
+        msg = f"unknown command {word!r}; the commands are: {', '.join(_COMMANDS)}"
+        raise UsageError(msg + did_you_mean(word, _COMMANDS), prog)
+    parser = _parser(word, prog)
     parser.set_defaults(known=known, root=prog)  # what every command reads besides its arguments
     try:
         args, extra = parser.parse_known_args(argv)
@@ -285,14 +285,11 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
     try:
         return int(getattr(module, f"run_{args.command}")(args, out, err))
     except PluginProblemError as exc:  # its fixes are this command's doctor, with *prog*
-        err.write(f"Error: {_strict_error(args, exc)}\n")
+        named = (exc.registry, exc.group)
+        registry = next((r for r in declared_registries() if (r.__name__, r.group) == named), None)
+        doctor = command(args, registry, "doctor")
+        err.write(f"Error: {exc.render(exc.heading, exc.problems, doctor)}\n")
         return 1
-
-
-def _strict_error(args: argparse.Namespace, exc: PluginProblemError) -> str:
-    named = (exc.registry, exc.group)
-    registry = next((r for r in declared_registries() if (r.__name__, r.group) == named), None)
-    return exc.render(exc.heading, exc.problems, command(args, registry, "doctor"))
 
 
 class _Stderr:

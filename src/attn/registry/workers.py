@@ -246,7 +246,11 @@ def mismatch(
     ]
     fixes = [_plugin_fix(commands, list(differ), [*selecting], unpreferable)] if differing else []
     if local:
-        fixes.insert(0, _LOCAL_FIX)
+        fixes.insert(
+            0,
+            "make every register_backend() and clear_override() call in the driver, before "
+            "capture_state() (apply_state() repeats them in each worker), not in one process alone",
+        )
     if missing:
         hosts = ", ".join(dict.fromkeys(r.host for r in missing))
         fixes.append(
@@ -265,12 +269,6 @@ def mismatch(
         missing_registries=tuple(r.registry for r in missing),
         selections=tuple(dict.fromkeys(registry for registry, _ in chose)),
     )
-
-
-_LOCAL_FIX = (
-    "make every register_backend() and clear_override() call in the driver, before "
-    "capture_state() (apply_state() makes them again in each worker), not in one process alone"
-)
 
 
 def _plugin_fix(
