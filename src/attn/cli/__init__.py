@@ -13,7 +13,7 @@ import warnings
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 from attn import _version
-from attn.registry.enum import BackendEnumMeta, close_matches, declared_registries
+from attn.registry.enum import BackendEnumMeta, close_matches
 from attn.registry.errors import (
     AttnConfigError,
     AttnError,
@@ -284,10 +284,8 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
     module = importlib.import_module(f"{__name__}.{_MODULES.get(args.command, args.command)}")
     try:
         return int(getattr(module, f"run_{args.command}")(args, out, err))
-    except PluginProblemError as exc:  # its fixes are this command's doctor, with *prog*
-        named = (exc.registry, exc.group)
-        registry = next((r for r in declared_registries() if (r.__name__, r.group) == named), None)
-        doctor = command(args, registry, "doctor")
+    except PluginProblemError as exc:  # the fixes: this command's doctor, on the same registries
+        doctor = command(args, None, "doctor")
         err.write(f"Error: {exc.render(exc.heading, exc.problems, doctor)}\n")
         return 1
 

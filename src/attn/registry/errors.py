@@ -231,15 +231,11 @@ class PluginProblemError(AttnError, RuntimeError):
 
     heading: str  # the switch, the registry's group and the number of problems
     problems: tuple[str, ...]  # one sentence each
-    registry: str
-    group: str
 
     @staticmethod
     def render(heading: str, problems: tuple[str, ...], doctor: str) -> str:
         """The error's text: *heading*, the *problems*, and *doctor*, the command with the fixes."""
-        return "".join(
-            [f"{heading}\n", *(f"  - {p}\n" for p in problems), f"Run {doctor} for the fixes."]
-        )
+        return "\n".join([heading, *(f"  - {p}" for p in problems), f"Run {doctor} for the fixes."])
 
 
 @final

@@ -219,8 +219,7 @@ class RegistryState:
         if outcome.error is not None:
             heading, problems = outcome.error
             text = PluginProblemError.render(heading, problems, config.command("doctor"))
-            about = {"registry": config.registry, "group": config.group}
-            raise PluginProblemError(text, heading=heading, problems=problems, **about)
+            raise PluginProblemError(text, heading=heading, problems=problems)
         discovered = {
             name: Entry(name, ClassPath(module, qualname), "plugin", dist, version, value)
             for name, module, qualname, dist, version, value in outcome.entries()
