@@ -190,11 +190,6 @@ class Style:
         return f"\033[{code}m{text}\033[0m" if self.color and text and code else text
 
 
-def printable(text: str) -> str:
-    r"""*text* as the streams write it, its control characters escaped (``\x1b``)."""
-    return _CONTROLS.sub(lambda match: match[0].encode("unicode_escape").decode("ascii"), text)
-
-
 def wrap(text: str, first: str = "    ", indent: str = "    ") -> str:
     """*text* wrapped to `WIDTH` after *first*, then *indent*; words are never broken."""
     import textwrap  # noqa: PLC0415 - attn list --json wraps nothing
@@ -300,7 +295,7 @@ class _Stderr:
         return self._stream.write(_CONTROLS.sub(self._escape, text))
 
     def _escape(self, match: re.Match[str]) -> str:
-        return (self._tty and match[1]) or printable(match[0])
+        return (self._tty and match[1]) or match[0].encode("unicode_escape").decode("ascii")
 
     def writelines(self, lines: Iterable[str]) -> None:
         self.write("".join(lines))

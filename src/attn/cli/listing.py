@@ -12,7 +12,7 @@ from attn.registry.enum import BackendEnumMeta, close_matches
 from attn.registry.listing import BackendRow, RegistryReport, build_report
 from attn.registry.loading import plugin_output_to
 
-from . import BOLD, WIDTH, Style, command, plural, printable, selected_registries, wrap
+from . import BOLD, WIDTH, Style, command, plural, selected_registries, wrap
 
 if TYPE_CHECKING:
     import argparse
@@ -41,8 +41,7 @@ def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> l
     rows, notes = [], []
     for b in report.backends:
         available = "-" if b.path is None else _YES[b.available]
-        source = printable(_source(b, report))  # escaped before it is measured
-        rows.append([b.name, b.origin, source, _YES[b.overridden], b.status, available])
+        rows.append([b.name, b.origin, _source(b, report), _YES[b.overridden], b.status, available])
         if b.status == "unregistered":
             how = f"{say(f'show {b.name}')} says how to register one."
             notes.append(f"{b.name}: unregistered (no built-in default); {how}")
