@@ -770,19 +770,6 @@ def test_variables_the_merge_does_not_read_reuse_the_cached_merge(env):
     assert len(outcomes_in(file_of(env))) == 2  # one merge per registry
 
 
-def test_the_file_keeps_the_newest_merges_only(tmp_path):
-    """Each new setting of the controls adds a merge; past KEPT_OUTCOMES, the oldest go."""
-    file = tmp_path / "attn" / "host-0.marshal"
-    scan = _cache.HostScan(("key",), (), (), str(file), 0, False, {}, set())  # noqa: FBT003
-    outcome = _cache.Outcome((), None, ())
-    contexts = [(("ATTN", f"prefer-{i}"), ("FLASH_ATTN",)) for i in range(_cache.KEPT_OUTCOMES + 4)]
-    for context in [*contexts, contexts[5]]:  # the sixth again: kept, as the newest
-        scan.remember(GROUP, context, outcome)
-    kept = [contexts[4], *contexts[6:], contexts[5]]
-    assert list(outcomes_in(file)) == [(GROUP, *context) for context in kept]
-    assert len(kept) == _cache.KEPT_OUTCOMES
-
-
 def test_conflict_warning_fires_from_the_cache_too(env):
     """The conflict warning is the same, word for word, with and without a cache hit."""
     env.dist("claim-a")

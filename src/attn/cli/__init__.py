@@ -281,7 +281,7 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
         return int(getattr(module, f"run_{args.command}")(args, out, err))
     except PluginProblemError as exc:  # the fixes: this command's doctor, on the same registries
         doctor = command(args, None, "doctor")
-        err.write(f"Error: {exc.render(exc.heading, exc.problems, doctor)}\n")
+        err.write(f"Error: {exc._render(exc.heading, exc.problems, doctor)}\n")
         return 1
 
 

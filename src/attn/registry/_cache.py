@@ -19,12 +19,11 @@ if TYPE_CHECKING:
 
     WarningData = tuple[str, str]  # the code that names the warning's class, message
     Stamp = tuple[int, int, int, int] | None
-    MergeContext = tuple[tuple[object, ...], tuple[str, ...]]  # the controls, built-in names
+    MergeContext = tuple[str, tuple[object, ...], tuple[str, ...]]  # group, controls, built-ins
     RecordData = tuple[Any, ...]  # a DistributionRecord as report.plain makes it
 
 FORMAT = 10  # bumped whenever the layout of the file changes
 RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
-KEPT_OUTCOMES = 16  # merges for other controls (ATTN_PLUGINS=...) than the newest are dropped
 TICK_NS = 20_000_000  # how far the kernel's file clock (st_ctime) may lag time.time_ns()
 #: attn's own modules whose code decides what is cached: editing one invalidates.
 _SOURCES = ("_cache", "_findings", "_metadata", "_scan", "controls", "discovery", "report", "table")
@@ -66,19 +65,12 @@ class HostScan(Record):
     file: str | None
     started: int  # time.time_ns() when the scan began: stamps this close to it are racy
     from_file: bool
-    outcomes: dict[object, Outcome]
+    outcomes: dict[MergeContext, Outcome]  # each registry's merge, per controls
     warned: set[WarningData]  # the warnings issued for this scan (each is issued once)
 
-    def outcome(self, group: str, context: MergeContext) -> Outcome | None:
-        """The cached outcome of merging *group* in *context* (variables, built-in names)."""
-        return self.outcomes.get((group, context[0], context[1]))
-
-    def remember(self, group: str, context: MergeContext, outcome: Outcome) -> None:
-        """Keep *outcome* for *group* and *context*, and write the file (the newest outcomes)."""
-        self.outcomes.pop(key := (group, context[0], context[1]), None)
-        self.outcomes[key] = outcome
-        for old in list(self.outcomes)[:-KEPT_OUTCOMES]:
-            del self.outcomes[old]
+    def remember(self, context: MergeContext, outcome: Outcome) -> None:
+        """Keep *outcome* of the merge in *context*, and write the file."""
+        self.outcomes[context] = outcome
         if self.file is None:
             return
         outcomes = {k: tuple(v) for k, v in self.outcomes.items()}

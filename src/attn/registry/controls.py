@@ -155,6 +155,5 @@ def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Cont
     flags = (f"{prefix}_DISABLE_PLUGINS", f"{prefix}_STRICT", f"{prefix}_NO_CACHE")
     disable, strict, no_cache = (parse_bool(variable, env.get(variable)) for variable in flags)
     kind = reader(prefix, env)  # read here, so a bad value is an error with plugins disabled too
-    sites = env.get(TESTING_SITES_VARIABLE.format(prefix=prefix))
-    listed = (only or None, written, strict, *prefer, *block)
-    return Controls(prefix, disable, *listed, no_cache, kind, sites)
+    listed = (only or None, written, strict, *prefer, *block, no_cache, kind)
+    return Controls(prefix, disable, *listed, env.get(TESTING_SITES_VARIABLE.format(prefix=prefix)))

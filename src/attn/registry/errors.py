@@ -233,8 +233,7 @@ class PluginProblemError(AttnError, RuntimeError):
     problems: tuple[str, ...]  # one sentence each
 
     @staticmethod
-    def render(heading: str, problems: tuple[str, ...], doctor: str) -> str:
-        """The error's text: *heading*, the *problems*, and *doctor*, the command with the fixes."""
+    def _render(heading: str, problems: tuple[str, ...], doctor: str) -> str:  # doctor: the fixes
         return "\n".join([heading, *(f"  - {p}" for p in problems), f"Run {doctor} for the fixes."])
 
 

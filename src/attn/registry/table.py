@@ -199,8 +199,8 @@ class RegistryState:
         # Returns the warnings to issue: not those another registry issued for the same scan.
         config, controls = self.config, self.controls()
         scan = self._scan(controls, fresh)
-        context = (tuple(controls), self._builtin_names)  # the merge's every input but the scan
-        outcome = warm = None if scan is None else scan.outcome(config.group, context)
+        context = (config.group, tuple(controls), self._builtin_names)  # all but the scan
+        outcome = warm = None if scan is None else scan.outcomes.get(context)
         result = None
         if outcome is None:  # the cold path only (a cached outcome holds its warnings)
             from ._findings import merge_warnings  # noqa: PLC0415
@@ -215,10 +215,10 @@ class RegistryState:
             warned = merge_warnings(result, config.noun, doctor, self._builtin_names)
             outcome = Outcome(tuple(warned), error, plain(result))
             if scan is not None and error is None:  # a failing merge is worked out each time
-                scan.remember(config.group, context, outcome)
+                scan.remember(context, outcome)
         if outcome.error is not None:
             heading, problems = outcome.error
-            text = PluginProblemError.render(heading, problems, config.command("doctor"))
+            text = PluginProblemError._render(heading, problems, config.command("doctor"))
             raise PluginProblemError(text, heading=heading, problems=problems)
         discovered = {
             name: Entry(name, ClassPath(module, qualname), "plugin", dist, version, value)
