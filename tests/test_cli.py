@@ -408,6 +408,22 @@ def test_list_truncates_a_long_source_to_fit(run, site):
     assert name not in line
 
 
+def test_list_measures_a_source_as_it_is_printed(run, site):
+    """Control characters in a Name are escaped first, then the FROM column is cut to fit."""
+    site.dist(
+        "evil\x1b[2Jname",
+        "1.0\x1b]0;pwned\x07\u202e",
+        entry_points={"attn.backends": {"EV": "e:E"}},
+    )
+    site.dist("évian-attn", "1.0", entry_points={"attn.backends": {"EVIAN": "e:E"}})
+    result = run("list", "attn.backends")
+    line = next(line for line in result.out.splitlines() if line.startswith("EV "))
+    assert len(line) <= 100
+    assert "evil\\x1b[2Jname 1.0\\x1b]0;..." in line
+    assert "\x1b" not in result.out
+    assert "évian-attn 1.0" in result.out  # a printable Name as written, non-ASCII included
+
+
 @pytest.mark.parametrize(
     ("selectors", "expected"),
     [

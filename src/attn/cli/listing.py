@@ -41,7 +41,8 @@ def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> l
     rows, notes = [], []
     for b in report.backends:
         available = "-" if b.path is None else _YES[b.available]
-        rows.append([b.name, b.origin, _source(b, report), _YES[b.overridden], b.status, available])
+        text = t if (t := _source(b, report)).isprintable() else t.encode("unicode_escape").decode()
+        rows.append([b.name, b.origin, text, _YES[b.overridden], b.status, available])
         if b.status == "unregistered":
             how = f"{say(f'show {b.name}')} says how to register one."
             notes.append(f"{b.name}: unregistered (no built-in default); {how}")
