@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     MergeContext = tuple[str, tuple[object, ...], tuple[str, ...]]  # group, controls, built-ins
     RecordData = tuple[Any, ...]  # a DistributionRecord as report.plain makes it
 
-FORMAT = 10  # bumped whenever the layout of the file changes
+FORMAT = 11  # bumped whenever the layout of the file changes
 RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
 TICK_NS = 20_000_000  # how far the kernel's file clock (st_ctime) may lag time.time_ns()
 #: attn's own modules whose code decides what is cached: editing one invalidates.
@@ -32,10 +32,9 @@ _METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
 
 
 class Outcome(Record):
-    """One registry's merge: warnings, strict error, and the result lookups and listing share."""
+    """One registry's merge: its warnings, and the result lookups and listing share."""
 
     warnings: tuple[WarningData, ...]
-    error: tuple[str, tuple[str, ...]] | None  # the strict-mode error's heading, problems
     result: tuple[Any, ...]
 
     def entries(self) -> tuple[tuple[str, str, str, str | None, str | None, str], ...]:

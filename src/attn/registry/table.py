@@ -209,17 +209,15 @@ class RegistryState:
             result = self._pipeline(controls, scan)
             problems = tuple(f.message for f in result.findings if f.is_problem)
             doctor = config.command("doctor")
-            heading = f"{controls.strict_variable}=1 and the {config.noun} plugins in group "
-            heading += f"{config.group!r} have {len(problems)} problem(s):"
-            error = (heading, problems) if controls.strict and problems else None
+            if controls.strict and problems:  # a failing merge is not cached: worked out each time
+                heading = f"{controls.strict_variable}=1 and the {config.noun} plugins in group "
+                heading += f"{config.group!r} have {len(problems)} problem(s):"
+                text = PluginProblemError._render(heading, problems, doctor)
+                raise PluginProblemError(text, heading=heading, problems=problems)
             warned = merge_warnings(result, config.noun, doctor, self._builtin_names)
-            outcome = Outcome(tuple(warned), error, plain(result))
-            if scan is not None and error is None:  # a failing merge is worked out each time
+            outcome = Outcome(tuple(warned), plain(result))
+            if scan is not None:
                 scan.remember(context, outcome)
-        if outcome.error is not None:
-            heading, problems = outcome.error
-            text = PluginProblemError._render(heading, problems, config.command("doctor"))
-            raise PluginProblemError(text, heading=heading, problems=problems)
         discovered = {
             name: Entry(name, ClassPath(module, qualname), "plugin", dist, version, value)
             for name, module, qualname, dist, version, value in outcome.entries()
