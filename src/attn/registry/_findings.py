@@ -99,8 +99,10 @@ def _failure(line: str, installed: str | None, *, short: bool = True) -> Failure
             requirement = Requirement(line)
             if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
                 return None
-        except ValueError as exc:  # any parse or evaluation error; its other lines draw a caret
-            return Failure(Code.INVALID_REQUIREMENT, line, error=str(exc).partition("\n")[0])
+        except (ValueError, KeyError) as exc:  # a parse or evaluation error (packaging 25 and
+            # later: a KeyError names a marker variable metadata lacks); other lines draw a caret
+            text = f"undefined marker variable {exc}" if isinstance(exc, KeyError) else str(exc)
+            return Failure(Code.INVALID_REQUIREMENT, line, error=text.partition("\n")[0])
         specifier = requirement.specifier
     if not specifier:
         return None
