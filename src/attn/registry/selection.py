@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -220,18 +219,16 @@ def _choose(
     return SelectionError(message, registry.__name__, tuple(tried), explicit is not None)
 
 
-#: How many results (choices and rejections) the cache keeps per registry.
-CACHE_SIZE = 128
-
 _Key = tuple[object, bool, Settings, str]  # repr: 1, 1.0 and True are equal, not to every check
-#: Per registry: its table's token, and results least recently used first (under `_fork.LOCK`).
-#: Choosing runs outside the lock: threads racing on a new key may choose twice, equally.
-_CACHE: dict[_Registry, tuple[object, OrderedDict[_Key, Selection | SelectionError]]] = {}
+#: Per registry: its table's token, and every result in the order made (under `_fork.LOCK`);
+#: unbounded, as a worker state records every choice. Choosing runs outside the lock: threads
+#: racing on a new key may choose twice, equally.
+_CACHE: dict[_Registry, tuple[object, dict[_Key, Selection | SelectionError]]] = {}
 
 
-def _results(registry: _Registry, token: object) -> OrderedDict[_Key, Any]:
+def _results(registry: _Registry, token: object) -> dict[_Key, Any]:
     if (held := _CACHE.get(registry)) is None or held[0] is not token:
-        held = _CACHE[registry] = (token, OrderedDict())
+        held = _CACHE[registry] = (token, {})
     return held[1]
 
 
@@ -252,16 +249,12 @@ def select(registry: _Registry, /, backend: object = None, **settings: object) -
     held = tuple(sorted((key, frozen(value, key)) for key, value in settings.items()))
     key, token = (explicit, by_env, held, repr(held)), _token(registry)
     with _fork.LOCK:
-        if (found := _results(registry, token).get(key)) is not None:
-            _results(registry, token).move_to_end(key)
+        found = _results(registry, token).get(key)
     if found is None:
         found = _choose(registry, explicit, held, by_variable=by_env)
         with _fork.LOCK:
             if token is registry._attn_state._layers.table:  # else it changed: already stale
-                results = _results(registry, token)
-                results[key] = found
-                while len(results) > CACHE_SIZE:
-                    results.popitem(last=False)
+                found = _results(registry, token).setdefault(key, found)
     if isinstance(found, SelectionError):
         raise SelectionError(*found.args)
     return found
