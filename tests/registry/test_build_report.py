@@ -84,6 +84,21 @@ def test_a_name_registered_by_plugin_code_is_plugin_code_s_finding(site):
     assert _row(build_report(attn.AttentionBackendEnum), "TORCH_SDPA").origin == "runtime"
 
 
+def test_a_row_registered_while_loading_shows_the_class_now_in_effect(site):
+    """A built-in imported before plugin code replaced it: its row says what the new class does."""
+    site.module(
+        "plug_kernels",
+        "import attn\n"
+        "class Plain(attn.AttentionBackend):\n    pass\n"
+        "attn.register_backend(attn.AttentionBackendEnum.TORCH_SDPA, 'plug_kernels:Plain')\n",
+    )
+    site.dist("plug", "2.0", entry_points={GROUP: {"KERNEL": "plug_kernels:Plain"}})
+    with pytest.warns(UserWarning, match="plug does not declare 'TORCH_SDPA'"):
+        row = _row(build_report(attn.AttentionBackendEnum, load=True), "TORCH_SDPA")
+    assert (row.origin, row.path, row.status) == ("runtime", "plug_kernels.Plain", "ok")
+    assert (row.available, row.requires, row.missing) == (True, (), ())
+
+
 def test_a_finding_from_metadata_alone_is_not_plugin_code(site):
     """An incompatible plugin is found without running its code: not plugin code's doing."""
     site.dist("old-attn", "1.0", entry_points={GROUP: {"OLD": "old:B"}}, requires=["attn>=99"])
