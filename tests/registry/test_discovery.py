@@ -838,6 +838,20 @@ def test_a_name_declared_twice_by_one_distribution_is_reported_to_its_authors(si
     )
 
 
+def test_an_invalid_first_declaration_keeps_the_later_ones_out(site, run_discovery):
+    """The first declaration counts even when it is invalid: a later one never wins silently."""
+    site.dist("plug", raw_entry_points=f"[{GROUP}]\nA = m\nA = m:Second\n")
+    result = run_discovery()
+    assert [(p.value, p.status, p.code) for p in result.plugins] == [
+        ("m", "invalid", Code.INVALID_VALUE),
+        ("m:Second", "shadowed", Code.SHADOWED),
+    ]
+    assert result.plugins[1].reason == (
+        "'A' is declared first with an invalid value; only that one counts"
+    )
+    assert [f.kind for f in result.findings] == [Code.INVALID]
+
+
 def test_resolve_conflicts_keeps_declaration_order_within_a_distribution():
     """One distribution declaring a name twice keeps the first declaration."""
 

@@ -290,8 +290,12 @@ def discover(
         requirement = _findings.check_host_requirement(requires, host_key, host_version)
         verdict = _status(dist, requirement, controls)
         same = (dist.name, dist.key, dist.version, dist.location, dist.path_index)
+        valid_first: dict[str, bool] = {}  # only a name's first declaration counts
         for ep in eps:
             path, invalid = _parsed(ep)
+            if not valid_first.setdefault(ep.name, invalid is None) and invalid is None:
+                why = f"{ep.name!r} is declared first with an invalid value; only that one counts"
+                invalid = ("shadowed", Code.SHADOWED, why)
             status, code, reason = verdict or invalid or ("used", None, None)
             fields = (*same, requirement.requirements, status, reason, path)
             record = PluginRecord(ep.name, ep.value, *fields, code=code)
