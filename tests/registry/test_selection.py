@@ -433,12 +433,15 @@ def test_a_backend_given_by_another_object_is_chosen_by_its_name(site):
         (
             "pickplug:ReturnsInts",
             "validation-failed",
-            "validate_configuration returned list, not a list of str",
+            "validate_configuration must return a list of str; 1 is a <class 'int'>",
         ),
         (
             "pickplug:ReturnsStrSubclass",
             "validation-failed",
-            "validate_configuration returned list, not a list of str",
+            (
+                "validate_configuration must return a list of str; "
+                "'sneaky' is a <class 'pickplug.Text'>"
+            ),
         ),
         (
             "pickplug:Missing",

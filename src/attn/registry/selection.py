@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from attn import _fork
 
 from .codes import Code
-from .errors import SelectionError, UnknownBackendError, describe, passes_through
+from .errors import SelectionError, UnknownBackendError, describe, passes_through, shown
 from .loading import load, missing_of
 
 if TYPE_CHECKING:
@@ -139,8 +139,11 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
         return [*reasons, Reason(Code.VALIDATION_FAILED, f"its check raised {describe(exc)}")]
     said = () if said is None else said  # a check that returns nothing found nothing
     if type(said) not in (list, tuple) or any(type(s) is not str for s in said):
-        shown = f"validate_configuration returned {type(said).__name__}, not a list of str"
-        return [*reasons, Reason(Code.VALIDATION_FAILED, shown)]
+        odd = (
+            said if type(said) not in (list, tuple) else next(s for s in said if type(s) is not str)
+        )
+        wrong = f"validate_configuration must return a list of str; {shown(odd)} is a {type(odd)}"
+        return [*reasons, Reason(Code.VALIDATION_FAILED, wrong)]
     said = [" ".join(s.split()) or "(its check gave an empty reason)" for s in said]  # one line
     return [*reasons, *(Reason(Code.INVALID_CONFIGURATION, s) for s in said)]
 
