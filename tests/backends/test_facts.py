@@ -93,6 +93,17 @@ def test_flash_attention_checks_each_fact():
     assert check(device="rocm") == ["runs on cuda or xpu, not 'rocm'"]
 
 
+def test_a_size_of_zero_or_less_is_refused_as_not_positive():
+    """A kernel that takes any size still takes no empty or negative one, and says so."""
+    for name in ("NO_ATTENTION", "TORCH_SDPA", "FLASH_ATTN"):
+        check = AttentionBackendEnum[name].get_class().validate_configuration
+        assert check(head_size=0, block_size=-16) == [
+            "head_size 0 not supported (sizes are positive)",
+            "block_size -16 not supported (sizes are positive)",
+        ]
+        assert check(head_size=64, block_size=16) == []
+
+
 class IntLike:
     """A numpy integer, as far as the checks can tell: an int by __index__ only."""
 

@@ -36,8 +36,9 @@ class Sizes:
         index = getattr(type(size), "__index__", None)
         if size is not None and index is None:
             return [f"{key} must be an int, not {size!r}"]
-        refused = index is not None and not self.accepts(index(size))
-        return [f"{key} {size} not supported ({self})"] if refused else []
+        if index is None or self.accepts(number := index(size)):
+            return []
+        return [f"{key} {size} not supported ({self if number > 0 else 'sizes are positive'})"]
 
     def __str__(self) -> str:
         """As the tables say it: ``64, 128``, ``multiple of 8 up to 256``, ``any``."""
