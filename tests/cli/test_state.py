@@ -120,7 +120,7 @@ def test_doctor_against_stdin(attn_command):
     saved = attn_command("state", "save", "-").stdout
     done = attn_command("doctor", "--against", "-", stdin=saved)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.endswith("like the state in -.\n")
+    assert done.stdout.endswith("like the state in stdin.\n")
 
 
 def test_doctor_against_a_state_with_runtime_registrations(attn_command, tmp_path):

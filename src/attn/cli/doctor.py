@@ -169,10 +169,10 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         with plugin_output_to(err):
             apply_state(state)
     except StateMismatchError as exc:
-        out.write(f"{exc}\n{args.prog}: this environment differs from the state in {path}.\n")
+        out.write(f"{exc}\n{args.prog}: this environment differs from the state in {name}.\n")
         return 1
     summary = _summary(state)
-    out.write(f"{args.prog}: this environment resolves all {summary} like the state in {path}.\n")
+    out.write(f"{args.prog}: this environment resolves all {summary} like the state in {name}.\n")
     return 0
 
 
