@@ -130,6 +130,22 @@ def test_a_closed_pipe_ends_the_command_quietly(args):
     assert (done.returncode, done.stderr) == (1, "")
 
 
+@pytest.mark.parametrize("args", [("list",), ("list", "--json")])
+def test_a_reader_that_leaves_mid_output_ends_the_command_quietly(site, args):
+    """`attn list --json | head -c 10`, more than a pipe holds: exit 1, not 0 with output cut."""
+    site.dist("big", entry_points={GROUP: {f"B{i}": f"big_mod:B{i}" for i in range(800)}})
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = [sys.executable, "-m", "attn", *args]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ
+    ) as p:
+        assert p.stdout is not None
+        assert p.stdout.read(10)  # the reader has what it wanted, and leaves
+        p.stdout.close()
+        _, stderr = p.communicate(timeout=60)
+    assert (p.returncode, stderr) == (1, b"")
+
+
 def test_a_closed_stderr_changes_neither_the_output_nor_the_exit_code(site):
     """`attn list 2>&-`: the listing and exit 0; a plugin's prints under --load are dropped."""
     site.module("loud_mod", "print('hello from the plugin')\n" + BACKEND)

@@ -318,9 +318,12 @@ class _Stdout(_Stderr):
     def write(self, text: str) -> None:
         if self._stream is None:
             raise AttnError("cannot write the output: stdout is closed")
-        try:
-            super().write(text)
-            self._stream.flush()
+        try:  # 1024 characters (up to PIPE_BUF, 4096 bytes) a pipe takes whole or refuses: a
+            # longer write that a reader leaving cuts short ends without an error, and exit 0
+            text = _CONTROLS.sub(self._escape, text)
+            for start in range(0, len(text), 1024):
+                self._stream.write(text[start : start + 1024])
+                self._stream.flush()
         except BrokenPipeError:  # `attn list | head`: the reader left, `main` ends quietly
             raise
         except UnicodeEncodeError as exc:
