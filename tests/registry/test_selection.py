@@ -237,6 +237,32 @@ def test_an_unregistered_custom_in_the_hosts_order_is_a_rejected_row():
     ]
 
 
+@pytest.mark.parametrize(
+    ("returned", "shown"),
+    [
+        (lambda _: None, "None"),
+        (lambda _: "ONE", "'ONE'"),
+        (lambda cls: [cls.ONE], "[<Said.ONE: "),
+        (lambda _: iter(["ONE"]), "<list_iterator object at "),
+    ],
+    ids=["none", "a-name", "members", "an-iterator"],
+)
+def test_priorities_that_are_not_a_list_of_names_are_the_hosts_error(returned, shown):
+    """A host's priorities() returning no list of str: a TypeError saying what it returned."""
+
+    class Said(BackendEnum, group="said.backends", host="said", interface=PickBackend):
+        ONE = f"{__name__}:Accepts"
+
+        @classmethod
+        def priorities(cls, **_settings: object) -> object:
+            return returned(cls)
+
+    with pytest.raises(TypeError) as caught:
+        select(Said)
+    message = "Said.priorities() must return a list of names (str), not "
+    assert str(caught.value).startswith(message + shown)
+
+
 # -- the same name's built-in after a rejected override ---------------------------------------
 
 

@@ -199,7 +199,11 @@ def _choose(
             raise
         names = [explicit]
     else:
-        names = list(dict.fromkeys(registry.priorities(**values)))  # type: ignore[attr-defined]
+        names = registry.priorities(**values)  # type: ignore[attr-defined]
+        if type(names) not in (list, tuple) or not all(type(n) is str for n in names):
+            msg = f"{registry.__name__}.priorities() must return a list of names (str), not "
+            raise TypeError(msg + shown(names))
+        names = list(dict.fromkeys(names))
         added = set(registry._attn_defaults).union(names)
         names += sorted(n for n in registry._attn_state.names() if n not in added)
     tried: list[Candidate] = []
