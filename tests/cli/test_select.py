@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 
-from attn import UnknownBackendError
+from attn import AttentionBackendEnum, SelectionError, UnknownBackendError
 from attn.cli import UsageError, _parser
 from attn.cli import doctor as command
 
@@ -77,6 +78,28 @@ def test_values_are_json_when_they_are_json():
     first = out.splitlines()[0]
     assert "capability=(9, 0), device='cuda', head_size=128, use_mla=False" in first
     assert out.splitlines()[1].startswith("  FLASH_ATTN (builtin): rejected: needs flash-attn")
+
+
+def test_the_hint_of_a_rejected_choice_selects_again_with_the_same_settings():
+    """Its `attn select` line, run by a shell, passes every setting back as it was given."""
+    settings = {
+        "device": "c p u",  # a space
+        "head_size": "128",  # text that reads as JSON
+        "flag": True,
+        "capability": (9, 0),
+        "note": "it's \"quoted\" $HOME",
+        "dtype": None,
+    }
+    with pytest.raises(SelectionError) as caught:
+        AttentionBackendEnum.select("FLASH_ATTN", **settings)
+    hint = str(caught.value).splitlines()[-1]
+    assert "--set capability=[9,0] " in hint  # plain where a shell passes it as written
+    line = hint.removeprefix("Choose another; '").removesuffix("' lists the candidates.")
+    words = shlex.split(line)
+    assert words[:2] == ["attn", "select"]
+    status, out, _ = attn_select(*words[2:], "--backend", "FLASH_ATTN", "--json")
+    assert status == 1
+    assert json.loads(out)["settings"] == {**settings, "capability": [9, 0]}
 
 
 def test_an_explicit_backend_is_tried_alone(template):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -31,9 +33,22 @@ def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]
     config = registry._attn_state.config
     noun = "".join(c if c.isalnum() else "_" for c in config.noun.upper())  # a shell's name
     named = "" if config.where else f" {registry.__name__}"  # else --registry names it
-    as_set = {k: v if type(v) is str else json.dumps(v, separators=(",", ":")) for k, v in settings}
-    named += "".join(f" --set {k}={v}" for k, v in as_set.items())  # as --set reads them back
+    pairs = (f"{k}={_as_set(v)}" for k, v in settings)  # quoted where a shell would change them
+    named += "".join(f" --set {p if _PLAIN.fullmatch(p) else shlex.quote(p)}" for p in pairs)
     return f"{config.env_prefix}_{noun}", config.noun, config.command(f"select{named}")
+
+
+_PLAIN = re.compile(r"[\w@%+=:,./\[\]-]*")  # shlex's safe characters, and a JSON array's
+
+
+def _as_set(value: object) -> str:
+    """*value* as ``attn select --set`` reads it back: text as written, unless it reads as JSON."""
+    if type(value) is str:
+        try:
+            json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _token(registry: _Registry) -> object:
