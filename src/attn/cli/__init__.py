@@ -8,6 +8,7 @@ import importlib
 import io
 import os
 import re
+import stat
 import sys
 import warnings
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
@@ -309,8 +310,11 @@ class _Stdout(_Stderr):
 
     def __init__(self, stream: IO[str] | None) -> None:
         super().__init__(cast("IO[str]", stream))
+        self._piece = sys.maxsize  # characters per write; to a pipe, fewer (see write())
         with contextlib.suppress(AttributeError, OSError, ValueError):  # closed, or no isatty
             self._tty = self._stream.isatty()
+            if stat.S_ISFIFO(os.fstat(self._stream.fileno()).st_mode):
+                self._piece = 1024
 
     def isatty(self) -> bool:
         return self._tty
@@ -318,11 +322,11 @@ class _Stdout(_Stderr):
     def write(self, text: str) -> None:
         if self._stream is None:
             raise AttnError("cannot write the output: stdout is closed")
-        try:  # 1024 characters (up to PIPE_BUF, 4096 bytes) a pipe takes whole or refuses: a
-            # longer write that a reader leaving cuts short ends without an error, and exit 0
+        try:  # to a pipe, 1024 characters (up to PIPE_BUF, 4096 bytes), which it takes whole or
+            # refuses: a longer write that a reader leaving cuts short ends without an error
             text = _CONTROLS.sub(self._escape, text)
-            for start in range(0, len(text), 1024):
-                self._stream.write(text[start : start + 1024])
+            for start in range(0, len(text), self._piece):
+                self._stream.write(text[start : start + self._piece])
                 self._stream.flush()
         except BrokenPipeError:  # `attn list | head`: the reader left, `main` ends quietly
             raise
