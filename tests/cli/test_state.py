@@ -201,3 +201,31 @@ def test_usage_errors_exit_2(attn_command, args, stdin, message):
     """Bad files and bad arguments exit 2 with a message naming what is wrong."""
     done = attn_command(*args, stdin=stdin)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", message)
+
+
+HOST_MODULE = """\
+from attn.registry import Backend, BackendEnum
+
+
+class Kernel(Backend):
+    pass
+
+
+class KernEnum(BackendEnum, group="kernhost.kernels", host="kernhost", interface=Kernel):
+    PLAIN = "kernhost_mod:Kernel"
+"""
+
+
+def test_doctor_against_a_hosts_state_names_the_registry_option(acme, attn_command):
+    """A state of a host's registry, checked without --registry: the command that checks it."""
+    acme.module("kernhost_mod", HOST_MODULE)
+    saved = attn_command("state", "save", "node.json", "--registry", "kernhost_mod:KernEnum")
+    assert saved.returncode == 0, saved.stderr
+    done = attn_command("doctor", "--against", "node.json")
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-1] == (
+        "A state's registries are imported only when named: run "
+        "'attn doctor --against node.json --registry kernhost_mod:KernEnum'."
+    )
+    again = attn_command("doctor", "--against", "node.json", "--registry", "kernhost_mod:KernEnum")
+    assert again.returncode == 0, again.stdout
