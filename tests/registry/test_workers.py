@@ -725,6 +725,44 @@ def test_mismatch_in_process_names_the_backend(acme, monkeypatch):
     assert isinstance(error, attn.AttnError)
 
 
+LOCAL_FIX = (
+    "To fix it, make every register_backend() and clear_override() call in the driver, before "
+    "capture_state() (apply_state() repeats them in each worker), not in one process alone; "
+)
+
+
+def test_a_registration_made_in_the_worker_alone_is_named_as_the_cause(acme):
+    """The worker's own register_backend(): the fix is where to make it, plugins come second."""
+    state = attn.capture_state()
+    fresh_worker()
+    attn.register_backend(AttentionBackendEnum.TORCH_SDPA, "plug.mod:Other")
+    assert str(mismatch_of(state)).splitlines()[-4:] == [
+        "  AttentionBackendEnum.TORCH_SDPA",
+        "    driver: attn.backends.attention.TorchSDPABackend (built-in)",
+        "    worker: plug.mod.Other (runtime registration)",
+        (
+            f"{LOCAL_FIX}install the same plugin versions on every node, or set the same "
+            "ATTN_PLUGINS in every process."
+        ),
+    ]
+
+
+def test_a_clear_made_in_the_worker_alone_is_named_as_the_cause(acme):
+    """The worker clears a plugin's entry whose very version it has: that call is the cause."""
+    state = attn.capture_state()
+    fresh_worker()
+    AttentionBackendEnum.FLASH_ATTN.clear_override()
+    assert str(mismatch_of(state)).splitlines()[-1].startswith(LOCAL_FIX)
+
+
+def test_a_missing_plugin_is_not_blamed_on_runtime_calls(acme, monkeypatch):
+    """A plugin the worker lacks (here: plugins are off) is not the worker's own call."""
+    state = attn.capture_state()
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    fresh_worker()
+    assert "register_backend()" not in str(mismatch_of(state))
+
+
 def test_a_worker_only_plugin_is_named_with_uninstall(plugin_module):
     """A plugin the worker has and the driver does not: the fix says uninstall it."""
     state = attn.capture_state()

@@ -204,7 +204,7 @@ def mismatch(
 ) -> StateMismatchError | None:
     """The error, if any, for (driver's registry, rows here or None, why) and differing *chose*."""
     lines, differing, missing, commands = [], [], [], []
-    unpreferable = False  # a difference that no preference among plugins explains
+    unpreferable = local = False  # local: a difference this process's own calls made
     differ: dict[str, tuple[str | None, str | None]] = {}
     selecting: dict[str, None] = {}  # <PREFIX>_PLUGINS of each registry that differs
     for driver, rows, problem in pairs:
@@ -216,18 +216,22 @@ def mismatch(
         theirs, mine = {b.name: b for b in driver.backends}, {b.name: b for b in rows}
         found = [n for n in dict.fromkeys([*theirs, *mine]) if theirs.get(n) != mine.get(n)]
         here, prefix = dict(control_values(driver.env_prefix)), driver.env_prefix
-        differ |= {  # the controls that differ in meaning, where a backend differs
+        changed = {  # the controls that differ in meaning, where a backend differs
             v: (was, here.get(v))
             for v, was in driver.controls
             if found and _meaning(prefix, v, was) != _meaning(prefix, v, here.get(v))
         }
+        differ |= changed
         for name in found:
             sides = theirs.get(name), mine.get(name)
             differing.append((driver.registry, name))
             lines.append(f"  {driver.registry}.{name}")
             lines += [f"    driver: {_described(sides[0])}", f"    worker: {_described(sides[1])}"]
-            commands += _commands(driver, *sides)
+            commands += (pip := _commands(driver, *sides))
             unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
+            origins = [None if b is None else b.origin for b in sides]  # a call made here alone?
+            cleared = origins[0] == "plugin" and origins[1] != "plugin" and not (pip or changed)
+            local = local or "runtime" in origins or cleared
             selecting[f"{prefix}_PLUGINS"] = None
     if not lines and not chose:
         return None
@@ -240,6 +244,12 @@ def mismatch(
         for v, (theirs, mine) in differ.items()
     ]
     fixes = [_plugin_fix(commands, list(differ), [*selecting], unpreferable)] if differing else []
+    if local:
+        fixes.insert(
+            0,
+            "make every register_backend() and clear_override() call in the driver, before "
+            "capture_state() (apply_state() repeats them in each worker), not in one process alone",
+        )
     if missing:
         hosts = ", ".join(dict.fromkeys(r.host for r in missing))
         fixes.append(
