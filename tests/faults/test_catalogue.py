@@ -798,8 +798,8 @@ VALIDATIONS = {
     ),
     "error_whose_str_raises": (MUTE, 1, "validation-failed|its message cannot be shown"),
     "sleeps": ("import time\ntime.sleep(0.2)\nreturn []", 0, '"verdict": "chosen"|hostile_mod'),
-    "returns_no_list": ("return 'odd'", 1, "validate_configuration returned str, not a list"),
-    "returns_no_strings": ("return [7, None]", 1, "validate_configuration returned list, not a"),
+    "returns_no_list": ("return 'odd'", 1, "a list of str; 'odd' is a <class 'str'>"),
+    "returns_no_strings": ("return [7, None]", 1, "a list of str; 7 is a <class 'int'>"),
     "prints": (
         "print('checking')\nsys.stdout.write('{')\nreturn ['head_size 7 is odd']",
         1,
