@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["FORK_WAIT", "LOCK", "importing"]
-
 FORK_WAIT = 60.0  # how long a fork waits for the imports of other threads (seconds)
 LOCK = threading.RLock()
 _IMPORTS: list[int] = []  # a thread, once per import attn started that it is inside
