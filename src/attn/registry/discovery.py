@@ -112,14 +112,12 @@ def _losing_copies(
         message = f"{name} is installed twice: {winner.version} at {winner.location} (used) "
         message += f"and {other.version} at {other.location} (ignored)"
         fix = f"delete {other.location}"  # pip uninstalls nothing outside a virtualenv it runs in
-        if sys.prefix == sys.base_prefix or all(map(_inside, (winner, other))):
+        if sys.prefix == sys.base_prefix or all(
+            realpath(c.location).startswith(realpath(sys.prefix) + os.sep) for c in (winner, other)
+        ):
             fix += f", or uninstall both copies (pip uninstall {name}, twice) and reinstall"
         # The finding's version is the ignored copy's.
         yield Finding(Code.DUPLICATE_METADATA, name, message, fix, name, other.version)
-
-
-def _inside(copy: DistributionRecord) -> bool:
-    return realpath(copy.location).startswith(realpath(sys.prefix) + os.sep)
 
 
 _SEPARATORS = re.compile(r"[-_.\s]+")
