@@ -29,6 +29,7 @@ TICK_NS = 20_000_000  # how far the kernel's file clock (st_ctime) may lag time.
 _SOURCES = ("_cache", "_findings", "_metadata", "_scan", "controls", "discovery", "report", "table")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
+_SHARED: dict[str, tuple[tuple[object, ...], HostScan]] = {}  # by host: this process's scan
 
 
 class Outcome(Record):
@@ -126,9 +127,6 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
         return None
     outcomes = {k: Outcome(*v) for k, v in outcomes.items()}
     return HostScan(key, stamps, records, file, started, True, outcomes, set())  # noqa: FBT003
-
-
-_SHARED: dict[str, tuple[tuple[object, ...], HostScan]] = {}
 
 
 def host_scan(

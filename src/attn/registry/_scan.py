@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 _FOLDERS = (".dist-info", ".egg-info")
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+#: The key of a record for something unreadable on sys.path itself (a folder, a finder).
+UNREADABLE_KEY = "<unreadable>"
+#: email.feedparser's headerRE: a header, an envelope (``From ``) line or a continuation.
+_HEADER = re.compile(r"^(From |[\041-\071\073-\176]*:|[\t ])")
 #: By code, or by code and file where the file changes what the problem does.
 _MESSAGES: dict[object, str] = {
     Code.PERMISSION_DENIED: "{p.file} cannot be read: permission denied",
@@ -68,10 +72,6 @@ class MetadataRecord(Record):
     version: str | None
     requires: tuple[str, ...] = ()
     problem: Problem | None = None
-
-
-#: The key of a record for something unreadable on sys.path itself (a folder, a finder).
-UNREADABLE_KEY = "<unreadable>"
 
 
 class DistributionRecord(Record):
@@ -136,10 +136,6 @@ def read_text(path: str, file: str) -> tuple[str | None, Problem | None]:
         return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"), None
     except UnicodeDecodeError as exc:
         return None, Problem(Code.NOT_UTF8, file, f"0x{data[exc.start]:02x}", exc.start)
-
-
-#: email.feedparser's headerRE: a header, an envelope (``From ``) line or a continuation.
-_HEADER = re.compile(r"^(From |[\041-\071\073-\176]*:|[\t ])")
 
 
 def parse_headers(text: str) -> list[tuple[str, str]]:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 
 _MEMO = _local()  # per thread, while same_modules() is in effect: whether each module is found
+_LOADING = _local()  # per thread, the stack of plugins whose modules it is importing
 
 
 def _installed(top: str) -> bool:
@@ -238,9 +239,6 @@ def _fail(ctx: LoadContext, path: ClassPath, detail: str, interface: bool) -> Ba
         version=ctx.version,
         detail=detail,
     )
-
-
-_LOADING = _local()
 
 
 def loading_now() -> LoadContext | None:

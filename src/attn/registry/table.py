@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
 
 _NOTHING: Mapping[str, Entry] = MappingProxyType({})
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # attn's folder
 
 
 class RegistryConfig(Record):
@@ -89,9 +90,6 @@ class Snapshot(Record):
     table: Mapping[str, Entry] = _NOTHING
     cleared: frozenset[str] = frozenset()
     warm: Outcome | None = None
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # attn's folder
 
 
 class RegistryState:
