@@ -12,12 +12,11 @@ else:
 
     class _RecordType(type):
         def __new__(mcs, name: str, bases: tuple[type, ...], body: dict[str, Any]) -> type:
-            if bases == (tuple,) or Record not in bases:  # Record itself, or a record's subclass
-                return super().__new__(mcs, name, bases, body)
-            fields = tuple(body.get("__annotations__", ()))
-            body["_field_defaults"] = {f: body.pop(f) for f in fields if f in body}
-            body.update({f: property(operator.itemgetter(i)) for i, f in enumerate(fields)})
-            body.update(__slots__=(), _fields=fields, __match_args__=fields)
+            if bases != (tuple,) and Record in bases:  # not Record itself, nor a record's subclass
+                fields = tuple(body.get("__annotations__", ()))
+                body["_field_defaults"] = {f: body.pop(f) for f in fields if f in body}
+                body.update({f: property(operator.itemgetter(i)) for i, f in enumerate(fields)})
+                body.update(__slots__=(), _fields=fields, __match_args__=fields)
             return super().__new__(mcs, name, bases, body)
 
     class Record(tuple, metaclass=_RecordType):
