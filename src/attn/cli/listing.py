@@ -131,8 +131,7 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
 def _fields(fields: Mapping[str, str | None], indent: int = 2) -> list[str]:
     """``label:  value`` for each value given, aligned at column 17 and wrapped under it."""
-    pad = " " * indent
-    return [wrap(v, f"{pad}{k + ':':<{17 - indent}}", " " * 17) for k, v in fields.items() if v]
+    return [wrap(v, f"{' ' * indent + k + ':':<17}", " " * 17) for k, v in fields.items() if v]
 
 
 def _either(items: Sequence[str]) -> str:

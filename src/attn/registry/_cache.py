@@ -77,7 +77,6 @@ class HostScan(Record):
         fields = (FORMAT, self.key, self.started, self.stamps, self.records, outcomes)
         data = marshal.dumps(fields)  # type: ignore[arg-type]
         data = crc32(data).to_bytes(4, "big") + data  # see _load
-        # Atomic: a temporary file in the same folder, then a rename.
         folder = os.path.dirname(self.file)
         temporary = f"{self.file}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         try:
@@ -85,7 +84,7 @@ class HostScan(Record):
             if _ours(folder):
                 with open(temporary, "xb", opener=_open) as stream:
                     stream.write(data)
-                os.replace(temporary, self.file)
+                os.replace(temporary, self.file)  # atomic: a temporary file in the same folder
         except OSError:  # a cache that cannot be written is not an error: attn works uncached
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
