@@ -13,8 +13,10 @@ if TYPE_CHECKING:
     from attn.registry.enum import BackendEnumMeta
 
 Capability = tuple[int, int]
+Order = tuple[tuple[str, ...], tuple[str, ...]]  # (on capability 10.x, on every other)
 #: The minor version that stands for "every minor of this major".
 MAX_MINOR = 9
+_BLACKWELL = 10  # the major version of capability 10.x, whose orders differ
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,9 +190,6 @@ MLA_PREFILL: dict[str, Facts] = {
     "CPU": Facts(_PREFILL + "cpu_sdpa.py", ("cpu",), None, _FULL, (), mla=True),
     "ZEN_CPU": Facts(_PREFILL + "zen_cpu_sdpa.py", ("cpu",), None, _FULL, (), mla=True),
 }
-
-_BLACKWELL = 10
-Order = tuple[tuple[str, ...], tuple[str, ...]]  # (on capability 10.x, on every other)
 
 
 def _order(blackwell: str, other: str | None = None) -> Order:

@@ -29,6 +29,8 @@ _NAME = re.compile(r"\s*([A-Za-z0-9._-]+)")
 _CLAUSE = r"(?:~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9._+*!-]+"
 _CLAUSES_ONLY = re.compile(rf"\s*[A-Za-z0-9._-]+\s*((?:{_CLAUSE})(?:\s*,\s*{_CLAUSE})*)?\s*")
 
+_ENTRY_POINT_CODES = {Code.INVALID_NAME, Code.INVALID_VALUE, Code.INVALID_REQUIREMENT}
+
 
 class Failure(Record):
     """One ``Requires-Dist`` entry on the host that rules its distribution out."""
@@ -179,9 +181,6 @@ def unreadable_findings(records: Iterable[DistributionRecord]) -> list[Finding]:
             fix = "fix, update or uninstall the package that adds that finder to sys.meta_path"
         findings.append(Finding(Code.UNREADABLE_METADATA, subject, message, fix, distribution))
     return findings
-
-
-_ENTRY_POINT_CODES = {Code.INVALID_NAME, Code.INVALID_VALUE, Code.INVALID_REQUIREMENT}
 
 
 def plugin_findings(

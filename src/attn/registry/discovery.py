@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from .controls import Controls
     from .report import PluginStatus
 
+_SEPARATORS = re.compile(r"[-_.\s]+")  # between the words of a group name
+
 
 def parse_entry_point_value(value: str) -> ClassPath:
     """Parse an entry point value as `importlib.metadata` does (`InvalidPathError` if not)."""
@@ -118,9 +120,6 @@ def _losing_copies(
             fix += f", or uninstall both copies (pip uninstall {name}, twice) and reinstall"
         # The finding's version is the ignored copy's.
         yield Finding(Code.DUPLICATE_METADATA, name, message, fix, name, other.version)
-
-
-_SEPARATORS = re.compile(r"[-_.\s]+")
 
 
 @functools.lru_cache(maxsize=1024)
