@@ -74,19 +74,16 @@ class RegistryReport(_Fields):
 
 
 class _Availability(Record):
-    available: bool | None  # None: cannot tell
+    available: bool | None = None  # None: cannot tell (all the defaults: nothing is known)
     requires: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     problem: str | None = None  # why the class's requires or missing_requirements() raised
 
 
-_UNKNOWN = _Availability(None)
-
-
 def _availability(cls: type | None) -> _Availability:
     """What a backend class says about its kernel packages; unknown without a class."""
     if cls is None:
-        return _UNKNOWN
+        return _Availability()
     requires: tuple[str, ...] = ()
     what = "'requires'"
     try:
@@ -110,9 +107,9 @@ def _known_availability(registry: BackendEnumMeta, name: str) -> _Availability:
     try:
         entry, path = resolve(registry, name)
     except AttnError:
-        return _UNKNOWN
+        return _Availability()
     if entry is not None and (entry.origin == "plugin" or path.module not in sys.modules):
-        return _UNKNOWN
+        return _Availability()
     return _availability(try_load(registry, name, entry)[0])
 
 
@@ -187,7 +184,7 @@ def build_report(
     tried = {name: (lookup(name), attempt(name)) for name in valid_names(registry)}
     outcomes = {name: outcome for name, (entry, outcome) in tried.items() if entry == lookup(name)}
     rows = [
-        _row(registry, name, known.get(name, _UNKNOWN), outcomes.get(name) or attempt(name))
+        _row(registry, name, known.get(name, _Availability()), outcomes.get(name) or attempt(name))
         for name in valid_names(registry)
     ]
     config, findings = registry._attn_state.config, (finding for _, finding in rows if finding)
