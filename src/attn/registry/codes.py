@@ -65,7 +65,6 @@ NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COP
 _METADATA_CODES = (Code.EMPTY_METADATA, Code.UNREADABLE_METADATA, Code.DUPLICATE_METADATA)
 ENVIRONMENT_CODES = frozenset((*_METADATA_CODES, Code.NON_PLUGIN_COPY, Code.UNMATCHED_SELECTION))
 
-
 #: The warning a merge issues for each code (PluginWarning for the other codes).
 WARNINGS: dict[str, type[AttnWarning]] = {Code.SHADOWED: ConflictWarning}
 _REJECTED = (Code.INCOMPATIBLE, Code.INVALID, Code.UNREADABLE_METADATA)

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
 else:  # frozen=True, slots=True: with _Fields, which makes them frozen
     _record = lambda **_: dataclass(init=False, repr=False, eq=False, slots=True)  # noqa: E731
 
-
 Origin: TypeAlias = Literal["builtin", "plugin", "runtime"]
 PluginStatus: TypeAlias = Literal["used", "incompatible", "shadowed", "invalid", "disabled"]
 
