@@ -10,7 +10,6 @@ from typing import IO, TYPE_CHECKING
 
 from attn import _version
 from attn.registry.codes import ENVIRONMENT_CODES, Code
-from attn.registry.enum import declared_registries
 from attn.registry.errors import SelectionError, StateMismatchError
 from attn.registry.loading import plugin_output_to
 
@@ -171,16 +170,6 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             apply_state(state)
     except StateMismatchError as exc:
         out.write(f"{exc}\n{args.prog}: this environment differs from the state in {name}.\n")
-        here = {f"{r.__module__}:{r.__qualname__}" for r in declared_registries()}
-        unnamed = "".join(  # a registry whose module no --registry named, which one can name
-            f" --registry {r.location}"
-            for r in state.registries
-            if r.registry in exc.missing_registries and r.location not in here
-            if r.module != "__main__" and "<locals>" not in r.qualname
-        )
-        if unnamed:
-            again = command(args, None, f"doctor --against {path}{unnamed}")
-            out.write(f"A state's registries are imported only when named: run {again}.\n")
         return 1
     summary = _summary(state)
     out.write(f"{args.prog}: this environment resolves all {summary} like the state in {name}.\n")

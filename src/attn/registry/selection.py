@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 
 __all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name", "select"]
+_TEXT = re.compile(r"(?!(?:true|false|null)$)[A-Za-z_][\w.:/+-]*").fullmatch  # never JSON
+_PLAIN = re.compile(r"[\w@%+=:,./\[\]-]*").fullmatch  # what a shell passes as written
 
 
 def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]:
@@ -33,22 +35,12 @@ def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]
     config = registry._attn_state.config
     noun = "".join(c if c.isalnum() else "_" for c in config.noun.upper())  # a shell's name
     named = "" if config.where else f" {registry.__name__}"  # else --registry names it
-    pairs = (f"{k}={_as_set(v)}" for k, v in settings)  # quoted where a shell would change them
-    named += "".join(f" --set {p if _PLAIN.fullmatch(p) else shlex.quote(p)}" for p in pairs)
+    pairs = (  # as --set reads them back: text when it cannot read as JSON, else JSON
+        f"{k}={v if type(v) is str and _TEXT(v) else json.dumps(v, separators=(',', ':'))}"
+        for k, v in settings
+    )
+    named += "".join(f" --set {p if _PLAIN(p) else shlex.quote(p)}" for p in pairs)
     return f"{config.env_prefix}_{noun}", config.noun, config.command(f"select{named}")
-
-
-_PLAIN = re.compile(r"[\w@%+=:,./\[\]-]*")  # shlex's safe characters, and a JSON array's
-
-
-def _as_set(value: object) -> str:
-    """*value* as ``attn select --set`` reads it back: text as written, unless it reads as JSON."""
-    if type(value) is str:
-        try:
-            json.loads(value)
-        except ValueError:
-            return value
-    return json.dumps(value, separators=(",", ":"))
 
 
 def _token(registry: _Registry) -> object:
