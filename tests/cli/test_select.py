@@ -87,7 +87,7 @@ def test_the_hint_of_a_rejected_choice_selects_again_with_the_same_settings():
         "head_size": "128",  # text that reads as JSON
         "flag": True,
         "capability": (9, 0),
-        "note": "it's \"quoted\" $HOME",
+        "note": 'it\'s "quoted" $HOME',
         "dtype": None,
     }
     with pytest.raises(SelectionError) as caught:

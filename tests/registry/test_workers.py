@@ -922,7 +922,8 @@ def test_a_state_never_imports_a_module_it_names(capsys):
         "  AttentionBackendEnum (this:AttentionBackendEnum, group 'attn.backends')\n"
         "    driver: declared\n"
         "    worker: absent: no module imported here declares it (a state never makes attn "
-        "import one); import this before applying the state\n"
+        "import one); import this before applying the state (with 'attn doctor --against "
+        "FILE', add --registry this:AttentionBackendEnum)\n"
     ) in str(caught.value)
 
 

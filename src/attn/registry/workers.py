@@ -373,8 +373,9 @@ def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
     if captured.module in _UNIMPORTABLE:
         return None, f"cannot import it ({_UNIMPORTABLE[captured.module]})"
     return None, (
-        f"no module imported here declares it (a state never makes attn import one); "
-        f"import {captured.module} before applying the state"
+        f"no module imported here declares it (a state never makes attn import one); import "
+        f"{captured.module} before applying the state (with 'attn doctor --against FILE', add "
+        f"--registry {captured.location})"
     )
 
 
