@@ -322,8 +322,7 @@ class _Stdout(_Stderr):
     def write(self, text: str) -> None:
         if self._stream is None:
             raise AttnError("cannot write the output: stdout is closed")
-        try:  # to a pipe, 1024 characters (up to PIPE_BUF, 4096 bytes), which it takes whole or
-            # refuses: a longer write that a reader leaving cuts short ends without an error
+        try:  # a pipe takes up to PIPE_BUF (4096 bytes) whole, or fails: never cut short unseen
             text = _CONTROLS.sub(self._escape, text)
             for start in range(0, len(text), self._piece):
                 self._stream.write(text[start : start + self._piece])

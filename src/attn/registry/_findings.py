@@ -101,8 +101,7 @@ def _failure(line: str, installed: str | None, *, short: bool = True) -> Failure
             requirement = Requirement(line)
             if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
                 return None
-        except (ValueError, KeyError) as exc:  # a parse or evaluation error (packaging 25 and
-            # later: a KeyError names a marker variable metadata lacks); other lines draw a caret
+        except (ValueError, KeyError) as exc:  # KeyError (packaging 25+): a variable metadata lacks
             text = f"undefined marker variable {exc}" if isinstance(exc, KeyError) else str(exc)
             return Failure(Code.INVALID_REQUIREMENT, line, error=text.partition("\n")[0])
         specifier = requirement.specifier

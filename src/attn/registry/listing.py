@@ -178,11 +178,9 @@ def build_report(
         except AttnError:
             return None  # unregistered: the row says so
 
-    # Import every backend before any row: plugin code may register other names meanwhile, and
-    # a name registered after its import is imported again, so its row shows the class in effect.
-    lookup = registry._attn_state.lookup
-    tried = {name: (lookup(name), attempt(name)) for name in valid_names(registry)}
-    outcomes = {name: outcome for name, (entry, outcome) in tried.items() if entry == lookup(name)}
+    # Import every backend before any row; one that plugin code registers meanwhile, again.
+    tried = {n: (registry._attn_state.lookup(n), attempt(n)) for n in valid_names(registry)}
+    outcomes = {n: out for n, (was, out) in tried.items() if was == registry._attn_state.lookup(n)}
     rows = [
         _row(registry, name, known.get(name, _Availability()), outcomes.get(name) or attempt(name))
         for name in valid_names(registry)

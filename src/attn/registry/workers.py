@@ -25,6 +25,10 @@ __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 
 _HEADER = {"format": "attn-worker-state", "version": 1}
 _UNIMPORTABLE: dict[str, str] = {}
+_LOCAL_FIX = (  # a difference this process's own calls made
+    "make every register_backend() and clear_override() call in the driver, before "
+    "capture_state() (apply_state() repeats them in each worker), not in one process alone"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +234,7 @@ def mismatch(
             commands += (pip := _commands(driver, *sides))
             unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
             origins = [None if b is None else b.origin for b in sides]  # a call made here alone?
-            cleared = origins[0] == "plugin" and origins[1] != "plugin" and not (pip or changed)
-            local = local or "runtime" in origins or cleared
+            local |= "runtime" in origins or (origins[0] == "plugin" and not (pip or changed))
             selecting[f"{prefix}_PLUGINS"] = None
     if not lines and not chose:
         return None
@@ -243,13 +246,8 @@ def mismatch(
         f"{v} is {_shown(theirs)} in the driver and {_shown(mine)} here"
         for v, (theirs, mine) in differ.items()
     ]
-    fixes = [_plugin_fix(commands, list(differ), [*selecting], unpreferable)] if differing else []
-    if local:
-        fixes.insert(
-            0,
-            "make every register_backend() and clear_override() call in the driver, before "
-            "capture_state() (apply_state() repeats them in each worker), not in one process alone",
-        )
+    fixes = [_LOCAL_FIX] if local else []
+    fixes += [_plugin_fix(commands, list(differ), [*selecting], unpreferable)] if differing else []
     if missing:
         hosts = ", ".join(dict.fromkeys(r.host for r in missing))
         fixes.append(
