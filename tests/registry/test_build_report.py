@@ -99,6 +99,20 @@ def test_a_row_registered_while_loading_shows_the_class_now_in_effect(site):
     assert (row.available, row.requires, row.missing) == (True, (), ())
 
 
+def test_a_runtime_registration_that_cannot_load_is_a_load_failure():
+    """doctor --load imports the host's own registration in effect too, as list --load does."""
+    attn.register_backend(attn.AttentionBackendEnum.FLASH_ATTN, "no_such_module_xyz:X")
+    result = diagnose(attn.AttentionBackendEnum, load=True)
+    (finding,) = [f for f in result.findings if f.kind is Code.LOAD_FAILURE]
+    assert (finding.subject, finding.value, finding.plugin_code) == (
+        "FLASH_ATTN",
+        "no_such_module_xyz:X",
+        False,
+    )
+    assert "No module named 'no_such_module_xyz'" in finding.message
+    assert diagnose(attn.AttentionBackendEnum).findings == ()  # without load: nothing imported
+
+
 def test_a_finding_from_metadata_alone_is_not_plugin_code(site):
     """An incompatible plugin is found without running its code: not plugin code's doing."""
     site.dist("old-attn", "1.0", entry_points={GROUP: {"OLD": "old:B"}}, requires=["attn>=99"])

@@ -203,9 +203,8 @@ def diagnose(
     and checked. What plugin code prints meanwhile goes to *output* when given.
     """
     result = registry._attn_state.diagnose()
-    if not load:
-        return result
-    return replace(result, findings=(*result.findings, *_load_findings(registry, result, output)))
+    found = _load_findings(registry, result, output) if load else ()
+    return replace(result, findings=(*result.findings, *found))
 
 
 def _load_findings(
@@ -240,15 +239,18 @@ def _load_findings(
         )
     declared = {(p.name, p.distribution) for p in result.plugins}
     for name, entry in state.snapshot().runtime.items():
-        if (by := entry.plugin_distribution) is None or (name, by) in declared:
-            continue
-        yield Finding(
-            Code.REGISTERED_BY_PLUGIN,
-            name,
-            f"plugin code of {entry.plugin_label} registered {name!r} = {entry.path.colon!r} at "
-            f"import, but {by} does not declare {name!r}: it replaces the {config.noun} "
-            "past attn's conflict checks and controls",
-            f"report it to {by}'s authors, and uninstall {by} or block it "
-            f"with {controls.adding(by)} until it is fixed",
-            *(by, entry.plugin_version, config.group, entry.path.colon, True),
-        )
+        if (by := entry.plugin_distribution) is None:  # the host's own, in effect: imported too
+            if error := try_load(registry, name, entry, output=output)[1]:
+                where = (None, None, config.group, entry.path.colon)  # not a distribution's
+                yield Finding(Code.LOAD_FAILURE, name, str(error), "see the message", *where)
+        elif (name, by) not in declared:
+            yield Finding(
+                Code.REGISTERED_BY_PLUGIN,
+                name,
+                f"plugin code of {entry.plugin_label} registered {name!r} = "
+                f"{entry.path.colon!r} at import, but {by} does not declare {name!r}: it "
+                f"replaces the {config.noun} past attn's conflict checks and controls",
+                f"report it to {by}'s authors, and uninstall {by} or block it "
+                f"with {controls.adding(by)} until it is fixed",
+                *(by, entry.plugin_version, config.group, entry.path.colon, True),
+            )
