@@ -222,6 +222,37 @@ def test_everything_is_restored_after_the_test(pytester, installed, monkeypatch)
     result.assert_outcomes(passed=3)
 
 
+def test_a_namespace_package_of_one_test_is_gone_in_the_next(pytester):
+    """A fake's package without __init__.py is removed too: the next test's files are read."""
+    result = run_inner(
+        pytester,
+        """
+        BACK = "from attn import AttentionBackend\\nclass B(AttentionBackend):\\n    VALUE = {}\\n"
+
+
+        def add(attn_plugins, value, **more):
+            files = {"nspkg/mod.py": BACK.format(value), **more}
+            attn_plugins.add("ns-plug", {"attn.backends": {"NSB": "nspkg.mod:B"}}, files=files)
+
+
+        def test_one(attn_plugins):
+            add(attn_plugins, 1)
+            assert AttentionBackendEnum["NSB"].get_class().VALUE == 1
+
+
+        def test_two(attn_plugins):
+            add(attn_plugins, 2, **{"nspkg/__init__.py": ""})
+            assert AttentionBackendEnum["NSB"].get_class().VALUE == 2
+            assert "nspkg" in sys.modules
+
+
+        def test_none_left():
+            assert "nspkg" not in sys.modules
+        """,
+    )
+    result.assert_outcomes(passed=3)
+
+
 def test_conflict_warnings_surface_in_the_test(pytester):
     """Two fakes claiming one name warn where the test touches the registry, not in add()."""
     result = run_inner(

@@ -135,8 +135,9 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
         yield plugins
     finally:
         ON_DECLARE.remove(isolate)
-        for name, module in list(sys.modules.items()):
-            if (getattr(module, "__file__", None) or "").startswith(str(root)):
+        for name, module in list(sys.modules.items()):  # a namespace package has a path only
+            where = [getattr(module, "__file__", None) or "", *getattr(module, "__path__", ())]
+            if any(str(w).startswith(str(root)) for w in where):
                 del sys.modules[name]
         sys.path[:] = saved_path
         # Every host's variables, and _<PREFIX>_ ones (the kit's own isolation among them).
