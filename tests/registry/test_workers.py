@@ -726,8 +726,8 @@ def test_mismatch_in_process_names_the_backend(acme, monkeypatch):
 
 
 LOCAL_FIX = (
-    "To fix it, make every register_backend() and clear_override() call in the driver, before "
-    "capture_state() (apply_state() repeats them in each worker), not in one process alone; "
+    "To fix it, call register_backend() and clear_override() in the driver, before "
+    "capture_state(); "
 )
 
 

@@ -25,10 +25,7 @@ __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 
 _HEADER = {"format": "attn-worker-state", "version": 1}
 _UNIMPORTABLE: dict[str, str] = {}
-_LOCAL_FIX = (  # a difference this process's own calls made
-    "make every register_backend() and clear_override() call in the driver, before "
-    "capture_state() (apply_state() repeats them in each worker), not in one process alone"
-)
+_LOCAL_FIX = "call register_backend() and clear_override() in the driver, before capture_state()"
 
 
 @dataclass(frozen=True, slots=True)
