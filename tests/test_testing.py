@@ -292,6 +292,28 @@ def test_strict_mode_errors_surface_at_the_first_access(pytester):
     result.assert_outcomes(passed=1)
 
 
+def test_add_refuses_requires_given_as_one_string(pytester):
+    """requires=("attn>=99") lost its comma: a TypeError, not a Requires-Dist per character."""
+    result = run_inner(
+        pytester,
+        """
+        def test_bad(attn_plugins):
+            with pytest.raises(TypeError) as info:
+                attn_plugins.add("x", {}, requires=("attn>=99"))
+            assert str(info.value) == "requires='attn>=99' is one string: pass ('attn>=99',)"
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_a_distribution_name_ends_where_its_text_ends():
+    """A name with a line break after it is no distribution name (``$`` would accept it)."""
+    from attn.testing import _DISTRIBUTION_NAME  # noqa: PLC0415
+
+    assert _DISTRIBUTION_NAME.match("flash-attn")
+    assert not _DISTRIBUTION_NAME.match("flash-attn\n")
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -742,7 +764,8 @@ def test_requires_modules_are_checked_against_what_the_distribution_provides(pyt
         info = site.dist("kern-lib", requires=())
         (info / "top_level.txt").write_text("kernlib_impl\n", encoding="utf-8")
     else:  # its RECORD lists a package, a module or an extension, a .pth and a script
-        kernel_record(site, how, "kern_lib.pth", "../bin/kern-bench")
+        # Bytecode cached beside a module is no package: not named among what it provides.
+        kernel_record(site, how, "kern_lib.pth", "../bin/kern-bench", "__pycache__/k.pyc")
     pytester.makepyfile(
         kernel="from attn import AttentionBackend\n\n" + KERNEL,
         fixed="from kernel import Kernel\n\nclass Fixed(Kernel):\n"

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 
-_DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
+_DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])\Z", re.IGNORECASE)
 
 
 class AttnPlugins:
@@ -61,7 +61,10 @@ class AttnPlugins:
         Raises:
             ValueError: *distribution* was already added in this test, a field
                 has a line break, or a path in *files* leaves the folder.
+            TypeError: *requires* is one string (``("attn>=99")``, its comma missing).
         """
+        if isinstance(requires, str):
+            raise TypeError(f"requires={requires!r} is one string: pass ({requires!r},)")
         lines = [distribution, version, *requires]
         lines += [t for group, eps in entry_points.items() for t in (group, *eps, *eps.values())]
         if broken := next((t for t in map(str, lines) if "".join(t.splitlines()) != t), None):
@@ -295,7 +298,7 @@ class BackendConformance:
                 for file in dist.files or ()  # not bin/.., NAME.dist-info, NAME.data, NAME.libs
                 if (len(file.parts) > 1 and file.parts[0].isidentifier())
                 or (len(file.parts) == 1 and file.suffix in {".py", ".so", ".pyd"})
-            }
+            } - {"__pycache__"}  # a module's cached bytecode, not a package
             if provided and (top := module.split(".", 1)[0]) not in provided:
                 _fail(
                     f"{cls.__qualname__}: {dist_name} is installed but provides "
