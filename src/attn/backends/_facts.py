@@ -29,9 +29,8 @@ class Sizes:
     high: int | None = None
 
     def accepts(self, size: int) -> bool:
-        if self.listed:
-            return size in self.listed
-        return self.low <= size <= (self.high or size) and size % self.multiple == 0
+        in_range = self.low <= size <= (self.high or size) and size % self.multiple == 0
+        return size in self.listed if self.listed else in_range
 
     def refuses(self, key: str, size: object) -> list[str]:
         """Why the setting *key* = *size* (an int, or a numpy integer) is refused, if it is."""

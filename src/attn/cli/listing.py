@@ -32,9 +32,8 @@ def _source(row: BackendRow, report: RegistryReport) -> str:
         return report.host or "attn"
     if row.origin == "runtime":
         return row.registered_by or "unknown module"
-    if row.distribution_version:
-        return f"{row.distribution} {row.distribution_version}"
-    return row.distribution or "unknown distribution"
+    name = row.distribution or "unknown distribution"
+    return f"{name} {row.distribution_version}" if row.distribution_version else name
 
 
 def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> list[str]:

@@ -102,10 +102,8 @@ def key_of(location: str) -> str:
     """The canonical name of the copy whose metadata folder is *location*."""
     # A folder in a zip file ends with a slash; an egg's EGG-INFO is named after the egg.
     folder = location.rstrip("/")
-    base = os.path.basename(folder)
-    if base.lower() == "egg-info":
-        base = os.path.basename(os.path.dirname(folder))
-    return name_key(base)
+    egg = os.path.basename(folder).lower() == "egg-info"
+    return name_key(os.path.basename(os.path.dirname(folder) if egg else folder))
 
 
 def name_key(base: str) -> str:
