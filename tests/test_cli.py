@@ -396,6 +396,20 @@ def test_list_fits_100_columns(run, plugins, conflict, broken):
     assert max(len(line) for line in result.out.splitlines()) <= 100
 
 
+def test_the_lines_below_the_tables_fit_100_columns(run, site, monkeypatch):
+    """The ATTN_PLUGINS note, a misspelt group's rows and doctor's --load hint are wrapped too."""
+    name = "a-plugin-distribution-whose-name-is-long-enough-to-need-a-second-line"
+    site.dist(name, "10.20.30", entry_points={"attn.backend": {"TYPO_ATTN": "t:T"}})
+    monkeypatch.setenv("ATTN_PLUGINS", ",".join([name, "another-distribution"] * 2))
+    listed = run("list")
+    doctor = run("doctor", "--registry", "attn.backends", "--registry", "MLAPrefillBackendEnum")
+    for result in (listed, doctor):  # a word longer than a line is not broken
+        assert all(len(line) <= 100 or " " not in line.strip() for line in result.out.splitlines())
+    assert "Plugins are limited to the distributions in ATTN_PLUGINS=" in " ".join(
+        listed.out.split()
+    )
+
+
 def test_list_truncates_a_long_source_to_fit(run, site):
     """A long distribution name is shortened in the FROM column to keep 100 columns."""
     name = "an-attention-plugin-distribution-with-a-very-long-name"
@@ -694,7 +708,7 @@ def test_list_disabled_plugins(run, list_json, monkeypatch, plugins, sentinel):
     assert result.code == 0
     disabled = (
         "Plugins are disabled (ATTN_DISABLE_PLUGINS is set): only built-ins and runtime "
-        "registrations are in effect."
+        "registrations apply."
     )
     assert result.out.count(disabled + "\n") == 2
     assert "Plugins not in effect" not in result.out

@@ -99,7 +99,8 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write(
             f"Not imported: {builtin} built-in and {plural(plugin, 'plugin backend')} "
             "(import failures are not checked).\n"
-            f"Run {again} to import every backend (it runs plugin code).\n"
+            + wrap(f"Run {again} to import every backend (it runs plugin code).", "")
+            + "\n"
         )
     scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
     scope += ", every backend imported" if args.load else ""

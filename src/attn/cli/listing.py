@@ -73,12 +73,12 @@ def _listing(
     """*say*: the quoted command line that does its argument for this registry."""
     lines = _table(report, style, say)
     if report.plugins_disabled:
-        only = "only built-ins and runtime registrations are in effect."
-        lines.append(f"Plugins are disabled ({report.disable_variable} is set): {only}")
+        only = "only built-ins and runtime registrations apply."  # 99 columns with ATTN
+        lines.append(wrap(f"Plugins are disabled ({report.disable_variable} is set): {only}", ""))
         return "\n".join(lines)
     if controls.only is not None:
         selection = f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
-        lines.append(f"Plugins are limited to the distributions in {selection}.")
+        lines.append(wrap(f"Plugins are limited to the distributions in {selection}.", ""))
     rejected = [p for p in report.plugins if p.status != "used"]
     lines += ["Plugins not in effect:"] if rejected else []
     for p in rejected:
@@ -87,7 +87,7 @@ def _listing(
             lines.append(wrap(p.reason, "    "))
     if report.misgrouped:  # not this registry's plugins, but meant to be: say so here too
         lines.append(f"Not read (misspelt entry-point group, a typo of {report.group!r}):")
-        lines += [f"  {n} from {by}, in group {g!r}" for n, by, g in report.misgrouped]
+        lines += [wrap(f"{n} from {by}, in group {g!r}", "  ") for n, by, g in report.misgrouped]
         lines.append(f"  {say('doctor')} says how to fix it.")
     if report.unreadable:
         lines.append("Metadata that cannot be read (plugins in it may be missing above):")
