@@ -306,12 +306,20 @@ def test_add_refuses_requires_given_as_one_string(pytester):
     result.assert_outcomes(passed=1)
 
 
-def test_a_distribution_name_ends_where_its_text_ends():
+def test_a_distribution_name_ends_where_its_text_ends(pytester):
     """A name with a line break after it is no distribution name (``$`` would accept it)."""
-    from attn.testing import _DISTRIBUTION_NAME  # noqa: PLC0415
+    result = run_inner(
+        pytester,
+        """
+        from attn.testing import _DISTRIBUTION_NAME
 
-    assert _DISTRIBUTION_NAME.match("flash-attn")
-    assert not _DISTRIBUTION_NAME.match("flash-attn\n")
+
+        def test_name():
+            assert _DISTRIBUTION_NAME.match("flash-attn")
+            assert not _DISTRIBUTION_NAME.match("flash-attn\\n")
+        """,
+    )
+    result.assert_outcomes(passed=1)
 
 
 @pytest.mark.parametrize(

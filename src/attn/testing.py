@@ -138,8 +138,8 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
         yield plugins
     finally:
         ON_DECLARE.remove(isolate)
-        for name, module in list(sys.modules.items()):  # a namespace package has a path only
-            where = [getattr(module, "__file__", None) or "", *getattr(module, "__path__", ())]
+        for name, module in sorted(sys.modules.items(), reverse=True):  # parents after children
+            where = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or ())]
             if any(str(w).startswith(str(root)) for w in where):
                 del sys.modules[name]
         sys.path[:] = saved_path
