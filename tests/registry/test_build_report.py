@@ -103,11 +103,12 @@ def test_a_runtime_registration_that_cannot_load_is_a_load_failure():
     """doctor --load imports the host's own registration in effect too, as list --load does."""
     attn.register_backend(attn.AttentionBackendEnum.FLASH_ATTN, "no_such_module_xyz:X")
     failures = [
-        (f.subject, f.value, f.distribution, f.plugin_code, "No module named" in f.message)
+        (f.subject, f.value, f.distribution, f.plugin_code, f.fix, "No module named" in f.message)
         for f in diagnose(attn.AttentionBackendEnum, load=True).findings
         if f.kind is Code.LOAD_FAILURE
     ]
-    assert failures == [("FLASH_ATTN", "no_such_module_xyz:X", None, False, True)]
+    fix = "see the message for the fix"  # the message says how to register an importable class
+    assert failures == [("FLASH_ATTN", "no_such_module_xyz:X", None, False, fix, True)]
     assert diagnose(attn.AttentionBackendEnum).findings == ()  # without load: nothing imported
 
 

@@ -241,8 +241,8 @@ def _load_findings(
     for name, entry in state.snapshot().runtime.items():
         if (by := entry.plugin_distribution) is None:  # the host's own, in effect: imported too
             if error := try_load(registry, name, entry, output=output)[1]:
-                where = (None, None, config.group, entry.path.colon)  # not a distribution's
-                yield Finding(Code.LOAD_FAILURE, name, str(error), "see the message", *where)
+                fix = ("see the message for the fix", None, None, config.group, entry.path.colon)
+                yield Finding(Code.LOAD_FAILURE, name, str(error), *fix)  # as list --load's row
         elif (name, by) not in declared:
             yield Finding(
                 Code.REGISTERED_BY_PLUGIN,
