@@ -1084,20 +1084,20 @@ def test_the_hosts_own_entry_points_are_not_plugins(sites, run_discovery):
 
 @pytest.mark.parametrize("group", TYPOS)
 def test_typo_group_is_reported(site, run_discovery, group):
-    """A distribution declaring a near miss of attn's group is reported and not read."""
-    site.dist("plug", entry_points={group: {"A": "m:A"}})
+    """A near miss of attn's group is reported with the distribution, version and names."""
+    site.dist("plug", "2.1", entry_points={group: {"A": "m:A", "B": "m:B"}})
     result = run_discovery()
     assert result.plugins == ()
     assert result.findings == (
         Finding(
             "typo-group",
             "plug",
-            f"plug declares entry points in group {group!r}, which looks like a typo of "
+            f"plug 2.1 declares 'A', 'B' in group {group!r}, which looks like a typo of "
             "'attn.backends'; attn does not read it",
             "rename the group to 'attn.backends' in plug's pyproject.toml, then reinstall plug "
             "(pip install -e . in its checkout, or install the fixed release): the entry points "
             "attn reads are written at install time, so doctor reports this until the reinstall",
-            *("plug", None, group),  # the misspelt group
+            *("plug", "2.1", group),  # the misspelt group
         ),
     )
 

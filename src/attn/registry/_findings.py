@@ -18,9 +18,11 @@ from .report import Finding
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
-    from ._metadata import DistributionRecord
+    from ._metadata import DistributionRecord, EntryPointRecord
     from .controls import Controls
     from .report import Conflict, DiscoveryResult, PluginRecord
+
+    _Declared = tuple[EntryPointRecord, DistributionRecord]  # an entry point and its declarer
 
 # The name at the head of an entry, as packaging reads it: only the host's entries are parsed.
 _NAME = re.compile(r"\s*([A-Za-z0-9._-]+)")
@@ -246,17 +248,19 @@ def name_findings(
             yield Finding(Code.CASE_COLLISION, p.name, message, fix, *p.about(group))
 
 
-def typo_findings(typos: Iterable[tuple[str, str]], group: str) -> Iterator[Finding]:
-    """One finding per distinct (distribution, group that looks like a typo of *group*)."""
-    for name, typo in dict.fromkeys(typos):
-        message = f"{name} declares entry points in group {typo!r}, which looks like a typo of "
-        message += f"{group!r}; attn does not read it"
+def typo_findings(typos: Sequence[_Declared], group: str) -> Iterator[Finding]:
+    """One finding per distribution and group that looks like a typo of *group*."""
+    for dist, typo in dict.fromkeys((d, ep.group) for ep, d in typos):
+        entries = ", ".join(repr(ep.name) for ep, d in typos if (d, ep.group) == (dist, typo))
+        name, version = dist.name, dist.version
+        message = f"{name} {version or ''}".rstrip() + f" declares {entries} in group {typo!r}, "
+        message += f"which looks like a typo of {group!r}; attn does not read it"
         fix = (
             f"rename the group to {group!r} in {name}'s pyproject.toml, then reinstall {name} "
             "(pip install -e . in its checkout, or install the fixed release): the entry points "
             "attn reads are written at install time, so doctor reports this until the reinstall"
         )
-        yield Finding(Code.TYPO_GROUP, name, message, fix, name, None, typo)
+        yield Finding(Code.TYPO_GROUP, name, message, fix, name, version, typo)
 
 
 def unmatched_findings(

@@ -312,7 +312,7 @@ def discover(
     found = (
         *found,
         *unreadable,
-        *_findings.typo_findings(((d.name, ep.group) for ep, d in typos), group),
+        *_findings.typo_findings(typos, group),
         *_findings.plugin_findings(resolved, group, host_key, host_version),
         *(_findings.conflict_finding(conflict, group, controls) for conflict in conflicts),
         *_findings.name_findings(resolved, undeclared.values(), host_key, builtin_names, group),

@@ -74,8 +74,7 @@ class BackendEnumMeta(enum.EnumMeta):
         if group is None:
             return new
         if host is None:
-            msg = f"{cls} must declare host=... (the host distribution's name) along with group=..."
-            raise TypeError(msg)
+            raise TypeError(f"{cls} must declare host=... (the host's distribution) with group=...")
         if aliases := [name for name, member in members if member.name != name]:
             raise TypeError(
                 f"{cls}: members must have distinct values, but {', '.join(aliases)} "
@@ -89,8 +88,7 @@ class BackendEnumMeta(enum.EnumMeta):
         config = RegistryConfig(
             cls, group, host, noun or f"{host} backend", prefix, hint, code_root(module), where
         )
-        groups = _GROUPS.setdefault(prefix, {})
-        groups[group] = None
+        (groups := _GROUPS.setdefault(prefix, {}))[group] = None
         type.__setattr__(new, "_attn_defaults", defaults)
         type.__setattr__(new, "_attn_state", RegistryState(config, tuple(defaults), groups))
         type.__setattr__(new, "_attn_interface", Backend if interface is None else interface)

@@ -145,12 +145,10 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
             raise
         return [*reasons, Reason(Code.VALIDATION_FAILED, f"its check raised {describe(exc)}")]
     said = () if said is None else said  # a check that returns nothing found nothing
-    if type(said) not in (list, tuple) or any(type(s) is not str for s in said):
-        odd = (
-            said if type(said) not in (list, tuple) else next(s for s in said if type(s) is not str)
-        )
-        wrong = f"validate_configuration must return a list of str; {shown(odd)} is a {type(odd)}"
-        return [*reasons, Reason(Code.VALIDATION_FAILED, wrong)]
+    a_list = type(said) in (list, tuple)
+    if odd := [s for s in said if type(s) is not str] if a_list else [said]:
+        wrong = f"validate_configuration must return a list of str; {shown(odd[0])} is a "
+        return [*reasons, Reason(Code.VALIDATION_FAILED, f"{wrong}{type(odd[0])}")]
     said = [" ".join(s.split()) or "(its check gave an empty reason)" for s in said]  # one line
     return [*reasons, *(Reason(Code.INVALID_CONFIGURATION, s) for s in said)]
 
