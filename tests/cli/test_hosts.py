@@ -314,7 +314,7 @@ raise Mute
         (
             "exiting_host:Cls",
             (
-                "cannot import registry 'exiting_host:Cls': SystemExit: plugin code tried to exit "
+                "cannot import registry 'exiting_host:Cls': SystemExit: its code tried to exit "
                 "the process (exit code 7)"
             ),
         ),

@@ -866,7 +866,7 @@ REFUSED = {
     ),
     "module_exits": (
         "import sys\nsys.exit(5)",
-        IMPORT_ERROR + "SystemExit: plugin code tried to exit the process (exit code 5)",
+        IMPORT_ERROR + "SystemExit: its code tried to exit the process (exit code 5)",
     ),
     "module_error_whose_str_raises": (MUTE, IMPORT_ERROR + "Mute (its message cannot be shown"),
     "module_lacks_the_class": (

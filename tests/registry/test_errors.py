@@ -138,9 +138,9 @@ def test_describe_lets_ctrl_c_through():
 
 
 def test_describe_names_a_plugin_s_exit_and_survives_a_hostile_class():
-    """SystemExit says plugin code tried to exit; a class whose name raises is "exception"."""
+    """SystemExit says its code tried to exit (plugin or host code alike); a class whose name raises is "exception"."""
     assert errors.describe(SystemExit(3)) == (
-        "SystemExit: plugin code tried to exit the process (exit code 3)"
+        "SystemExit: its code tried to exit the process (exit code 3)"
     )
 
     class Hostile(type):

@@ -137,10 +137,10 @@ def test_keyboard_interrupt_is_not_contained(site):
 @pytest.mark.parametrize(
     ("source", "detail"),
     [
-        ("raise SystemExit(0)", "SystemExit: plugin code tried to exit the process (exit code 0)"),
+        ("raise SystemExit(0)", "SystemExit: its code tried to exit the process (exit code 0)"),
         (
             "import sys; sys.exit('bye')",
-            "SystemExit: plugin code tried to exit the process (exit code 'bye')",
+            "SystemExit: its code tried to exit the process (exit code 'bye')",
         ),
         ("class Stop(BaseException): pass\nraise Stop('own')", "Stop: own"),
         (

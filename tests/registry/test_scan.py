@@ -568,7 +568,7 @@ class Abort(BaseException):
     ("error", "detail"),
     [
         (RuntimeError("the finder is broken"), "RuntimeError: the finder is broken"),
-        (SystemExit(3), "SystemExit: plugin code tried to exit the process (exit code 3)"),
+        (SystemExit(3), "SystemExit: its code tried to exit the process (exit code 3)"),
         (Abort("stop"), "Abort: stop"),
         (Mute(), "Mute (its message cannot be shown: str() raised ValueError)"),
     ],

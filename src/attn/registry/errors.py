@@ -60,7 +60,7 @@ def describe(exc: BaseException) -> str:
             raise
         name = "exception"
     if isinstance(exc, SystemExit):
-        return f"{name}: plugin code tried to exit the process (exit code {shown(exc.code)})"
+        return f"{name}: its code tried to exit the process (exit code {shown(exc.code)})"
     try:
         text = str(exc)
     except BaseException as inner:  # plugin code can break even str()
