@@ -1006,7 +1006,7 @@ def test_show_plugin_added_backend(run, plugins):
     assert result.code == 0
     assert "  default:       none: ACME_ATTN is not a built-in\n" in result.out
     assert "  origin:        plugin, from acme-attn 1.0\n" in result.out
-    assert "  kernel:        unknown: attn does not import a plugin's code" in result.out
+    assert "  kernel:        unknown: attn does not import a backend's code" in result.out
     assert "MLAPrefillBackendEnum" not in result.out
 
 
@@ -1603,7 +1603,7 @@ def test_show_load_reads_the_plugin_kernel(run, site):
         "class K(AttentionBackend):\n    requires = ('no-such-kernel-lib',)\n",
     )
     assert (
-        "  kernel:        unknown: attn does not import a plugin's code" in run("show", "KERN").out
+        "  kernel:        unknown: attn does not import a backend's code" in run("show", "KERN").out
     )
     result = run("show", "KERN", "--load")
     assert "  kernel:        needs no-such-kernel-lib (not installed)\n" in result.out

@@ -192,6 +192,8 @@ def test_show_over_a_hosts_registry(run, tinyinfer):
     ]
     assert "  - tinyinfer-fast 0.3: used" in out.splitlines()
     assert "AttentionBackendEnum" not in out
+    kernel = "unknown: attn does not import a backend's code to describe it (--load does)"
+    assert f"  kernel:        {kernel}" in out.splitlines()
 
 
 def test_doctor_finds_a_typo_of_the_hosts_own_group(run, tinyinfer):

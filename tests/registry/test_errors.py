@@ -138,7 +138,7 @@ def test_describe_lets_ctrl_c_through():
 
 
 def test_describe_names_a_plugin_s_exit_and_survives_a_hostile_class():
-    """SystemExit says its code tried to exit (plugin or host code alike); a class whose name raises is "exception"."""
+    """SystemExit: its code (a plugin's or a host's) tried to exit; a hostile class: "exception"."""
     assert errors.describe(SystemExit(3)) == (
         "SystemExit: its code tried to exit the process (exit code 3)"
     )

@@ -144,7 +144,7 @@ def _kernel(row: BackendRow) -> str:
     if row.status == "broken":
         return "unknown: the class cannot be loaded (see status)"
     if row.available is None:
-        return "unknown: attn does not import a plugin's code to describe it"
+        return "unknown: attn does not import a backend's code to describe it (--load does)"
     if not row.requires:
         return "needs no kernel package"
     if row.available is False and not row.missing:
