@@ -102,6 +102,20 @@ def test_the_hint_of_a_rejected_choice_selects_again_with_the_same_settings():
     assert json.loads(out)["settings"] == {**settings, "capability": [9, 0]}
 
 
+def test_the_hint_of_a_choice_by_the_variable_lists_the_candidates_once_it_is_unset(monkeypatch):
+    """With ATTN_ATTENTION_BACKEND set, the same command would only repeat the rejected choice."""
+    monkeypatch.setenv("ATTN_ATTENTION_BACKEND", "FLASH_ATTN")
+    status, out, _ = attn_select("AttentionBackendEnum", "--set", "head_size=64")
+    hint = out.splitlines()[-1]
+    assert hint.startswith("Choose another, or unset ATTN_ATTENTION_BACKEND; then 'attn select ")
+    words = shlex.split(hint.partition("; then '")[2].removesuffix("' lists the candidates."))
+    assert attn_select(*words[2:]) == (status, out, "")  # still set: the same rejection
+    monkeypatch.delenv("ATTN_ATTENTION_BACKEND")
+    status, out, _ = attn_select(*words[2:])
+    assert out.startswith("No attention backend of AttentionBackendEnum for head_size=64 is valid")
+    assert len([line for line in out.splitlines() if line.startswith("  ")]) > 1
+
+
 def test_an_explicit_backend_is_tried_alone(template):
     """--backend tries that name only: chosen, or exit 1 with its reasons."""
     status, out, _ = attn_select("AttentionBackendEnum", "--backend", "TEMPLATE_ATTN")

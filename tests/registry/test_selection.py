@@ -353,7 +353,10 @@ def test_the_environment_variable_is_an_explicit_choice(monkeypatch):
     assert error.explicit
     assert [r.name for r in error.tried] == ["SECOND"]
     assert error.tried[0].reasons[0].code == "missing-requirement"
-    assert str(error).splitlines()[-1].startswith("Choose another (or unset PICK_PICK_BACKEND); ")
+    assert str(error).splitlines()[-1] == (  # the command lists the candidates once it is unset
+        "Choose another, or unset PICK_PICK_BACKEND; then 'attn select "
+        "--registry test_selection:PickEnum' lists the candidates."
+    )
     assert select(PickEnum, "THIRD").name == "THIRD"
     monkeypatch.setenv("PICK_PICK_BACKEND", "")
     assert not select(PickEnum).explicit

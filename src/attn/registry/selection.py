@@ -220,8 +220,8 @@ def _choose(
     where = f"{registry.__name__} for {_shown(settings)}"
     if explicit is not None:
         head = f"The {noun} {explicit!r} chosen explicitly is not valid in {where}:"
-        unset = f" (or unset {variable})" if by_variable else ""
-        fix = f"Choose another{unset}; {command} lists the candidates."
+        unset = f", or unset {variable}; then" if by_variable else ";"  # else it chooses again
+        fix = f"Choose another{unset} {command} lists the candidates."
     elif tried:
         head = f"No {noun} of {where} is valid; tried in order:"
         fix = "Install a kernel package named above, or change the settings."
