@@ -363,6 +363,67 @@ def test_add_refuses_bad_arguments(pytester, call, message):
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        ('attn_plugins.add("a/b", {})', "ValueError", "distribution='a/b' is not a name pip"),
+        (
+            'attn_plugins.add("my plugin", {})',
+            "ValueError",
+            "distribution='my plugin' is not a name",
+        ),
+        ("attn_plugins.add(None, {})", "TypeError", "distribution=None is not a name pip"),
+        ('attn_plugins.add("x", {}, version="1/0")', "ValueError", "version='1/0' is not a"),
+        (
+            'attn_plugins.add("x", {}, files={"": ""})',
+            "ValueError",
+            "files: '' must be a relative path inside the plugin's folder, of a file it",
+        ),
+        (
+            'attn_plugins.add("x", {}, files={"m\\0.py": ""})',
+            "ValueError",
+            "files: 'm\\x00.py' must be a relative path inside the plugin's folder, of a file",
+        ),
+        (
+            'attn_plugins.add("x", {"attn.backends": {"B": "m:C", "A=B": "m:C"}})',
+            "ValueError",
+            (
+                "entry_points['attn.backends'] has 'A=B': attn reads only Python identifiers as "
+                "backend names, e.g. 'VENDOR_FAST'"
+            ),
+        ),
+        (
+            'attn_plugins.add("x", {"attn.backends": {"NOT-AN-IDENTIFIER": "m:C"}})',
+            "ValueError",
+            "entry_points['attn.backends'] has 'NOT-AN-IDENTIFIER': attn reads only",
+        ),
+        (
+            'attn_plugins.add("x", {"attn.backends": {None: "m:C"}})',
+            "ValueError",
+            "entry_points['attn.backends'] has None: attn reads only",
+        ),
+    ],
+)
+def test_add_refuses_what_could_never_be_installed_or_read(pytester, call, error, message):
+    """A name or version pip would not install, a file the system refuses, a backend name attn
+    would not read.
+
+    Nothing of the refused plugin is left: the same name can be added right after.
+    """
+    result = run_inner(
+        pytester,
+        f"""
+        def test_bad(attn_plugins):
+            with pytest.raises({error}) as info:
+                {call}
+            assert str(info.value).startswith({message!r}), str(info.value)
+            assert not list(attn_plugins.root.glob("*.dist-info"))
+            attn_plugins.add("x", {{}})
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
 def test_import_attn_registers_no_plugin():
     """import attn leaves attn.testing unimported, and attn declares no pytest11 entry point."""
     script = (
@@ -1024,3 +1085,57 @@ def test_a_method_that_cannot_be_called_on_the_class_says_what_to_fix(pytester, 
     out = result.stdout.str()
     assert f"Forgot.{method}() raised TypeError: " in out
     assert "declare it as a @classmethod (hosts call it on the class)" in out
+
+
+def test_sample_settings_given_as_one_dict_says_what_to_write(pytester):
+    """sample_settings = {...}, its tuple forgotten: the fix, not a TypeError about ``**``."""
+    test = CONFORMANCE.format(classes="from good import Good", target="Good")
+    pytester.makepyfile(good=GOOD, test_good=test + "    sample_settings = {'device': 'cuda'}\n")
+    pytester.syspathinsert()
+    check = "test_validate_configuration_returns_a_list_of_str"
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    result.assert_outcomes(failed=1, deselected=7)
+    out = result.stdout.str()
+    assert (
+        "TestBackend.sample_settings is {'device': 'cuda'}, a dict: make it a tuple of dicts, "
+        "one call each, e.g. ({'device': 'cuda'},)"
+    ) in out
+    assert "Traceback" not in out
+    assert "TypeError" not in out
+
+
+NO_IMPORT_NAME = """
+from attn import AttentionBackend
+
+
+class Impl:
+    pass
+
+
+class Unnamed(AttentionBackend):
+    requires = ("wave-lib",)
+    requires_modules = (None,)
+
+    @classmethod
+    def get_impl_cls(cls):
+        return Impl
+"""
+
+
+def test_a_requires_modules_item_that_is_no_str_fails_every_check_reading_it(pytester):
+    """requires_modules = (None,): each check that reads it names the class, attribute and item."""
+    pytester.makepyfile(unnamed=NO_IMPORT_NAME)
+    test = CONFORMANCE.format(classes="from unnamed import Unnamed", target="Unnamed")
+    pytester.makepyfile(test_unnamed=test)
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "--tb=line")
+    checks = ["requires_modules_match", "importing_the_module", "is_available"]
+    result.stdout.fnmatch_lines_random([f"FAILED *::test_{check}*" for check in checks])
+    assert result.parseoutcomes()["failed"] == len(checks)
+    out = " ".join(result.stdout.str().split())
+    message = (
+        "Unnamed.requires_modules: None is not an import name: list bare names in requires, "
+        "and in requires_modules the names they import as"
+    )
+    assert out.count(message) >= len(checks)
+    assert not [raw for raw in ("AttributeError", "Traceback") if raw in out]

@@ -7,11 +7,13 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, NoReturn
 
 import pytest
+from packaging.version import VERSION_PATTERN
 
 from attn.registry.controls import TESTING_SITES_VARIABLE, canonical_name
 from attn.registry.enum import ON_DECLARE, BackendEnumMeta, declared_registries, state_of
@@ -19,7 +21,7 @@ from attn.registry.errors import describe, parse_path
 from attn.registry.loading import Backend, attribute, import_names, interface_of
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Iterator, Sequence
 
 __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 
@@ -31,8 +33,7 @@ class AttnPlugins:
 
     def __init__(self, root: Path) -> None:
         """Use *root* (an empty folder, already first on ``sys.path``) for the fakes."""
-        self.root, self._include_installed = root, False
-        self._added: dict[str, Path] = {}
+        self.root, self._include_installed, self._added = root, False, dict[str, Path]()
 
     @property
     def include_installed(self) -> bool:
@@ -56,35 +57,31 @@ class AttnPlugins:
         """Install a fake plugin distribution and refresh every registry; return its dist-info.
 
         *entry_points* is ``{group: {backend name: "module:QualName"}}``, *files*
-        ``{relative path: source text}`` (written beside the metadata).
-
-        Raises:
-            ValueError: *distribution* was already added in this test, a field
-                has a line break, or a path in *files* leaves the folder.
-            TypeError: *requires* is one string (``("attn>=99")``, its comma missing).
+        ``{relative path: source text}`` (written beside the metadata). An argument pip or attn
+        could not take as given is a `ValueError` (`TypeError`: not a str, or *requires* one).
         """
         if isinstance(requires, str):
             raise TypeError(f"requires={requires!r} is one string: pass ({requires!r},)")
-        lines = [distribution, version, *requires]
-        lines += [t for group, eps in entry_points.items() for t in (group, *eps, *eps.values())]
+        given = [(group, n, v) for group, eps in entry_points.items() for n, v in eps.items()]
+        lines = [distribution, *requires, *entry_points, *(t for e in given for t in e[1:])]
         if broken := next((t for t in map(str, lines) if "".join(t.splitlines()) != t), None):
             msg = f"{broken!r} has a line break; a fake plugin's metadata takes one line per field"
             raise ValueError(msg)
+        if not (isinstance(distribution, str) and _DISTRIBUTION_NAME.match(distribution)):
+            msg = f"distribution={distribution!r} is not a name pip installs: e.g. 'vendor-fast'"
+            raise (ValueError if isinstance(distribution, str) else TypeError)(msg)
+        if not re.fullmatch(VERSION_PATTERN, str(version), re.VERBOSE | re.IGNORECASE):
+            raise ValueError(f"version={version!r} is not a version pip installs: e.g. '2.0rc1'")
+        if bad := [(g, n) for g, n, _ in given if not (isinstance(n, str) and n.isidentifier())]:
+            msg = "entry_points[{!r}] has {!r}: attn reads only Python identifiers as backend names"
+            raise ValueError(msg.format(*bad[0]) + ", e.g. 'VENDOR_FAST'")
         if (key := canonical_name(distribution)) in self._added:  # Vendor_A is vendor-a
             raise ValueError(
                 f"{distribution!r} was already added in this test (at "
                 f"{self._added[key]}); give the second plugin another name"
             )
-        for relative, text in (files or {}).items():
-            target = (self.root / relative).resolve()
-            if Path(relative).is_absolute() or not target.is_relative_to(self.root.resolve()):
-                msg = f"files: {relative!r} must be a relative path inside the plugin's folder"
-                raise ValueError(msg)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
         # As wheels name the folder: runs of -_. become one underscore.
         info = self.root / f"{re.sub(r'[-_.]+', '_', distribution)}-{version}.dist-info"
-        info.mkdir()
         head = f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"
         written = {
             "METADATA": head + "".join(f"Requires-Dist: {r}\n" for r in requires),
@@ -95,8 +92,7 @@ class AttnPlugins:
         }
         record = [*(files or {}), *(f"{info.name}/{name}" for name in [*written, "RECORD"])]
         written["RECORD"] = "".join(f"{path},,\n" for path in record)
-        for name, text in written.items():
-            (info / name).write_text(text, encoding="utf-8")
+        _write(self.root, {**(files or {}), **{f"{info.name}/{n}": t for n, t in written.items()}})
         self._added[key] = info
         if {"attn.backends", "attn.mla_prefill_backends"}.intersection(entry_points):
             import attn.backends  # noqa: F401, PLC0415 - declared, so subprocesses see fakes only
@@ -119,11 +115,21 @@ class AttnPlugins:
         os.environ[f"{registry.env_prefix}_NO_CACHE"] = "1"
 
 
+def _write(root: Path, files: Mapping[str, str]) -> None:
+    try:  # outside the folder, a NUL byte, the folder itself, a name too long: the reason
+        for path, text in files.items():
+            (target := (root / path).resolve()).relative_to(root.resolve())
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        msg = f"files: {path!r} must be a relative path inside the plugin's folder"
+        raise ValueError(f"{msg}, of a file it can write ({describe(exc)})") from exc
+
+
 @pytest.fixture
 def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugins]:
     """Fake plugin distributions, with installed plugins left out, all undone after the test."""
-    saved_env = dict(os.environ)  # what a registry declared during the test finds restored too
-    saved_path = list(sys.path)
+    saved_env, saved_path = dict(os.environ), list(sys.path)  # for registries declared in it too
     snapshots = {r: state_of(r).snapshot() for r in declared_registries()}
     root = tmp_path_factory.mktemp("attn_plugins")
     sys.path.insert(0, str(root))
@@ -132,8 +138,7 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
         import attn.backends  # noqa: F401, PLC0415 - declared, so subprocesses see fakes only
     plugins = AttnPlugins(root)
     plugins.refresh()
-    isolate = plugins._isolate  # noqa: SLF001 - the fixture's own object
-    ON_DECLARE.append(isolate)  # a registry declared during the test: fakes only too
+    ON_DECLARE.append(isolate := plugins._isolate)  # noqa: SLF001 - one declared in the test too
     try:
         yield plugins
     finally:
@@ -151,11 +156,9 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
             os.environ.pop(name, None)
         os.environ.update((name, saved_env[name]) for name in owned if name in saved_env)
         importlib.invalidate_caches()
-        for registry in declared_registries():
-            if (snapshot := snapshots.get(registry)) is None:
-                state_of(registry).reset()  # declared during the test
-            else:
-                state_of(registry).restore(snapshot)
+        for registry in declared_registries():  # reset if declared during the test
+            state, snapshot = state_of(registry), snapshots.get(registry)
+            state.reset() if snapshot is None else state.restore(snapshot)
 
 
 def _fail(message: str) -> NoReturn:
@@ -165,11 +168,24 @@ def _fail(message: str) -> NoReturn:
 def _requires(cls: type) -> tuple[str, ...]:
     """*cls*'s requires, once it is a tuple (else each check that reads it fails saying so)."""
     if not isinstance(requires := getattr(cls, "requires", ()), tuple):
-        _fail(
-            f"{cls.__qualname__}.requires is {requires!r}: make it a tuple of the "
-            "distribution names the kernel needs, e.g. ('flash-attn',)"
-        )
+        msg = f"{cls.__qualname__}.requires is {requires!r}: make it a tuple"
+        _fail(f"{msg} of the distribution names the kernel needs, e.g. ('flash-attn',)")
     return requires
+
+
+def _modules(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """*cls*'s requires and import names, once they fit (else each check reading them fails)."""
+    requires, given = _requires(cls), getattr(cls, "requires_modules", None)
+    if given is not None and not (isinstance(given, tuple) and len(given) == len(requires)):
+        msg = f"{cls.__qualname__}.requires_modules is {given!r} for requires {requires!r}"
+        _fail(f"{msg}: give one import name per distribution, in the same order")
+    modules = import_names(cls) if issubclass(cls, Backend) and requires else ()
+    names = [m for m in modules if isinstance(m, str) and all(map(str.isidentifier, m.split(".")))]
+    if bad := [m for m in modules if m not in names]:
+        head = cls.__qualname__ + ("" if given is None else ".requires_modules")
+        msg = f"{head}: {', '.join(map(repr, bad))} is not an import name: list bare names in"
+        _fail(f"{msg} requires, and in requires_modules the names they import as")
+    return requires, modules
 
 
 def _call(cls: type, method: str, **settings: object) -> object:
@@ -178,10 +194,8 @@ def _call(cls: type, method: str, **settings: object) -> object:
     except TypeError as exc:  # a forgotten @classmethod, or a check that takes no **settings
         if exc.__traceback__ is not None and exc.__traceback__.tb_next is not None:
             raise  # raised inside the method, not by calling it: its own traceback says where
-        _fail(
-            f"{cls.__qualname__}.{method}() raised {describe(exc)}: declare it as a @classmethod "
-            "(hosts call it on the class) that accepts the keyword arguments it is given"
-        )
+        msg = f"{cls.__qualname__}.{method}() raised {describe(exc)}: declare it as a @classmethod"
+        _fail(f"{msg} (hosts call it on the class) that accepts the keyword arguments it is given")
 
 
 class BackendConformance:
@@ -194,10 +208,8 @@ class BackendConformance:
 
     def _backend(self) -> type:
         if (target := getattr(self, "backend_class", None)) is None:
-            _fail(
-                f"{type(self).__name__} does not set backend_class: set it to the class or "
-                "its 'module:QualName' path"
-            )
+            msg = f"{type(self).__name__} does not set backend_class"
+            _fail(f"{msg}: set it to the class or its 'module:QualName' path")
         try:
             cls = target if isinstance(target, type) else attribute(parse_path(target))
         except Exception as exc:  # noqa: BLE001 - any failure to import it is the finding
@@ -225,10 +237,8 @@ class BackendConformance:
     def _interface(self) -> type:
         registry = getattr(self, "registry", None)
         if not isinstance(registry, BackendEnumMeta) or "_attn_state" not in registry.__dict__:
-            _fail(
-                f"{type(self).__name__}.registry is {registry!r}: set it to the registry the "
-                "backend is for, e.g. attn.AttentionBackendEnum"
-            )
+            msg = f"{type(self).__name__}.registry is {registry!r}: set it to the registry"
+            _fail(f"{msg} the backend is for, e.g. attn.AttentionBackendEnum")
         return interface_of(registry)
 
     def test_derives_from_the_registry_interface(self) -> None:
@@ -239,10 +249,8 @@ class BackendConformance:
         """``get_name()`` returns a non-empty ``str``."""
         cls = self._derived()
         if not isinstance(name := _call(cls, "get_name"), str) or not name:
-            _fail(
-                f"{cls.__qualname__}.get_name() returned {name!r}: return the backend's "
-                "display name, a non-empty str (or do not override it)"
-            )
+            msg = f"{cls.__qualname__}.get_name() returned {name!r}: return the backend's"
+            _fail(f"{msg} display name, a non-empty str (or do not override it)")
 
     def test_get_impl_cls_is_overridden_and_returns_a_class(self) -> None:
         """``get_impl_cls()`` is overridden and returns a class."""
@@ -256,15 +264,12 @@ class BackendConformance:
                 "(import the kernel library inside it, not at module level)"
             )
         if not isinstance(impl := _call(cls, "get_impl_cls"), type):
-            _fail(
-                f"{cls.__qualname__}.get_impl_cls() returned {impl!r}, not a class: return "
-                "the implementation class itself, not an instance"
-            )
+            msg = f"{cls.__qualname__}.get_impl_cls() returned {impl!r}, not a class"
+            _fail(f"{msg}: return the implementation class itself, not an instance")
 
     def test_requires_is_a_tuple_of_distribution_names(self) -> None:
         """``requires`` is a tuple of valid distribution names."""
-        cls = self._backend()
-        requires = _requires(cls)
+        requires = _requires(cls := self._backend())
         if bad := [r for r in requires if not (isinstance(r, str) and _DISTRIBUTION_NAME.match(r))]:
             _fail(
                 f"{cls.__qualname__}.requires has {', '.join(map(repr, bad))}, not a "
@@ -274,19 +279,7 @@ class BackendConformance:
 
     def test_requires_modules_match_requires(self) -> None:
         """``requires_modules`` gives one import name per entry of ``requires``."""
-        cls = self._backend()
-        requires, given = _requires(cls), getattr(cls, "requires_modules", None)
-        if given is not None and not (isinstance(given, tuple) and len(given) == len(requires)):
-            _fail(
-                f"{cls.__qualname__}.requires_modules is {given!r} for requires "
-                f"{requires!r}: give one import name per distribution, in the same order"
-            )
-        modules = import_names(cls) if issubclass(cls, Backend) and requires else ()
-        if bad := [m for m in modules if not all(p.isidentifier() for p in str(m).split("."))]:
-            _fail(
-                f"{cls.__qualname__}: {', '.join(map(repr, bad))} is not an import name: list "
-                "bare names in requires, and in requires_modules the names they import as"
-            )
+        requires, modules = _modules(cls := self._backend())
         for dist_name, module in zip(requires, modules, strict=False):  # () if no Backend
             try:
                 dist = distribution(dist_name)
@@ -308,8 +301,7 @@ class BackendConformance:
 
     def test_is_available_returns_a_bool(self) -> None:
         """``is_available()`` returns a ``bool``."""
-        cls = self._derived()
-        _requires(cls)  # the default is_available() reads it
+        _modules(cls := self._derived())  # the default is_available() reads them
         if not isinstance(available := _call(cls, "is_available"), bool):
             _fail(
                 f"{cls.__qualname__}.is_available() returned {available!r}: return True or "
@@ -330,7 +322,14 @@ class BackendConformance:
         cls = self._backend()
         if not hasattr(cls, "validate_configuration"):
             pytest.skip(f"{cls.__qualname__} declares no validate_configuration")
-        for settings in self.sample_settings:
+        samples = self.sample_settings
+        if type(samples) not in (tuple, list) or not all(isinstance(s, Mapping) for s in samples):
+            one = samples if isinstance(samples, Mapping) else {"device": "cuda"}
+            _fail(
+                f"{type(self).__name__}.sample_settings is {samples!r}, a {type(samples).__name__}"
+                f": make it a tuple of dicts, one call each, e.g. ({one!r},)"
+            )
+        for settings in samples:
             said = _call(cls, "validate_configuration", **settings)
             if type(said) is not list or not all(type(s) is str for s in said):
                 _fail(
@@ -343,8 +342,7 @@ class BackendConformance:
         """Importing the backend's module (its path's, as attn does) imports nothing in requires."""
         cls, target = self._backend(), self.backend_class
         module = parse_path(target).module if isinstance(target, str) else cls.__module__
-        modules = import_names(cls) if issubclass(cls, Backend) and _requires(cls) else ()
-        tops = sorted({m.split(".", 1)[0] for m in modules})
+        tops = sorted({m.split(".", 1)[0] for m in _modules(cls)[1]})
         # sys.modules is read first: a package the check itself imports cannot hide behind it.
         script = (
             f"import os, sys\nbefore = set(sys.modules)\n__import__({module!r})\nprint('\\n' + "
