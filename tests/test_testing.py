@@ -363,6 +363,22 @@ def test_add_refuses_bad_arguments(pytester, call, message):
     result.assert_outcomes(passed=1)
 
 
+def test_add_writes_a_name_attn_reports_as_invalid(pytester):
+    """A host's test can fake a plugin with a bad backend name and see attn report it."""
+    result = run_inner(
+        pytester,
+        """
+        from attn.registry import diagnose
+
+        def test_bad_name(attn_plugins):
+            attn_plugins.add("bad-name", {"attn.backends": {"VENDOR-FAST": "m:C"}})
+            [row] = diagnose(AttentionBackendEnum).plugins
+            assert (row.name, row.status, row.code) == ("VENDOR-FAST", "invalid", "invalid-name")
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
@@ -388,19 +404,24 @@ def test_add_refuses_bad_arguments(pytester, call, message):
             'attn_plugins.add("x", {"attn.backends": {"B": "m:C", "A=B": "m:C"}})',
             "ValueError",
             (
-                "entry_points['attn.backends'] has 'A=B': attn reads only Python identifiers as "
-                "backend names, e.g. 'VENDOR_FAST'"
+                "entry_points['attn.backends'] has 'A=B', which entry_points.txt cannot hold (no "
+                "'=', no space at an end, nor '#', ';' or '[' first)"
             ),
         ),
         (
-            'attn_plugins.add("x", {"attn.backends": {"NOT-AN-IDENTIFIER": "m:C"}})',
+            'attn_plugins.add("x", {"attn.backends": {" A": "m:C"}})',
             "ValueError",
-            "entry_points['attn.backends'] has 'NOT-AN-IDENTIFIER': attn reads only",
+            "entry_points['attn.backends'] has ' A', which entry_points.txt cannot hold",
+        ),
+        (
+            'attn_plugins.add("x", {"attn.backends": {"#A": "m:C"}})',
+            "ValueError",
+            "entry_points['attn.backends'] has '#A', which entry_points.txt cannot hold",
         ),
         (
             'attn_plugins.add("x", {"attn.backends": {None: "m:C"}})',
             "ValueError",
-            "entry_points['attn.backends'] has None: attn reads only",
+            "entry_points['attn.backends'] has None, which entry_points.txt cannot hold",
         ),
     ],
 )

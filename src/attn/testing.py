@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 
 _DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])\Z", re.IGNORECASE)
+_EP_NAME = re.compile(r"[^\s=#;\[](?:[^=]*[^\s=])?").fullmatch  # as entry_points.txt keeps it
 
 
 class AttnPlugins:
@@ -72,9 +73,9 @@ class AttnPlugins:
             raise (ValueError if isinstance(distribution, str) else TypeError)(msg)
         if not re.fullmatch(VERSION_PATTERN, str(version), re.VERBOSE | re.IGNORECASE):
             raise ValueError(f"version={version!r} is not a version pip installs: e.g. '2.0rc1'")
-        if bad := [(g, n) for g, n, _ in given if not (isinstance(n, str) and n.isidentifier())]:
-            msg = "entry_points[{!r}] has {!r}: attn reads only Python identifiers as backend names"
-            raise ValueError(msg.format(*bad[0]) + ", e.g. 'VENDOR_FAST'")
+        if bad := [(g, n) for g, n, _ in given if not (isinstance(n, str) and _EP_NAME(n))]:
+            msg = "entry_points[{!r}] has {!r}, which entry_points.txt cannot hold (no '=', no"
+            raise ValueError(msg.format(*bad[0]) + " space at an end, nor '#', ';' or '[' first)")
         if (key := canonical_name(distribution)) in self._added:  # Vendor_A is vendor-a
             raise ValueError(
                 f"{distribution!r} was already added in this test (at "
