@@ -164,9 +164,8 @@ def unusable_fix(where: str, name: str, problem: Code, *, reinstall: bool = True
     return f"{fix}, or reinstall {name}" if reinstall else fix
 
 
-def unreadable_findings(records: Iterable[DistributionRecord]) -> list[Finding]:
+def unreadable_findings(records: Iterable[DistributionRecord]) -> Iterator[Finding]:
     """Entry points that Python cannot read, and ``sys.path`` parts attn cannot see into."""
-    findings = []
     for r in records:
         if (problem := r.entry_points_problem) is None:
             continue
@@ -180,8 +179,7 @@ def unreadable_findings(records: Iterable[DistributionRecord]) -> list[Finding]:
             fix = f"make {r.location} readable, or take it off sys.path"
         else:
             fix = "fix, update or uninstall the package that adds that finder to sys.meta_path"
-        findings.append(Finding(Code.UNREADABLE_METADATA, subject, message, fix, distribution))
-    return findings
+        yield Finding(Code.UNREADABLE_METADATA, subject, message, fix, distribution)
 
 
 def plugin_findings(

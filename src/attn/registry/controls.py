@@ -147,8 +147,7 @@ def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Cont
     env = os.environ if environ is None else environ
 
     def names(suffix: str) -> tuple[tuple[str, ...], tuple[str, ...]]:  # canonical, once each
-        parts = env.get(f"{prefix}_{suffix}", "").split(",")
-        written = tuple(p.strip() for p in parts if p.strip())
+        written = tuple(filter(None, map(str.strip, env.get(f"{prefix}_{suffix}", "").split(","))))
         return tuple(dict.fromkeys(map(canonical_name, written))), written
 
     (only, written), prefer, block = map(names, ("PLUGINS", "PREFER", "BLOCK_PLUGINS"))

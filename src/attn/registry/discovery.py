@@ -55,9 +55,8 @@ def deduplicate(
     """Keep one copy per distribution, the first usable one, and report the others (DESIGN 6)."""
     relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
-    for record in records:
-        if record.key != UNREADABLE_KEY:
-            copies[record.key].append(record)
+    for record in (r for r in records if r.key != UNREADABLE_KEY):
+        copies[record.key].append(record)
     chosen: dict[str, DistributionRecord] = {}
     findings: list[Finding] = []
     for key, found in copies.items():
@@ -176,14 +175,11 @@ def resolve_conflicts(
 ) -> tuple[tuple[PluginRecord, ...], tuple[Conflict, ...]]:
     """Pick one winner per name among the ``used`` entry points; the others are ``shadowed``."""
     by_name: dict[str, list[PluginRecord]] = defaultdict(list)
-    for plugin in plugins:
-        if plugin.status == "used":
-            by_name[plugin.name].append(plugin)
+    for plugin in (p for p in plugins if p.status == "used"):
+        by_name[plugin.name].append(plugin)
     replaced: dict[int, PluginRecord] = {}
     conflicts = []
-    for name, claimants in by_name.items():
-        if len(claimants) < 2:  # noqa: PLR2004
-            continue
+    for name, claimants in ((n, c) for n, c in by_name.items() if len(c) > 1):
         winner, *losers = sorted(claimants, key=lambda p: _rank(p, controls))
         reasons = []
         for loser in losers:
@@ -211,9 +207,8 @@ def _status(
         listed = ",".join(controls.block_as_written)
         return "disabled", Code.BLOCKED, f"blocked by {controls.block_variable}={listed}"
     if not controls.selects(dist.name):
-        listed = ",".join(controls.only_as_written)
-        reason = f"not selected by {controls.plugins_variable}={listed}"
-        return "disabled", Code.NOT_SELECTED, reason
+        listed = f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
+        return "disabled", Code.NOT_SELECTED, f"not selected by {listed}"
     if dist.metadata_problem is not None:
         reason = f"the distribution's metadata cannot be read: {dist.metadata_problem}"
         return "invalid", dist.metadata_problem.code, reason
@@ -245,9 +240,8 @@ def imported_first(
     owner = next((r for r in copies if installed_with(r.path_entry, r.location, root)), None)
     if owner is None or owner is copies[0]:
         return records
-    rest = [r for r in records if r is not owner]
-    at = rest.index(copies[0])
-    return [*rest[:at], owner, *rest[at:]]
+    at = records.index(copies[0])  # owner comes after it: moved before it
+    return [*records[:at], owner, *(r for r in records[at:] if r is not owner)]
 
 
 def discover(
@@ -264,8 +258,7 @@ def discover(
     host_key, groups = canonical_name(host), {group, *sibling_groups}
     if controls.disable_plugins:  # no entry-point discovery at all: no metadata is read
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
-    if records is None:
-        records = scan_host(host, groups, controls.reader)
+    records = scan_host(host, groups, controls.reader) if records is None else records
     if (sites := controls.testing_sites) is not None:  # os.pathsep-separated folders
         allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
         records = [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]
