@@ -53,9 +53,9 @@ def apply(fix: str, monkeypatch: pytest.MonkeyPatch, reinstall=None) -> None:  #
 
     *reinstall* writes a good copy of the distribution, as pip would.
     """
-    if match := re.match(r"delete (/\S+?)[,;]? ", fix + " "):
-        target = Path(match.group(1))
-        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    if match := re.match(r"delete (/\S+?(?:(?:, | and )/\S+?)*)[,;]? ", fix + " "):
+        for target in map(Path, re.split(", | and ", match.group(1))):
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
         if re.search(r"\band reinstall \S+ \(pip install --force-reinstall", fix):
             assert reinstall is not None, fix
             reinstall()
@@ -149,6 +149,14 @@ def test_unmatched_selection(site, monkeypatch):
     site.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
     monkeypatch.setenv("ATTN_PLUGINS", "plug,nope")
     check("unmatched-selection", monkeypatch)
+
+
+def test_three_copies(sites, monkeypatch):
+    first, second, third = sites.new("a"), sites.new("b"), sites.new("c")
+    first.module("plug_mod", BACKEND)
+    for site, version in ((first, "3.0"), (second, "2.0"), (third, "1.0")):
+        site.dist("plug", version, entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    check("duplicate-metadata", monkeypatch)
 
 
 def test_unreadable_metadata(site, monkeypatch):

@@ -360,6 +360,31 @@ def test_distribution_in_two_sys_path_entries_counts_once(sites, run_discovery):
     )
 
 
+@pytest.mark.parametrize("venv", [True, False])
+def test_a_distribution_in_three_sys_path_entries_is_one_finding(
+    sites, run_discovery, monkeypatch, venv
+):
+    """Three real copies: one finding counts them and names both ignored copies."""
+    first, second, third = sites.new("first"), sites.new("second"), sites.new("third")
+    good = first.dist("plug", "3.0", entry_points=eps(A="m:A"))
+    old, older = (
+        s.dist("plug", v, entry_points=eps(A="m:A")) for s, v in ((second, "2.0"), (third, "1.0"))
+    )
+    monkeypatch.setattr(sys, "prefix", str(first.root) if venv else sys.base_prefix)
+    assert run_discovery().findings == (
+        Finding(
+            "duplicate-metadata",
+            "plug",
+            f"plug is installed 3 times: 3.0 at {good} (used), 2.0 at {old} (ignored) "
+            f"and 1.0 at {older} (ignored)",
+            f"delete {old} and {older}"
+            + (not venv)
+            * ", or uninstall all 3 copies (pip uninstall plug, 3 times) and reinstall",
+            *("plug", "2.0"),  # the first ignored copy
+        ),
+    )
+
+
 def test_copies_match_by_normalized_name(sites, run_discovery):
     """Plug_Name and plug.name are one distribution."""
     first, second = sites.new("first"), sites.new("second")

@@ -91,34 +91,33 @@ def deduplicate(
 def _losing_copies(
     found: Sequence[DistributionRecord], winner: DistributionRecord | None
 ) -> Iterator[Finding]:
-    seen_real: set[str] = set()
+    each = [] if winner is None else [winner]  # the copy used, then the real ones it hides
+    for other in (c for c in found if c is not winner and c.metadata_problem is None):
+        same = {realpath(c.location) for c in each}  # lib64 -> lib, or a build residue: one install
+        if realpath(other.location) not in same and not _build_residue(each[0], other):
+            each.append(other)
+    if len(each) > 1:  # the finding's version is the first ignored copy's
+        name, n, ignored = each[0].name, len(each), each[1:]
+        both, times = ("both", "twice") if n == 2 else (f"all {n}", f"{n} times")  # noqa: PLR2004
+        at = [f"{c.version} at {c.location} ({'used' if c is winner else 'ignored'})" for c in each]
+        message = f"{name} is installed {times}: {_and(at)}"
+        fix = f"delete {_and([c.location for c in ignored])}"
+        if sys.prefix == sys.base_prefix or all(  # pip uninstalls nothing outside its venv
+            realpath(c.location).startswith(realpath(sys.prefix) + os.sep) for c in each
+        ):
+            fix += f", or uninstall {both} copies (pip uninstall {name}, {times}) and reinstall"
+        yield Finding(Code.DUPLICATE_METADATA, name, message, fix, name, ignored[0].version)
     for other in found:
-        if other is winner:
-            continue
         if (problem := other.metadata_problem) is not None:
             used = "attn does not use it" if winner is None else f"attn uses {winner.location}"
             name, where = (winner or other).name, other.location
             message = f"{name}: the metadata copy at {where} cannot be used ({problem}); {used}"
             fix = _findings.unusable_fix(where, other.name, problem.code, reinstall=winner is None)
             yield Finding(Code.EMPTY_METADATA, name, message, fix, name)
-            continue
-        assert winner is not None  # noqa: S101 - a usable copy wins before any other
-        # The same folder reached twice (lib64 -> lib) or a build residue is one install.
-        seen_real = seen_real or {realpath(winner.location)}
-        real = realpath(other.location)
-        if real in seen_real or _build_residue(winner, other):
-            continue
-        seen_real.add(real)
-        name = winner.name
-        message = f"{name} is installed twice: {winner.version} at {winner.location} (used) "
-        message += f"and {other.version} at {other.location} (ignored)"
-        fix = f"delete {other.location}"  # pip uninstalls nothing outside a virtualenv it runs in
-        if sys.prefix == sys.base_prefix or all(
-            realpath(c.location).startswith(realpath(sys.prefix) + os.sep) for c in (winner, other)
-        ):
-            fix += f", or uninstall both copies (pip uninstall {name}, twice) and reinstall"
-        # The finding's version is the ignored copy's.
-        yield Finding(Code.DUPLICATE_METADATA, name, message, fix, name, other.version)
+
+
+def _and(items: Sequence[str]) -> str:  # a; a and b; a, b and c
+    return " and ".join(filter(None, (", ".join(items[:-1]), items[-1])))
 
 
 @functools.lru_cache(maxsize=1024)
