@@ -159,3 +159,17 @@ def test_reads_the_environment_by_default(monkeypatch):
     """Without a mapping, the process environment is read."""
     monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
     assert read_controls("ATTN").disable_plugins
+
+
+def test_a_suggested_value_is_quoted_only_where_a_shell_would_change_it():
+    """A fix's ``VARIABLE=value`` pastes into a shell as is: quoted when a name has a space."""
+    plain = read_controls("ATTN", {"ATTN_PREFER": "beta", "ATTN_BLOCK_PLUGINS": "x"})
+    assert plain.adding("zed", prefer=True) == "ATTN_PREFER=beta,zed"
+    assert plain.adding("zed") == "ATTN_BLOCK_PLUGINS=x,zed"
+    spaced = {"ATTN_PREFER": "beta alpha", "ATTN_BLOCK_PLUGINS": "x y, plug", "ATTN_PLUGINS": "a b"}
+    controls = read_controls("ATTN", spaced)
+    assert controls.adding("zed", prefer=True) == "ATTN_PREFER='beta alpha,zed'"
+    assert controls.adding("zed") == "ATTN_BLOCK_PLUGINS='x y,plug,zed'"
+    assert controls.letting_in("plug") == (
+        "set ATTN_BLOCK_PLUGINS='x y' and set ATTN_PLUGINS='a b,plug'"
+    )

@@ -1001,6 +1001,20 @@ def test_a_preference_that_matches_no_plugin_is_reported(site, run_discovery, wr
     ]
 
 
+def test_a_conflict_fix_quotes_a_preference_a_shell_would_split(site, run_discovery):
+    """ATTN_PREFER='beta alpha' (a space for a comma) set: the values to paste are quoted."""
+    for name in ("a-plug", "b-plug"):
+        site.dist(name, entry_points=eps(X=f"{name[0]}:Backend"))
+    (shadowed,) = (
+        f for f in run_discovery({"ATTN_PREFER": "beta alpha"}).findings if f.kind == "shadowed"
+    )
+    assert shadowed.fix == (
+        "choose the winner with ATTN_PREFER (nothing else changes): "
+        "ATTN_PREFER='beta alpha,a-plug' keeps a-plug, ATTN_PREFER='beta alpha,b-plug' makes "
+        "b-plug win; or uninstall all but one"
+    )
+
+
 def test_selecting_the_host_itself_is_unmatched(site, run_discovery):
     """attn is not a plugin of itself: ATTN_PLUGINS=attn matches nothing."""
     site.dist("attn", VERSION, entry_points=eps(OWN="attn.x:Y"), requires=())

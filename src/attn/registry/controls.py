@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,11 @@ def canonical_name(name: str) -> str:
     """Normalize a distribution name as pip does (PEP 503); most need no regular expression."""
     key = name.replace("_", "-").replace(".", "-").lower()  # then lower(), as PEP 503
     return re.sub("-+", "-", key) if "--" in key else key
+
+
+def shell_word(text: str) -> str:
+    """*text* as a shell reads it back: as written when a shell passes it so, else quoted."""
+    return text if re.fullmatch(r"[\w@%+=:,./\[\]-]*", text) else shlex.quote(text)
 
 
 def covered(version: tuple[int, int]) -> bool:
@@ -118,16 +124,16 @@ class Controls(_Settings):
         now = self.prefer_as_written if prefer else self.block_as_written
         more = [n for n in names if canonical_name(n) not in set(map(canonical_name, now))]
         variable = self.prefer_variable if prefer else self.block_variable
-        return f"{variable}={','.join([*now, *more])}"
+        return f"{variable}={shell_word(','.join([*now, *more]))}"
 
     def letting_in(self, distribution: str) -> str:
         """What to set (or unset) so that the controls let *distribution* in."""
         fixes, key, variable = [], canonical_name(distribution), self.block_variable
         if self.blocks(distribution):
-            rest = [n for n in self.block_as_written if canonical_name(n) != key]
-            fixes.append(f"set {variable}={','.join(rest)}" if rest else f"unset {variable}")
+            rest = ",".join(n for n in self.block_as_written if canonical_name(n) != key)
+            fixes.append(f"set {variable}={shell_word(rest)}" if rest else f"unset {variable}")
         if not self.selects(distribution):
-            only = ",".join([*self.only_as_written, distribution])
+            only = shell_word(",".join([*self.only_as_written, distribution]))
             fixes.append(f"set {self.plugins_variable}={only}")
         return " and ".join(fixes)
 

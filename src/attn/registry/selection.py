@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from attn import _fork
 
 from .codes import Code
+from .controls import shell_word
 from .errors import SelectionError, UnknownBackendError, describe, passes_through, shown
 from .loading import load, missing_of
 
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name", "select"]
 _TEXT = re.compile(r"(?!(?:true|false|null)$)[A-Za-z_][\w.:/+-]*").fullmatch  # never JSON
-_PLAIN = re.compile(r"[\w@%+=:,./\[\]-]*").fullmatch  # what a shell passes as written
 
 
 def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]:
@@ -39,7 +38,7 @@ def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]
         f"{k}={v if type(v) is str and _TEXT(v) else json.dumps(v, separators=(',', ':'))}"
         for k, v in settings
     )
-    named += "".join(f" --set {p if _PLAIN(p) else shlex.quote(p)}" for p in pairs)
+    named += "".join(f" --set {shell_word(p)}" for p in pairs)
     return f"{config.env_prefix}_{noun}", config.noun, config.command(f"select{named}")
 
 
