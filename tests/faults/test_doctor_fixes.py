@@ -61,6 +61,8 @@ def apply(fix: str, monkeypatch: pytest.MonkeyPatch, reinstall=None) -> None:  #
             reinstall()
     elif match := re.search(r"((?:ATTN)_[A-Z_]+)=(\S+?)(?: keeps|[,;)]| |$)", fix):
         monkeypatch.setenv(match.group(1), match.group(2))
+    elif match := re.search(r"\bunset ((?:ATTN)_[A-Z_]+)", fix):
+        monkeypatch.delenv(match.group(1))
     elif match := re.match(r"use one of: (\S+)", fix):
         monkeypatch.setenv("ATTN_PLUGINS", match.group(1).rstrip(","))
     elif match := re.match(r"rename the group to '([\w.]+)' in (\S+)'s pyproject.toml", fix):
@@ -148,6 +150,14 @@ def test_unmatched_selection(site, monkeypatch):
     site.module("plug_mod", BACKEND)
     site.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
     monkeypatch.setenv("ATTN_PLUGINS", "plug,nope")
+    check("unmatched-selection", monkeypatch)
+
+
+@pytest.mark.parametrize("prefer", ["nope", "plug,nope", "nope plug"])
+def test_unmatched_preference(site, monkeypatch, prefer):
+    site.module("plug_mod", BACKEND)
+    site.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    monkeypatch.setenv("ATTN_PREFER", prefer)
     check("unmatched-selection", monkeypatch)
 
 

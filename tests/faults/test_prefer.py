@@ -132,7 +132,8 @@ def test_a_preference_that_matches_nothing_warns_once_and_fails_doctor(claimants
     assert unmatched == [
         (
             "ATTN_PREFER names 'zed==1.0', which is not an installed attn plugin distribution; "
-            "use one of: alpha, zed"
+            "remove the names that match nothing (unset ATTN_PREFER), "
+            "or put one of these in its place: alpha, zed"
         )
     ]
     doctor = cli("doctor")

@@ -996,9 +996,19 @@ def test_a_preference_that_matches_no_plugin_is_reported(site, run_discovery, wr
             "unmatched-selection",
             written,
             f"ATTN_PREFER names {written!r}, which is not an installed attn plugin distribution",
-            "use one of: alpha, beta",
+            "remove the names that match nothing (set ATTN_PREFER=alpha), "
+            "or put one of these in its place: alpha, beta",
         )
     ]
+
+
+def test_a_preference_without_plugins_is_removed(run_discovery):
+    """With no plugin installed, the fix for an ATTN_PREFER name is to unset the variable."""
+    (finding,) = run_discovery({"ATTN_PREFER": "nosuchdist, other"}).findings[:1]
+    assert (finding.kind, finding.fix) == (
+        "unmatched-selection",
+        "remove the names that match nothing (unset ATTN_PREFER)",
+    )
 
 
 def test_a_conflict_fix_quotes_a_preference_a_shell_would_split(site, run_discovery):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ._metadata import UNREADABLE_KEY
 from .codes import Code
-from .controls import canonical_name
+from .controls import canonical_name, shell_word
 from .errors import Record
 from .report import Finding
 
@@ -265,15 +265,20 @@ def unmatched_findings(
     controls: Controls, host: str, plugins: Sequence[DistributionRecord]
 ) -> Iterator[Finding]:
     """Names in ``<PREFIX>_PLUGINS`` or ``<PREFIX>_PREFER`` that match none of *plugins*."""
-    keys = {d.key for d in plugins}
+    keys, prefer = {d.key for d in plugins}, controls.prefer_variable
     valid = ", ".join(sorted(d.name for d in plugins)) or "(none installed)"
+    kept = ",".join(w for w in controls.prefer_as_written if canonical_name(w) in keys)
+    drop = f"set {prefer}={shell_word(kept)}" if kept else f"unset {prefer}"
+    drop = f"remove the names that match nothing ({drop})"
+    drop += bool(keys) * f", or put one of these in its place: {valid}"
     named = [(controls.plugins_variable, w) for w in controls.only_as_written]
-    named += [(controls.prefer_variable, w) for w in controls.prefer_as_written]
+    named += [(prefer, w) for w in controls.prefer_as_written]
     for variable, written in named:
         if canonical_name(written) not in keys:
             message = f"{variable} names {written!r}, which is not an installed {host} "
             message += "plugin distribution"
-            yield Finding(Code.UNMATCHED_SELECTION, written, message, f"use one of: {valid}")
+            fix = drop if variable == prefer else f"use one of: {valid}"
+            yield Finding(Code.UNMATCHED_SELECTION, written, message, fix)
 
 
 def merge_warnings(
