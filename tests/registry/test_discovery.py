@@ -979,6 +979,14 @@ def test_unmatched_selection_is_reported_with_the_valid_names(site, run_discover
     ]
 
 
+def test_an_unmatched_selection_lists_each_valid_name_once(site, run_discovery):
+    """A distribution with several entry points (here in a misspelt group) is named once."""
+    site.dist("plug", entry_points={"attn.backend": {"A": "m:A", "B": "m:B"}, **eps(C="m:C")})
+    result = run_discovery({"ATTN_PLUGINS": "nope"})
+    fixes = [f.fix for f in result.findings if f.kind == "unmatched-selection"]
+    assert fixes == ["use one of: plug"]
+
+
 def test_an_unmatched_selection_without_plugins_says_none_is_installed(run_discovery):
     """With no plugin installed, the fix says so rather than listing nothing."""
     (finding,) = run_discovery({"ATTN_PLUGINS": "nosuchdist"}).findings
