@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -31,7 +30,8 @@ def canonical_name(name: str) -> str:
 
 def shell_word(text: str) -> str:
     """*text* as a shell reads it back: as written when a shell passes it so, else quoted."""
-    return text if re.fullmatch(r"[\w@%+=:,./\[\]-]*", text) else shlex.quote(text)
+    plain = re.fullmatch(r"[\w@%+=:,./\[\]-]*", text)
+    return text if plain else "'" + text.replace("'", "'\"'\"'") + "'"  # as shlex.quote does
 
 
 def covered(version: tuple[int, int]) -> bool:
