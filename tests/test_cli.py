@@ -1634,6 +1634,11 @@ def test_list_names_entry_points_of_a_typo_group(run, misgrouped):
         "  'attn doctor' says how to fix it.\n"
     )
     assert "Not read" not in run("list", "MLAPrefillBackendEnum").out
+    registries = json.loads(run("list", "--json").out)["registries"]
+    assert [r["misgrouped"] for r in registries] == [
+        [{"name": "VENDOR_FAST", "from": "vendor-attn 1.2", "group": "attn.backend"}],
+        [],  # a typo of attn.backends only
+    ]
 
 
 def test_show_unknown_name_declared_in_a_typo_group(run, misgrouped):

@@ -70,6 +70,7 @@ class RegistryReport(_Fields):
             "unreadable": [
                 {"subject": f.subject, "reason": f.message, "fix": f.fix} for f in self.unreadable
             ],
+            "misgrouped": [{"name": n, "from": by, "group": g} for n, by, g in self.misgrouped],
         }
 
 
@@ -84,8 +85,7 @@ def _availability(cls: type | None) -> _Availability:
     """What a backend class says about its kernel packages; unknown without a class."""
     if cls is None:
         return _Availability()
-    requires: tuple[str, ...] = ()
-    what = "'requires'"
+    requires, what = tuple[str, ...](), "'requires'"
     try:
         requires = tuple(str(r) for r in getattr(cls, "requires", ()) or ())
         what = "missing_requirements()"
