@@ -1132,12 +1132,23 @@ def test_show_registry_option(run, selector, present, absent):
             ["TRITON_RAGGED", "--registry", "attn.backends"],
             (
                 "Error: unknown backend 'TRITON_RAGGED' in AttentionBackendEnum.\n"
-                "Did you mean 'TRITON_MLA' or 'TRITON_ATTN'?\n"
+                "'TRITON_RAGGED' is a backend of MLAPrefillBackendEnum: 'attn show TRITON_RAGGED' "
+                "shows it.\n"  # not a typo: --registry left its registry out
             ),
         ),
         (
             ["XFORMERS", "--registry", "MLAPrefillBackendEnum"],
-            "Error: unknown backend 'XFORMERS' in MLAPrefillBackendEnum.\n",
+            (
+                "Error: unknown backend 'XFORMERS' in MLAPrefillBackendEnum.\n"
+                "'XFORMERS' is a backend of AttentionBackendEnum: 'attn show XFORMERS' shows it.\n"
+            ),
+        ),
+        (
+            ["TRITON_RAGED", "--registry", "attn.backends"],
+            (
+                "Error: unknown backend 'TRITON_RAGED' in AttentionBackendEnum.\n"
+                "Did you mean 'TRITON_MLA' or 'TRITON_ATTN'?\n"
+            ),
         ),
         (
             ["NOTHING_LIKE_IT"],

@@ -502,6 +502,14 @@ def test_attns_hints_for_another_hosts_registry_name_it(run, tinyinfer, tmp_path
             "fix what it finds."
         ),
     )
+    code, _, err = run("show", "FLASH_ATTN", "--registry", REGISTRY)  # attn's, not the host's
+    assert (code, err.splitlines()[1]) == (
+        1,
+        (
+            "'FLASH_ATTN' is a backend of AttentionBackendEnum, MLAPrefillBackendEnum: "
+            "'attn show FLASH_ATTN' shows it."
+        ),
+    )
 
 
 def test_strict_errors_name_the_command_that_ran(host, run, tinyinfer, monkeypatch):

@@ -220,9 +220,7 @@ class _Parser(argparse.ArgumentParser):
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # shutil.get_terminal_size() without importing shutil, which loads bz2 and lzma.
-        columns = 0
-        with contextlib.suppress(ValueError):
-            columns = int(os.environ.get("COLUMNS", ""))
+        columns = int(c) if (c := os.environ.get("COLUMNS", "").strip()).isdecimal() else 0
         if columns <= 0:
             with contextlib.suppress(AttributeError, ValueError, OSError):
                 columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]

@@ -8,7 +8,7 @@ from typing import IO, TYPE_CHECKING
 
 from attn import _version
 from attn.registry.codes import Code
-from attn.registry.enum import BackendEnumMeta, close_matches
+from attn.registry.enum import BackendEnumMeta, close_matches, valid_names
 from attn.registry.listing import BackendRow, RegistryReport, build_report
 from attn.registry.loading import plugin_output_to
 
@@ -133,8 +133,7 @@ def _fields(fields: Mapping[str, str | None], indent: int = 2) -> list[str]:
     return [wrap(v, f"{' ' * indent + k + ':':<17}", " " * 17) for k, v in fields.items() if v]
 
 
-def _either(items: Sequence[str]) -> str:
-    """``a``, ``a or b``, ``a, b or c``."""
+def _either(items: Sequence[str]) -> str:  # a; a or b; a, b or c
     return f"{', '.join(items[:-1])} or {items[-1]}" if len(items) > 1 else "".join(items)
 
 
@@ -242,8 +241,11 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         if claimed == name
     )
     names = [b.name for r in reports for b in r.backends]
-    close = close_matches(name, names + [p.name for r in reports for p in r.plugins], cutoff=0.6)
-    if close:
+    names += [p.name for r in reports for p in r.plugins]
+    if others := [r for r in args.known if r not in registries and name in valid_names(r)]:
+        message += f"{name!r} is a backend of {', '.join(r.__name__ for r in others)}: "
+        message += f"{command(args, others[0], f'show {name}')} shows it.\n"  # every one with it
+    elif close := close_matches(name, names, cutoff=0.6):
         message += f"Did you mean {_either([repr(c) for c in close])}?\n"
     if off := {r.disable_variable for r in reports if r.plugins_disabled}:  # doctor checks none
         fix = f"Plugins are disabled by {', '.join(sorted(off))}; unset it to use installed plugins"
