@@ -988,9 +988,11 @@ def test_an_unmatched_selection_lists_each_valid_name_once(site, run_discovery):
 
 
 def test_an_unmatched_selection_without_plugins_says_none_is_installed(run_discovery):
-    """With no plugin installed, the fix says so rather than listing nothing."""
+    """With no plugin installed, the fix says so, and to unset the variable (doctor then passes)."""
     (finding,) = run_discovery({"ATTN_PLUGINS": "nosuchdist"}).findings
-    assert (finding.kind, finding.fix) == ("unmatched-selection", "use one of: (none installed)")
+    fix = "unset ATTN_PLUGINS (none installed)"
+    assert (finding.kind, finding.fix) == ("unmatched-selection", fix)
+    assert run_discovery({"ATTN_PLUGINS": ""}).findings == ()
 
 
 @pytest.mark.parametrize("written", ["nosuchdist", "beta alpha", "beta==1.0"])

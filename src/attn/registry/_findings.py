@@ -266,7 +266,8 @@ def unmatched_findings(
 ) -> Iterator[Finding]:
     """Names in ``<PREFIX>_PLUGINS`` or ``<PREFIX>_PREFER`` that match none of *plugins*."""
     keys, prefer = {d.key for d in plugins}, controls.prefer_variable
-    valid = ", ".join(sorted({d.name for d in plugins})) or "(none installed)"
+    valid = ", ".join(sorted({d.name for d in plugins}))
+    only = f"use one of: {valid}" if keys else f"unset {controls.plugins_variable} (none installed)"
     kept = ",".join(w for w in controls.prefer_as_written if canonical_name(w) in keys)
     drop = f"set {prefer}={shell_word(kept)}" if kept else f"unset {prefer}"
     drop = f"remove the names that match nothing ({drop})"
@@ -278,7 +279,7 @@ def unmatched_findings(
         if canonical_name(written) not in keys:
             message = f"{variable} names {written!r}, which is not an installed {host} "
             message += "plugin distribution"
-            fix = drop if variable == prefer else f"use one of: {valid}"
+            fix = drop if variable == prefer else only
             yield Finding(Code.UNMATCHED_SELECTION, written, message, fix)
 
 
