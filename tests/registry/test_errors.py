@@ -172,3 +172,14 @@ def test_a_selection_error_is_its_message():
     error = errors.SelectionError("no attention backend is valid", "R", (), explicit=False)
     assert str(error) == "no attention backend is valid"
     assert (error.registry, error.explicit) == ("R", False)
+
+
+def test_joined_lists_names_as_a_sentence_does():
+    """The one list-in-words of messages: doctor's copies ('and'), show's near matches ('or')."""
+    assert [errors.joined(items) for items in ([], ["a"], ["a", "b"], ["a", "b", "c"])] == [
+        "",
+        "a",
+        "a and b",
+        "a, b and c",
+    ]
+    assert errors.joined(["'X'", "'Y'", "'Z'"], "or") == "'X', 'Y' or 'Z'"

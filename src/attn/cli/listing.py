@@ -9,6 +9,7 @@ from typing import IO, TYPE_CHECKING
 from attn import _version
 from attn.registry.codes import Code
 from attn.registry.enum import BackendEnumMeta, close_matches, valid_names
+from attn.registry.errors import joined
 from attn.registry.listing import BackendRow, RegistryReport, build_report
 from attn.registry.loading import plugin_output_to
 
@@ -133,10 +134,6 @@ def _fields(fields: Mapping[str, str | None], indent: int = 2) -> list[str]:
     return [wrap(v, f"{' ' * indent + k + ':':<17}", " " * 17) for k, v in fields.items() if v]
 
 
-def _either(items: Sequence[str]) -> str:  # a; a or b; a, b or c
-    return f"{', '.join(items[:-1])} or {items[-1]}" if len(items) > 1 else "".join(items)
-
-
 def _kernel(row: BackendRow) -> str:
     if row.path is None:
         return "unknown until a backend is registered"
@@ -232,7 +229,7 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if any(blocks):
         out.write("\n\n".join(filter(None, blocks)) + "\n")
         return 0
-    message = f"Error: unknown backend {name!r} in {_either([r.registry for r in reports])}.\n"
+    message = f"Error: unknown backend {name!r} in {joined([r.registry for r in reports], 'or')}.\n"
     message += "".join(
         f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
         f"looks like a typo of {r.group!r}; attn does not read that group.\n"
@@ -246,7 +243,7 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         message += f"{name!r} is a backend of {', '.join(r.__name__ for r in others)}: "
         message += f"{command(args, others[0], f'show {name}')} shows it.\n"  # every one with it
     elif close := close_matches(name, names, cutoff=0.6):
-        message += f"Did you mean {_either([repr(c) for c in close])}?\n"
+        message += f"Did you mean {joined([repr(c) for c in close], 'or')}?\n"
     if off := {r.disable_variable for r in reports if r.plugins_disabled}:  # doctor checks none
         fix = f"Plugins are disabled by {', '.join(sorted(off))}; unset it to use installed plugins"
     else:

@@ -16,7 +16,7 @@ from . import _findings
 from ._metadata import UNREADABLE_KEY, entry_point_pattern, installed_with, project_folder, scan
 from .codes import Code
 from .controls import canonical_name
-from .errors import ClassPath, InvalidPathError, parse_path
+from .errors import ClassPath, InvalidPathError, joined, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
 if TYPE_CHECKING:
@@ -100,8 +100,8 @@ def _losing_copies(
         name, n, ignored = each[0].name, len(each), each[1:]
         both, times = ("both", "twice") if n == 2 else (f"all {n}", f"{n} times")  # noqa: PLR2004
         at = [f"{c.version} at {c.location} ({'used' if c is winner else 'ignored'})" for c in each]
-        message = f"{name} is installed {times}: {_and(at)}"
-        fix = f"delete {_and([c.location for c in ignored])}"
+        message = f"{name} is installed {times}: {joined(at)}"
+        fix = f"delete {joined([c.location for c in ignored])}"
         if sys.prefix == sys.base_prefix or all(  # pip uninstalls nothing outside its venv
             realpath(c.location).startswith(realpath(sys.prefix) + os.sep) for c in each
         ):
@@ -114,10 +114,6 @@ def _losing_copies(
             message = f"{name}: the metadata copy at {where} cannot be used ({problem}); {used}"
             fix = _findings.unusable_fix(where, other.name, problem.code, reinstall=winner is None)
             yield Finding(Code.EMPTY_METADATA, name, message, fix, name)
-
-
-def _and(items: Sequence[str]) -> str:  # a; a and b; a, b and c
-    return " and ".join(filter(None, (", ".join(items[:-1]), items[-1])))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -7,6 +7,7 @@ import operator
 from typing import TYPE_CHECKING, Any, final
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import NamedTuple as Record  # to type checkers; attn calls no _make() or _asdict()
 else:
 
@@ -68,6 +69,11 @@ def describe(exc: BaseException) -> str:
             raise
         return f"{name} (its message cannot be shown: str() raised {type(inner).__name__})"
     return f"{name}: {text}" if text else name
+
+
+def joined(items: Sequence[str], word: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c``; *word* ``"or"`` for ``a, b or c``."""
+    return f"{', '.join(items[:-1])} {word} {items[-1]}" if len(items) > 1 else "".join(items)
 
 
 def shown(value: object, width: int = 60) -> str:
