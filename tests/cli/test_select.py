@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,7 @@ def test_values_are_json_when_they_are_json():
     assert out.splitlines()[1].startswith("  FLASH_ATTN (builtin): rejected: needs flash-attn")
 
 
-def test_the_hint_of_a_rejected_choice_selects_again_with_the_same_settings():
+def test_the_hint_of_a_rejected_choice_selects_again_with_the_same_settings(tmp_path):
     """Its `attn select` line, run by a shell, passes every setting back as it was given."""
     settings = {
         "device": "c p u",  # a space
@@ -93,10 +94,14 @@ def test_the_hint_of_a_rejected_choice_selects_again_with_the_same_settings():
     with pytest.raises(SelectionError) as caught:
         AttentionBackendEnum.select("FLASH_ATTN", **settings)
     hint = str(caught.value).splitlines()[-1]
-    assert "--set capability=[9,0] " in hint  # plain where a shell passes it as written
+    assert "--set 'capability=[9,0]' " in hint  # a glob to zsh, or bash with failglob: quoted
     line = hint.removeprefix("Choose another; '").removesuffix("' lists the candidates.")
     words = shlex.split(line)
     assert words[:2] == ["attn", "select"]
+    strict = f"printf '%s\\0' {line}"  # bash as zsh is by default: a glob must match a file
+    bash = ["bash", "-O", "failglob", "-c", strict]
+    shell = subprocess.run(bash, check=False, cwd=tmp_path, capture_output=True)
+    assert (shell.returncode, shell.stdout.decode().split("\0")[:-1]) == (0, words), shell.stderr
     status, out, _ = attn_select(*words[2:], "--backend", "FLASH_ATTN", "--json")
     assert status == 1
     assert json.loads(out)["settings"] == {**settings, "capability": [9, 0]}

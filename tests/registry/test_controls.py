@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from attn import AttnError
 from attn.registry import AttnConfigError
-from attn.registry.controls import Controls, parse_bool, read_controls, reader
+from attn.registry.controls import Controls, parse_bool, read_controls, reader, shell_word
 
 
 @pytest.mark.parametrize("value", ["1", "true", "yes", "on", "TRUE", "Yes", "oN", " 1 "])
@@ -173,3 +175,13 @@ def test_a_suggested_value_is_quoted_only_where_a_shell_would_change_it():
     assert controls.letting_in("plug") == (
         "set ATTN_BLOCK_PLUGINS='x y' and set ATTN_PLUGINS='a b,plug'"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["beta,zed", "a=b:c/d@e%f+g.h", "a b", "it's", "x$y", '"q"', "a\nb", "*", "x?", "[9,0]", "~"],
+)
+def test_a_word_is_quoted_as_shlex_quotes_it(text):
+    """Brackets too: zsh, or bash with failglob, stops at a pattern that matches no file."""
+    assert shell_word(text) == shlex.quote(text)
+    assert shlex.split(shell_word(text)) == [text]

@@ -387,7 +387,7 @@ def test_a_rejected_backend_argument_does_not_ask_to_unset_the_variable(monkeypa
     monkeypatch.setenv("PICK_PICK_BACKEND", "THIRD")
     error = rejected(PickEnum, "FIRST", device="tpu", capability=[9, 0], dtype=None)
     assert str(error).splitlines()[-1] == (
-        "Choose another; 'attn select --set capability=[9,0] --set device=tpu --set dtype=null "
+        "Choose another; 'attn select --set 'capability=[9,0]' --set device=tpu --set dtype=null "
         "--registry test_selection:PickEnum' lists the candidates."
     )
 

@@ -30,7 +30,7 @@ def canonical_name(name: str) -> str:
 
 def shell_word(text: str) -> str:
     """*text* as a shell reads it back: as written when a shell passes it so, else quoted."""
-    plain = re.fullmatch(r"[\w@%+=:,./\[\]-]*", text)
+    plain = re.fullmatch(r"[\w@%+=:,./-]*", text)  # [ ] quoted: zsh globs them
     return text if plain else "'" + text.replace("'", "'\"'\"'") + "'"  # as shlex.quote does
 
 
