@@ -1662,3 +1662,11 @@ def test_show_unknown_name_declared_in_a_typo_group(run, misgrouped):
         "'VENDOR_FAST' is declared by vendor-attn 1.2 in entry-point group 'attn.backend', which "
         "looks like a typo of 'attn.backends'; attn does not read that group.\n" + DOCTOR_HINT,
     )
+
+
+@pytest.mark.parametrize("filler", range(0, 60, 3))
+def test_doctor_keeps_a_quoted_value_on_one_line(run, conflict, monkeypatch, filler):
+    """A line break inside ``'x y,share-a'`` would change the value a pasted fix sets."""
+    monkeypatch.setenv("ATTN_PREFER", f"x{'x' * filler} y")
+    result = run("doctor")
+    assert f"ATTN_PREFER='x{'x' * filler} y,share-a'" in result.out, result.out

@@ -192,12 +192,12 @@ class Style:
 
 
 def wrap(text: str, first: str = "    ", indent: str = "    ") -> str:
-    """*text* wrapped to `WIDTH` after *first*, then *indent*; words are never broken."""
-    import textwrap  # noqa: PLC0415 - attn list --json wraps nothing
+    """*text* wrapped to `WIDTH` after *first*, then *indent*; no word nor ``'a b'`` is broken."""
+    from textwrap import TextWrapper  # noqa: PLC0415 - attn list --json wraps nothing
 
-    wrapper = textwrap.TextWrapper(WIDTH, first, indent, break_long_words=False)
-    wrapper.break_on_hyphens = False
-    return wrapper.fill(" ".join(text.split()))
+    wrapper = TextWrapper(WIDTH, first, indent, break_long_words=False, break_on_hyphens=False)
+    words = re.findall(r"(?:[^\s']+|(?<!\w)'[^']*'(?!\w)|')+", text)  # "it's": no quote
+    return wrapper.fill(" ".join(w.replace(" ", "\0") for w in words)).replace("\0", " ")
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
