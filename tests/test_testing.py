@@ -423,6 +423,16 @@ def test_add_writes_a_name_attn_reports_as_invalid(pytester):
             "ValueError",
             "entry_points['attn.backends'] has None, which entry_points.txt cannot hold",
         ),
+        (
+            'attn_plugins.add("x", {"attn.backends": "m:C"})',
+            "TypeError",
+            "entry_points={'attn.backends': 'm:C'} is not {group: {name: 'm:Class'}}",
+        ),
+        (
+            'attn_plugins.add("x", [("A", "m:C")])',
+            "TypeError",
+            "entry_points=[('A', 'm:C')] is not",
+        ),
     ],
 )
 def test_add_refuses_what_could_never_be_installed_or_read(pytester, call, error, message):

@@ -59,10 +59,13 @@ class AttnPlugins:
 
         *entry_points* is ``{group: {backend name: "module:QualName"}}``, *files*
         ``{relative path: source text}`` (written beside the metadata). An argument pip or attn
-        could not take as given is a `ValueError` (`TypeError`: not a str, or *requires* one).
+        could not take as given is a `ValueError` (`TypeError`: a wrong type, or *requires* a str).
         """
         if isinstance(requires, str):
             raise TypeError(f"requires={requires!r} is one string: pass ({requires!r},)")
+        groups = entry_points.values() if isinstance(entry_points, Mapping) else [entry_points]
+        if not all(isinstance(eps, Mapping) for eps in groups):
+            raise TypeError(f"entry_points={entry_points!r} is not {{group: {{name: 'm:Class'}}}}")
         given = [(group, n, v) for group, eps in entry_points.items() for n, v in eps.items()]
         lines = [distribution, *requires, *entry_points, *(t for e in given for t in e[1:])]
         if broken := next((t for t in map(str, lines) if "".join(t.splitlines()) != t), None):
@@ -77,10 +80,8 @@ class AttnPlugins:
             msg = "entry_points[{!r}] has {!r}, which entry_points.txt cannot hold (no '=', no"
             raise ValueError(msg.format(*bad[0]) + " space at an end, nor '#', ';' or '[' first)")
         if (key := canonical_name(distribution)) in self._added:  # Vendor_A is vendor-a
-            raise ValueError(
-                f"{distribution!r} was already added in this test (at "
-                f"{self._added[key]}); give the second plugin another name"
-            )
+            msg = f"{distribution!r} was already added in this test (at {self._added[key]})"
+            raise ValueError(msg + "; give the second plugin another name")
         # As wheels name the folder: runs of -_. become one underscore.
         info = self.root / f"{re.sub(r'[-_.]+', '_', distribution)}-{version}.dist-info"
         head = f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"
