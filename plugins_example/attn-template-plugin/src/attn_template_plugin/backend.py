@@ -29,7 +29,7 @@ class TemplateAttentionBackend(AttentionBackend):
         return "TEMPLATE_ATTN"
 
     @classmethod
-    def validate_configuration(cls, **settings: object) -> list[str]:
+    def validate_configuration(cls, /, **settings: object) -> list[str]:
         """Why this backend cannot run with *settings*; empty when it can.
 
         attn's selection asks every candidate in turn and takes the first that
