@@ -10,11 +10,14 @@ JSON document is validated against its schema in ``docs/``.
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import os
 import re
+import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -1024,12 +1027,12 @@ def test_show_a_plugin_that_declares_no_attn_requirement(run, site):
         (
             {"ATTN_PLUGINS": "other"},
             "not selected by ATTN_PLUGINS=other",
-            "set ATTN_PLUGINS=other,acme-attn",
+            "export ATTN_PLUGINS=other,acme-attn",
         ),
         (
             {"ATTN_BLOCK_PLUGINS": "x, acme_attn"},
             "blocked by ATTN_BLOCK_PLUGINS=x,acme_attn",
-            "set ATTN_BLOCK_PLUGINS=x",
+            "export ATTN_BLOCK_PLUGINS=x",
         ),
         (
             {"ATTN_BLOCK_PLUGINS": "Acme.Attn"},
@@ -1039,7 +1042,7 @@ def test_show_a_plugin_that_declares_no_attn_requirement(run, site):
         (
             {"ATTN_BLOCK_PLUGINS": "acme-attn", "ATTN_PLUGINS": "x"},
             "blocked by ATTN_BLOCK_PLUGINS=acme-attn",
-            "unset ATTN_BLOCK_PLUGINS and set ATTN_PLUGINS=x,acme-attn",
+            "unset ATTN_BLOCK_PLUGINS and export ATTN_PLUGINS=x,acme-attn",
         ),
     ],
 )
@@ -1058,6 +1061,20 @@ def test_a_name_only_left_out_plugins_claim_gives_the_control_fix(
     assert str(info.value).splitlines()[1:] == [
         f"'ACME_ATTN' is provided by acme-attn 1.0 but is disabled: {reason} ({fix} to use it)"
     ]
+    # Pasted into a shell, the fix lets the plugin in (a bare "set X=y" would not change X).
+    python = f"exec {sys.executable} -c 'import os; print(dict(os.environ))'"
+    dump = f"{fix.replace(' and ', '; ')}; {python}"
+    env = ast.literal_eval(
+        subprocess.run(["sh", "-c", dump], capture_output=True, check=True).stdout.decode()
+    )
+    for name in ("ATTN_PLUGINS", "ATTN_BLOCK_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
+        if name in env:
+            monkeypatch.setenv(name, env[name])
+    with warnings.catch_warnings():  # about ATTN_PLUGINS' name that matches nothing, as before
+        warnings.simplefilter("ignore")
+        attn.AttentionBackendEnum.refresh()
+        assert attn.AttentionBackendEnum["ACME_ATTN"].name == "ACME_ATTN"
 
 
 def test_show_runtime_registration(run):

@@ -331,7 +331,7 @@ def test_selection_disables_the_others(plug, monkeypatch):
         AttentionBackendEnum["B"]
     assert str(info.value).splitlines()[1] == (
         "'B' is provided by attn-plug-b 1.0 but is disabled: not selected by "
-        "ATTN_PLUGINS=attn.plug.a (set ATTN_PLUGINS=attn.plug.a,attn-plug-b to use it)"
+        "ATTN_PLUGINS=attn.plug.a (export ATTN_PLUGINS=attn.plug.a,attn-plug-b to use it)"
     )
 
 

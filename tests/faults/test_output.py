@@ -176,7 +176,7 @@ def test_an_ascii_stdout_and_a_non_ascii_distribution_is_an_error(site, command)
     assert done.returncode == 1
     assert done.stderr == (
         "Error: cannot write the output: stdout's encoding (ascii) cannot encode '\\xfc'; "
-        "set PYTHONIOENCODING=utf-8\n"
+        "export PYTHONIOENCODING=utf-8\n"
     )
 
 

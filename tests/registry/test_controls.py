@@ -173,7 +173,7 @@ def test_a_suggested_value_is_quoted_only_where_a_shell_would_change_it():
     assert controls.adding("zed", prefer=True) == "ATTN_PREFER='beta alpha,zed'"
     assert controls.adding("zed") == "ATTN_BLOCK_PLUGINS='x y,plug,zed'"
     assert controls.letting_in("plug") == (
-        "set ATTN_BLOCK_PLUGINS='x y' and set ATTN_PLUGINS='a b,plug'"
+        "export ATTN_BLOCK_PLUGINS='x y' and export ATTN_PLUGINS='a b,plug'"
     )
 
 

@@ -1006,7 +1006,7 @@ def test_a_preference_that_matches_no_plugin_is_reported(site, run_discovery, wr
             "unmatched-selection",
             written,
             f"ATTN_PREFER names {written!r}, which is not an installed attn plugin distribution",
-            "remove the names that match nothing (set ATTN_PREFER=alpha), "
+            "remove the names that match nothing (export ATTN_PREFER=alpha), "
             "or put one of these in its place: alpha, beta",
         )
     ]

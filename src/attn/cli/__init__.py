@@ -329,8 +329,8 @@ class _Stdout(_Stderr):
             raise
         except UnicodeEncodeError as exc:
             bad = exc.object[exc.start : exc.end]
-            msg = f"stdout's encoding ({exc.encoding}) cannot encode {bad!r}"
-            raise AttnError(f"cannot write the output: {msg}; set PYTHONIOENCODING=utf-8") from exc
+            msg = f"output: stdout's encoding ({exc.encoding}) cannot encode {bad!r}"
+            raise AttnError(f"cannot write the {msg}; export PYTHONIOENCODING=utf-8") from exc
         except (OSError, ValueError) as exc:  # ValueError: a closed file object
             reason = getattr(exc, "strerror", None) or exc
             raise AttnError(f"cannot write the output: {reason}") from exc

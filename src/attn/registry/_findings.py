@@ -269,7 +269,7 @@ def unmatched_findings(
     valid = ", ".join(sorted({d.name for d in plugins}))
     only = f"use one of: {valid}" if keys else f"unset {controls.plugins_variable} (none installed)"
     kept = ",".join(w for w in controls.prefer_as_written if canonical_name(w) in keys)
-    drop = f"set {prefer}={shell_word(kept)}" if kept else f"unset {prefer}"
+    drop = f"export {prefer}={shell_word(kept)}" if kept else f"unset {prefer}"
     drop = f"remove the names that match nothing ({drop})"
     if keys:
         drop += f", or put one of these in its place: {valid}"

@@ -131,10 +131,10 @@ class Controls(_Settings):
         fixes, key, variable = [], canonical_name(distribution), self.block_variable
         if self.blocks(distribution):
             rest = ",".join(n for n in self.block_as_written if canonical_name(n) != key)
-            fixes.append(f"set {variable}={shell_word(rest)}" if rest else f"unset {variable}")
+            fixes.append(f"export {variable}={shell_word(rest)}" if rest else f"unset {variable}")
         if not self.selects(distribution):
             only = shell_word(",".join([*self.only_as_written, distribution]))
-            fixes.append(f"set {self.plugins_variable}={only}")
+            fixes.append(f"export {self.plugins_variable}={only}")
         return " and ".join(fixes)
 
     def to_json(self) -> dict[str, object]:
