@@ -14,8 +14,7 @@ import pytest
 from attn_template_plugin.backend import TemplateAttentionBackend
 from attn_template_plugin.impl import TemplateAttentionImpl
 
-from attn import AttentionBackendEnum
-from attn.registry.selection import SelectionError, select
+from attn import AttentionBackendEnum, SelectionError
 from attn.testing import BackendConformance
 
 DISTRIBUTION = "attn-template-plugin"
@@ -72,10 +71,10 @@ def test_it_runs_on_the_cpu_only():
 def test_selection_accepts_it_on_the_cpu_and_refuses_it_elsewhere(attn_plugins):
     """Chosen by name, attn's selection takes it on the CPU and says why not on a GPU."""
     attn_plugins.add(DISTRIBUTION, {"attn.backends": {"TEMPLATE_ATTN": ENTRY_POINT}})
-    chosen = select(AttentionBackendEnum, "TEMPLATE_ATTN", device="cpu")
+    chosen = AttentionBackendEnum.select("TEMPLATE_ATTN", device="cpu")
     assert chosen.backend_class is TemplateAttentionBackend
     with pytest.raises(SelectionError, match="runs on the CPU only, not 'cuda'"):
-        select(AttentionBackendEnum, "TEMPLATE_ATTN", device="cuda")
+        AttentionBackendEnum.select("TEMPLATE_ATTN", device="cuda")
 
 
 def test_attn_finds_the_installed_plugin(attn_plugins, monkeypatch):
