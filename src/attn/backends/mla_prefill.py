@@ -6,20 +6,12 @@ from functools import partial
 
 from . import MLAPrefillBackend, builtin
 
-_builtin = partial(builtin, MLAPrefillBackend, __name__)
+_b = partial(builtin, MLAPrefillBackend, __name__)  # _b(class name, member name, *kernel dists)
 
-FlashAttentionMLAPrefillBackend = _builtin(
-    "FlashAttentionMLAPrefillBackend", "FLASH_ATTN", "flash-attn"
-)
-FlashInferMLAPrefillBackend = _builtin(
-    "FlashInferMLAPrefillBackend", "FLASHINFER", "flashinfer-python"
-)
-TritonRaggedMLAPrefillBackend = _builtin("TritonRaggedMLAPrefillBackend", "TRITON_RAGGED", "triton")
-TokenspeedMLAPrefillBackend = _builtin(
-    "TokenspeedMLAPrefillBackend", "TOKENSPEED_MLA", "tokenspeed-mla"
-)
-RocmAiterFAMLAPrefillBackend = _builtin(
-    "RocmAiterFAMLAPrefillBackend", "ROCM_AITER_FA", "amd-aiter"
-)
-CPUMLAPrefillBackend = _builtin("CPUMLAPrefillBackend", "CPU", "torch")
-ZenCPUMLAPrefillBackend = _builtin("ZenCPUMLAPrefillBackend", "ZEN_CPU", "zentorch")
+FlashAttentionMLAPrefillBackend = _b("FlashAttentionMLAPrefillBackend", "FLASH_ATTN", "flash-attn")
+FlashInferMLAPrefillBackend = _b("FlashInferMLAPrefillBackend", "FLASHINFER", "flashinfer-python")
+TritonRaggedMLAPrefillBackend = _b("TritonRaggedMLAPrefillBackend", "TRITON_RAGGED", "triton")
+TokenspeedMLAPrefillBackend = _b("TokenspeedMLAPrefillBackend", "TOKENSPEED_MLA", "tokenspeed-mla")
+RocmAiterFAMLAPrefillBackend = _b("RocmAiterFAMLAPrefillBackend", "ROCM_AITER_FA", "amd-aiter")
+CPUMLAPrefillBackend = _b("CPUMLAPrefillBackend", "CPU", "torch")
+ZenCPUMLAPrefillBackend = _b("ZenCPUMLAPrefillBackend", "ZEN_CPU", "zentorch")
