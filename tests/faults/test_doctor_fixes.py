@@ -82,10 +82,11 @@ def apply(fix: str, monkeypatch: pytest.MonkeyPatch, reinstall=None) -> None:  #
     elif match := re.match(r"fix or uninstall (\S+?),", fix):
         for info in dist_infos(match.group(1)):
             shutil.rmtree(info)
-    elif match := re.match(r"fix the entry point in (\S+)'s pyproject.toml", fix):
-        for info in dist_infos(match.group(1)):
+    elif match := re.match(r"fix the entry point in (\S+)'s .* to (\w+) = \"(\S+)\" and", fix):
+        for info in dist_infos(match.group(1)):  # as the fix says: the reinstall writes this
+            line = f"{match.group(2)} = {match.group(3)}"
             text = (info / "entry_points.txt").read_text(encoding="utf-8")
-            fixed = re.sub(r"^[^\[=\n]+=.*$", "FIXED = plug_mod:B", text, flags=re.MULTILINE)
+            fixed = re.sub(r"^[^\[=\n]+=.*$", line, text, flags=re.MULTILINE)
             (info / "entry_points.txt").write_text(fixed, encoding="utf-8")
     else:
         pytest.fail(f"no rule applies this fix: {fix}")
@@ -99,9 +100,10 @@ def check(kind: str, monkeypatch: pytest.MonkeyPatch, *args: str, reinstall=None
     assert after.code == 0, f"after applying {fix!r}:\n{after.out}"
 
 
-def test_invalid(site, monkeypatch):
+@pytest.mark.parametrize("entry_point", [{"bad-name": "plug_mod:B"}, {"PLUG": "plug_mod.B"}])
+def test_invalid(site, monkeypatch, entry_point):
     site.module("plug_mod", BACKEND)
-    site.dist("plug", entry_points={GROUP: {"bad-name": "plug_mod:B"}})
+    site.dist("plug", entry_points={GROUP: entry_point})
     check("invalid", monkeypatch)
 
 
@@ -167,6 +169,24 @@ def test_three_copies(sites, monkeypatch):
     for site, version in ((first, "3.0"), (second, "2.0"), (third, "1.0")):
         site.dist("plug", version, entry_points={GROUP: {"PLUG": "plug_mod:B"}})
     check("duplicate-metadata", monkeypatch)
+
+
+def test_a_build_leftover_before_the_installed_copy(sites, monkeypatch):
+    """An egg-info that a build left in the checkout, first on sys.path, hides the copy pip
+    installed (the one with a RECORD): the fix deletes the leftover, never pip's copy."""
+    checkout, installed = sites.new("src"), sites.new("site-packages")
+    installed.module("plug_mod", BACKEND)
+    leftover = checkout.dist(
+        "plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}}, folder="plug.egg-info"
+    )
+    pips = installed.dist("plug", entry_points={GROUP: {"PLUG": "plug_mod:B"}})
+    (pips / "RECORD").write_text("plug_mod.py,,\n", encoding="utf-8")
+    kind, fix = first_fix()
+    assert kind == "duplicate-metadata"
+    assert fix.startswith(f"delete {leftover} ({pips} is the copy pip installed)")
+    check("duplicate-metadata", monkeypatch)
+    assert pips.exists()
+    assert not leftover.exists()
 
 
 def test_unreadable_metadata(site, monkeypatch):

@@ -213,8 +213,8 @@ def test_invalid_entry_point_finding(site, run_discovery):
             "NO_ATTR",
             "plug 1.0: entry point NO_ATTR = 'plug.mod' is invalid: no attribute part; "
             "expected 'module:attr'",
-            "fix the entry point in plug's pyproject.toml "
-            "([project.entry-points.'attn.backends']) to NAME = \"module:Class\", "
+            "fix the entry point in plug's pyproject.toml ([project.entry-points."
+            "'attn.backends']) to NO_ATTR = \"module:Class\" and reinstall plug, "
             "or report it to its authors",
             *("plug", "1.0", "attn.backends", "plug.mod"),  # the structured fields
         ),

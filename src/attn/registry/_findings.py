@@ -193,12 +193,15 @@ def plugin_findings(
             fix = unusable_fix(p.location, p.distribution, Code(p.code))
         elif p.status == "invalid":
             kind, message = Code.INVALID, f"{p.origin_label}: {p.reason}"
+            name, value = re.sub(r"\W|^(?=\d)", "_", p.name).upper() or "NAME", "module:Class"
+            if p.code is Code.INVALID_NAME or re.fullmatch(r"([^\W\d]\w*\.)+[A-Z]\w*", p.value):
+                value = p.value if p.code is Code.INVALID_NAME else ":".join(p.value.rsplit(".", 1))
             fix = (
                 f"fix the requirement on {host} in {p.distribution}'s dependencies "
                 "([project] dependencies in its pyproject.toml) to a valid PEP 508 one"
                 if p.code is Code.INVALID_REQUIREMENT
-                else f"fix the entry point in {p.distribution}'s pyproject.toml "
-                f'([project.entry-points.{group!r}]) to NAME = "module:Class"'
+                else f"fix the entry point in {p.distribution}'s pyproject.toml ([project.entry-"
+                f'points.{group!r}]) to {name} = "{value}" and reinstall {p.distribution}'
             ) + ", or report it to its authors"
         elif p.status == "incompatible":
             unmet = check_host_requirement(p.requirements, host, host_version).failures

@@ -101,7 +101,9 @@ def _losing_copies(
         both, times = ("both", "twice") if n == 2 else (f"all {n}", f"{n} times")  # noqa: PLR2004
         at = [f"{c.version} at {c.location} ({'used' if c is winner else 'ignored'})" for c in each]
         message = f"{name} is installed {times}: {joined(at)}"
-        fix = f"delete {joined([c.location for c in ignored])}"
+        keep = next((c for c in each if os.access(f"{c.location}/RECORD", os.F_OK)), each[0])
+        fix = f"delete {joined([c.location for c in each if c is not keep])}"
+        fix += "" if keep is each[0] else f" ({keep.location} is the copy pip installed)"
         if sys.prefix == sys.base_prefix or all(  # pip uninstalls nothing outside its venv
             realpath(c.location).startswith(realpath(sys.prefix) + os.sep) for c in each
         ):
