@@ -222,6 +222,25 @@ def test_plugins_of_its_own_group(toy_env):
         ToyBackendEnum["ONLY_ATTN"]
 
 
+def test_a_plugins_backend_as_an_attribute_says_to_index(toy_env):
+    """ToyBackendEnum.EXTRA, for a name only a plugin adds: the error says how to ask for it."""
+    toy_env.dist(
+        "toy-plugin", "1.0", entry_points={"toy.backends": {"EXTRA": f"{__name__}:FastToy"}}
+    )
+    assert ToyBackendEnum.FAST is ToyBackendEnum["FAST"]  # members stay attributes
+    with pytest.raises(AttributeError) as info:
+        ToyBackendEnum.EXTRA  # noqa: B018 - the mistake under test
+    assert str(info.value) == (
+        "type object 'ToyBackendEnum' has no attribute 'EXTRA'; a backend a plugin adds is no "
+        "attribute: use ToyBackendEnum['EXTRA']"
+    )
+    with pytest.raises(AttributeError) as info:
+        ToyBackendEnum.NOTHING  # noqa: B018 - a name nobody provides: the error Python gives
+    assert str(info.value) == "type object 'ToyBackendEnum' has no attribute 'NOTHING'"
+    assert (info.value.name, info.value.obj) == ("NOTHING", ToyBackendEnum)  # for suggestions
+    assert not hasattr(ToyBackendEnum, "_EXTRA")
+
+
 def test_host_requirement_is_the_registry_host(toy_env):
     """The version check reads the plugin's requirement on the registry's host."""
     toy_env.dist(

@@ -62,11 +62,9 @@ class BackendEnumMeta(enum.EnumMeta):
         **kwds: Any,
     ) -> BackendEnumMeta:
         api = {n for k in (*bases, metacls) for c in k.__mro__ for n in vars(c) if n[0] != "_"}
-        if shadowing := [name for name in classdict._member_names if name in api]:
-            raise TypeError(
-                f"{cls}: member {shadowing[0]!r} would shadow {cls}.{shadowing[0]} of the "
-                "registry's own API; give the backend another name"
-            )
+        if shadow := [name for name in classdict._member_names if name in api]:
+            msg = f"{cls}: member {shadow[0]!r} would shadow {cls}.{shadow[0]} of the registry's"
+            raise TypeError(msg + " own API; give the backend another name")
         new = super().__new__(metacls, cls, bases, classdict, **kwds)
         members: list[tuple[str, Any]] = list(new.__members__.items())
         if group is None and members:
@@ -117,6 +115,15 @@ class BackendEnumMeta(enum.EnumMeta):
                 type.__setattr__(cls, "_attn_added", cache)
             return backend
 
+    def __getattr__(cls, name: str) -> Any:
+        """A member, as `enum` gives it before Python 3.12; for a plugin's name, how to ask."""
+        if (member := vars(cls).get("_member_map_", {}).get(name)) is not None:
+            return member
+        plugin = name[:1] != "_" and "_attn_state" in vars(cls) and cls._attn_state.lookup(name)
+        hint = f"; a backend a plugin adds is no attribute: use {cls.__name__}[{name!r}]"
+        msg = f"type object {cls.__name__!r} has no attribute {name!r}{hint if plugin else ''}"
+        raise AttributeError(msg, name=name, obj=cls)
+
 
 def valid_names(cls: BackendEnumMeta) -> list[str]:
     """Built-in names in enum order, then plugin-added names, sorted."""
@@ -160,19 +167,16 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
                 line += f" ({state.controls().letting_in(p.distribution)} to use it)"
             lines.append(line)
         if result.plugins_disabled:
-            lines.append(
-                f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS; "
-                "unset it to use installed plugins"
-            )
-        misgrouped = [m for m in result.misgrouped if m[0] == name]
-        lines.extend(
-            f"{name!r} is declared by {label} in entry-point group {group!r}, which looks "
-            f"like a typo of {config.group!r}; attn does not read that group"
-            for _, label, group in misgrouped
-        )
+            off = f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS"
+            lines.append(f"{off}; unset it to use installed plugins")
+        typos = [(by, group) for n, by, group in result.misgrouped if n == name]
+        typo = f"which looks like a typo of {config.group!r}; attn does not read that group"
+        lines += [
+            f"{name!r} is declared by {by} in entry-point group {g!r}, {typo}" for by, g in typos
+        ]
         if (close := close_matches(name, valid)) and not rejected:
             lines.append("Did you mean " + " or ".join(repr(c) for c in close) + "?")
-        if misgrouped or any(p.status != "disabled" for p in rejected):  # doctor has a fix
+        if typos or any(p.status != "disabled" for p in rejected):  # doctor has a fix
             lines.append(f"Run {config.command('doctor')} for the fix.")
     return UnknownBackendError("\n".join(lines), name=str(name), registry=config.registry)
 
