@@ -124,7 +124,8 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         if c.strict and row.status == "broken"
     }
     if broken:
-        count = f"{len(broken)} backend(s) cannot be loaded: {', '.join(broken)}"
+        count = f"{len(broken)} backend(s) cannot be loaded: {', '.join(broken)}. Run "
+        count += f"{command(args, None, 'doctor --load')} for the fixes."
         err.write(f"Error: {'=1, '.join(dict.fromkeys(broken.values()))}=1 and {count}\n")
     return 1 if broken else 0
 
