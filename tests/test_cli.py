@@ -1670,14 +1670,18 @@ def test_list_names_entry_points_of_a_typo_group(run, misgrouped):
     ]
 
 
-def test_show_unknown_name_declared_in_a_typo_group(run, misgrouped):
-    """`attn show` of a name declared in a misspelt group says where it is and points at doctor."""
-    result = run("show", "VENDOR_FAST")
+@pytest.mark.parametrize("name", ["VENDOR_FAST", "TRITON_ATTN_"])  # the second near built-ins
+def test_show_unknown_name_declared_in_a_typo_group(run, misgrouped, name):
+    """`attn show` of a name declared in a misspelt group says where it is and points at doctor;
+    it suggests no near name, since it has said where the name is."""
+    misgrouped.dist("other-attn", "1.0", entry_points={"attn.backend": {"TRITON_ATTN_": "v:B"}})
+    label = "vendor-attn 1.2" if name == "VENDOR_FAST" else "other-attn 1.0"
+    result = run("show", name)
     assert result == Result(
         1,
         "",
-        "Error: unknown backend 'VENDOR_FAST' in AttentionBackendEnum or MLAPrefillBackendEnum.\n"
-        "'VENDOR_FAST' is declared by vendor-attn 1.2 in entry-point group 'attn.backend', which "
+        f"Error: unknown backend {name!r} in AttentionBackendEnum or MLAPrefillBackendEnum.\n"
+        f"{name!r} is declared by {label} in entry-point group 'attn.backend', which "
         "looks like a typo of 'attn.backends'; attn does not read that group.\n" + DOCTOR_HINT,
     )
 

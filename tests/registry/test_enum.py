@@ -369,14 +369,16 @@ def test_snapshot_is_a_copy(toy_env):
     assert "CUSTOM" not in state_of(ToyBackendEnum).snapshot().table
 
 
-def test_unknown_name_declared_in_a_typo_group(site):
-    """The unknown-name error cites an entry point in a misspelt group and points at doctor."""
-    site.dist("vendor-attn", "1.2", entry_points={"attn.backend": {"VENDOR_FAST": "v:B"}})
-    with pytest.raises(ValueError, match="Unknown attention backend: 'VENDOR_FAST'") as info:
-        attn.AttentionBackendEnum["VENDOR_FAST"]
+@pytest.mark.parametrize("name", ["VENDOR_FAST", "TRITON_ATTN_"])  # the second near built-ins
+def test_unknown_name_declared_in_a_typo_group(site, name):
+    """The unknown-name error cites an entry point in a misspelt group and points at doctor,
+    with no near names: it has said where the name is."""
+    site.dist("vendor-attn", "1.2", entry_points={"attn.backend": {name: "v:B"}})
+    with pytest.raises(ValueError, match=f"Unknown attention backend: '{name}'") as info:
+        attn.AttentionBackendEnum[name]
     assert str(info.value).splitlines()[1:] == [
         (
-            "'VENDOR_FAST' is declared by vendor-attn 1.2 in entry-point group 'attn.backend', "
+            f"{name!r} is declared by vendor-attn 1.2 in entry-point group 'attn.backend', "
             "which looks like a typo of 'attn.backends'; attn does not read that group"
         ),
         "Run 'attn doctor' for the fix.",

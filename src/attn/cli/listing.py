@@ -231,19 +231,20 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write("\n\n".join(filter(None, blocks)) + "\n")
         return 0
     message = f"Error: unknown backend {name!r} in {joined([r.registry for r in reports], 'or')}.\n"
-    message += "".join(
+    typos = "".join(
         f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
         f"looks like a typo of {r.group!r}; attn does not read that group.\n"
         for r in reports
         for claimed, label, misspelt in r.misgrouped
         if claimed == name
     )
+    message += typos
     names = [b.name for r in reports for b in r.backends]
     names += [p.name for r in reports for p in r.plugins]
     if others := [r for r in args.known if r not in registries and name in valid_names(r)]:
         message += f"{name!r} is a backend of {', '.join(r.__name__ for r in others)}: "
         message += f"{command(args, others[0], f'show {name}')} shows it.\n"  # every one with it
-    elif close := close_matches(name, names, cutoff=0.6):
+    elif not typos and (close := close_matches(name, names, cutoff=0.6)):  # typos say where
         message += f"Did you mean {joined([repr(c) for c in close], 'or')}?\n"
     if off := {r.disable_variable for r in reports if r.plugins_disabled}:  # doctor checks none
         fix = f"Plugins are disabled by {', '.join(sorted(off))}; unset it to use installed plugins"

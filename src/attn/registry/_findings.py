@@ -166,9 +166,7 @@ def unusable_fix(where: str, name: str, problem: Code, *, reinstall: bool = True
 
 def unreadable_findings(records: Iterable[DistributionRecord]) -> Iterator[Finding]:
     """Entry points that Python cannot read, and ``sys.path`` parts attn cannot see into."""
-    for r in records:
-        if (problem := r.entry_points_problem) is None:
-            continue
+    for problem, r in ((r.entry_points_problem, r) for r in records if r.entry_points_problem):
         subject, message, distribution = r.location, str(problem), None
         if r.key != UNREADABLE_KEY:
             subject = distribution = r.name

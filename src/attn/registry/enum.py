@@ -174,7 +174,7 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
         lines += [
             f"{name!r} is declared by {by} in entry-point group {g!r}, {typo}" for by, g in typos
         ]
-        if (close := close_matches(name, valid)) and not rejected:
+        if (close := close_matches(name, valid)) and not (rejected or typos):
             lines.append("Did you mean " + " or ".join(repr(c) for c in close) + "?")
         if typos or any(p.status != "disabled" for p in rejected):  # doctor has a fix
             lines.append(f"Run {config.command('doctor')} for the fix.")
