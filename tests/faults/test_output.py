@@ -133,9 +133,11 @@ def test_a_closed_pipe_ends_the_command_quietly(args):
 @pytest.mark.parametrize("args", [("list",), ("list", "--json")])
 def test_a_reader_that_leaves_mid_output_ends_the_command_quietly(site, args):
     """`attn list --json | head -c 10`, more than a pipe holds: exit 1, not 0 with output cut."""
-    site.dist("big", entry_points={GROUP: {f"B{i}": f"big_mod:B{i}" for i in range(800)}})
+    site.dist("big", entry_points={GROUP: {f"B{i}": f"big_mod:B{i}" for i in range(2000)}})
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     command = [sys.executable, "-m", "attn", *args]
+    whole = subprocess.run(command, capture_output=True, env=environ, check=True).stdout
+    assert len(whole) > 2 * 65536  # more than a pipe holds: the writer is still writing
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ
     ) as p:
