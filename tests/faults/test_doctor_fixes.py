@@ -100,10 +100,18 @@ def check(kind: str, monkeypatch: pytest.MonkeyPatch, *args: str, reinstall=None
     assert after.code == 0, f"after applying {fix!r}:\n{after.out}"
 
 
-@pytest.mark.parametrize("entry_point", [{"bad-name": "plug_mod:B"}, {"PLUG": "plug_mod.B"}])
-def test_invalid(site, monkeypatch, entry_point):
+@pytest.mark.parametrize(
+    ("entry_point", "line"),
+    [
+        ({"bad-name": "plug_mod:B"}, 'bad_name = "plug_mod:B"'),  # only what is invalid changes
+        ({"PLUG": "plug_mod.B"}, 'PLUG = "plug_mod:B"'),
+        ({"cpu_attn": "plug_mod.B"}, 'cpu_attn = "plug_mod:B"'),  # not CPU_ATTN, a built-in
+    ],
+)
+def test_invalid(site, monkeypatch, entry_point, line):
     site.module("plug_mod", BACKEND)
     site.dist("plug", entry_points={GROUP: entry_point})
+    assert f") to {line} and reinstall plug, " in first_fix()[1]
     check("invalid", monkeypatch)
 
 

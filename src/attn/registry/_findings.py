@@ -191,7 +191,7 @@ def plugin_findings(
             fix = unusable_fix(p.location, p.distribution, Code(p.code))
         elif p.status == "invalid":
             kind, message = Code.INVALID, f"{p.origin_label}: {p.reason}"
-            name, value = re.sub(r"\W|^(?=\d)", "_", p.name).upper() or "NAME", "module:Class"
+            name, value = re.sub(r"\W|^(?=\d)", "_", p.name) or "NAME", "module:Class"
             if p.code is Code.INVALID_NAME or re.fullmatch(r"([^\W\d]\w*\.)+[A-Z]\w*", p.value):
                 value = p.value if p.code is Code.INVALID_NAME else ":".join(p.value.rsplit(".", 1))
             fix = (
