@@ -15,6 +15,7 @@ import io
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import warnings
@@ -739,8 +740,8 @@ def test_list_conflict_warns_on_stderr(run, conflict, normalise):
         "Warning: In entry-point group 'attn.backends', 'SHARED_ATTN' is provided by 2 "
         "distributions (share-a 1.0: 'share_a:S', share-b 1.0: 'share_b:S'); share-a 1.0 wins "
         "(same sys.path entry, name sorts first); choose the winner with ATTN_PREFER (nothing "
-        "else changes): ATTN_PREFER=share-a keeps share-a, ATTN_PREFER=share-b makes share-b "
-        "win; or uninstall all but one\n"
+        "else changes): export ATTN_PREFER=share-a keeps share-a, export ATTN_PREFER=share-b "
+        "makes share-b win; or uninstall all but one\n"
     )
     assert_golden("list-conflict", normalise(result.out))
 
@@ -1474,7 +1475,8 @@ def test_doctor_load_failure(run, broken):
         "problem (load-failure, attn.backends): broken-attn 3.0 provides 'BROKEN_ATTN' = "
         "'broken:B', which\n"
         "    cannot be loaded: RuntimeError: always fails at import\n"
-        "  fix: fix or uninstall broken-attn, or block it with ATTN_BLOCK_PLUGINS=broken-attn\n"
+        "  fix: fix or uninstall broken-attn, or block it with "
+        "export ATTN_BLOCK_PLUGINS=broken-attn\n"
         "attn doctor: 1 problem (2 groups, 1 plugin entry point, every backend imported).\n",
         "",
     )
@@ -1687,8 +1689,11 @@ def test_show_unknown_name_declared_in_a_typo_group(run, misgrouped, name):
 
 
 @pytest.mark.parametrize("filler", range(0, 60, 3))
-def test_doctor_keeps_a_quoted_value_on_one_line(run, conflict, monkeypatch, filler):
-    """A line break inside ``'x y,share-a'`` would change the value a pasted fix sets."""
-    monkeypatch.setenv("ATTN_PREFER", f"x{'x' * filler} y")
+@pytest.mark.parametrize("space", [" ", ""])
+def test_doctor_keeps_a_pasted_fix_on_one_line(run, conflict, monkeypatch, filler, space):
+    """A line break in ``'x y,share-a'``, or after ``export``, changes what a pasted fix does."""
+    value = f"x{'x' * filler}{space}y"
+    monkeypatch.setenv("ATTN_PREFER", value)
     result = run("doctor")
-    assert f"ATTN_PREFER='x{'x' * filler} y,share-a'" in result.out, result.out
+    assert f"export ATTN_PREFER={shlex.quote(value + ',share-a')}" in result.out, result.out
+    assert not re.search(r"\b(export|unset)\n", result.out), result.out

@@ -371,7 +371,7 @@ def test_get_class_failure(plug, value, detail, cause):
     assert str(info.value) == (
         f"Cannot load attention backend 'FLASH_ATTN' from attn-plug 1.2, entry point "
         f"{value!r} (path {value!r}): {detail}. Fix or uninstall attn-plug, or block it with "
-        "ATTN_BLOCK_PLUGINS=attn-plug"
+        "export ATTN_BLOCK_PLUGINS=attn-plug"
     )
     assert isinstance(info.value, AttnError)
     assert isinstance(info.value, ImportError)
@@ -400,7 +400,8 @@ def test_conflict_warns_on_first_use_and_on_refresh(plug):
     plug.dist("zed", entry_points=eps(FLASH_ATTN="plug.mod:Other"))
     plug.dist("alpha", entry_points=eps(FLASH_ATTN="plug.mod:Backend"))
     with pytest.warns(
-        ConflictWarning, match=r"ATTN_PREFER=alpha keeps alpha, ATTN_PREFER=zed makes zed win"
+        ConflictWarning,
+        match=r"export ATTN_PREFER=alpha keeps alpha, export ATTN_PREFER=zed makes zed win",
     ):
         assert AttentionBackendEnum.FLASH_ATTN.get_path() == "plug.mod.Backend"
     with pytest.warns(ConflictWarning, match=r"provided by 2 distributions \(alpha 1\.0"):

@@ -1,15 +1,19 @@
 """Every fix that ``attn doctor`` prints, applied as printed, leaves doctor with nothing to fix.
 
 Each test builds the broken environment, runs doctor, takes the first
-``fix:`` it prints, carries it out (:func:`apply`: delete a path, set a
-variable, uninstall a distribution, rewrite the metadata the way the fix says
-its pyproject.toml should be changed) and runs doctor again, which must exit 0.
+``fix:`` it prints, carries it out (:func:`apply`: delete a path, run in ``sh``
+what it gives to change a variable, uninstall a distribution, rewrite the
+metadata the way the fix says its pyproject.toml should be changed) and runs
+doctor again, which must exit 0.
 """
 
 from __future__ import annotations
 
+import ast
+import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -48,6 +52,10 @@ def rewrite(info: Path, old: str, new: str, file: str = "METADATA") -> None:
     (info / file).write_text(text.replace(old, new), encoding="utf-8")
 
 
+_COMMAND = r"(?:(?:export )?ATTN_\w+=(?:'[^']*'|[^\s'])+|unset ATTN_\w+)"
+"""What a fix gives to paste into a shell to change a variable."""
+
+
 def apply(fix: str, monkeypatch: pytest.MonkeyPatch, reinstall=None) -> None:  # noqa: C901, PLR0912 - one branch per verb
     """Carry out *fix* as a user reads it (the first alternative it offers).
 
@@ -59,10 +67,17 @@ def apply(fix: str, monkeypatch: pytest.MonkeyPatch, reinstall=None) -> None:  #
         if re.search(r"\band reinstall \S+ \(pip install --force-reinstall", fix):
             assert reinstall is not None, fix
             reinstall()
-    elif match := re.search(r"((?:ATTN)_[A-Z_]+)=(\S+?)(?: keeps|[,;)]| |$)", fix):
-        monkeypatch.setenv(match.group(1), match.group(2))
-    elif match := re.search(r"\bunset ((?:ATTN)_[A-Z_]+)", fix):
-        monkeypatch.delenv(match.group(1))
+    elif match := re.search(rf"{_COMMAND}(?: and {_COMMAND})*", fix):
+        # What a shell does with the command as pasted ("ATTN_X=y" alone would export nothing).
+        show = f"exec {sys.executable} -c 'import os; print(dict(os.environ))'"
+        shell = f"{match.group(0).replace(' and ', '; ').rstrip(',;)')}; {show}"
+        done = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, check=True)
+        environ = ast.literal_eval(done.stdout)
+        for name in {n for n in (*os.environ, *environ) if n.startswith("ATTN_")}:
+            if name in environ:
+                monkeypatch.setenv(name, environ[name])
+            else:
+                monkeypatch.delenv(name)
     elif match := re.match(r"use one of: (\S+)", fix):
         monkeypatch.setenv("ATTN_PLUGINS", match.group(1).rstrip(","))
     elif match := re.match(r"rename the group to '([\w.]+)' in (\S+)'s pyproject.toml", fix):

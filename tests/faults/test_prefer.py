@@ -42,7 +42,7 @@ def test_without_prefer_the_conflict_warning_suggests_it(claimants):
     with pytest.warns(attn.ConflictWarning) as caught:
         assert attn.AttentionBackendEnum["SHARED"].get_path() == "alpha_mod.B"
     (message,) = [str(w.message) for w in caught]
-    assert "ATTN_PREFER=alpha keeps alpha, ATTN_PREFER=zed makes zed win" in message
+    assert "export ATTN_PREFER=alpha keeps alpha, export ATTN_PREFER=zed makes zed win" in message
     assert "ATTN_PLUGINS" not in message
 
 
@@ -63,7 +63,7 @@ def test_doctor_fix_for_a_conflict_applied_literally_exits_0(claimants, monkeypa
     doctor = cli("doctor")
     assert doctor.code == 1
     flat = " ".join(doctor.out.split())
-    assert "ATTN_PREFER=alpha keeps alpha, ATTN_PREFER=zed makes zed win" in flat
+    assert "export ATTN_PREFER=alpha keeps alpha, export ATTN_PREFER=zed makes zed win" in flat
     monkeypatch.setenv("ATTN_PREFER", "zed")
     doctor = cli("doctor")
     assert doctor.code == 0, doctor.out
@@ -76,7 +76,8 @@ def test_a_conflict_fix_keeps_the_preference_already_set(claimants, site, monkey
     site.dist("gamma", entry_points={GROUP: {"OTHER": "zed_mod:B"}})
     monkeypatch.setenv("ATTN_PREFER", "gamma")  # settles OTHER; SHARED is left
     flat = " ".join(cli("doctor").out.split())
-    assert "ATTN_PREFER=gamma,alpha keeps alpha, ATTN_PREFER=gamma,zed makes zed win" in flat
+    fix = "export ATTN_PREFER=gamma,alpha keeps alpha, export ATTN_PREFER=gamma,zed makes zed win"
+    assert fix in flat
     monkeypatch.setenv("ATTN_PREFER", "gamma,zed")
     assert cli("doctor").code == 0
 
@@ -88,7 +89,7 @@ def test_a_name_declared_twice_by_one_claimant_counts_distributions(claimants, s
     )
     flat = " ".join(cli("doctor").out.split())
     assert "'SHARED' is provided by 2 distributions" in flat
-    assert "ATTN_PREFER=alpha keeps alpha, ATTN_PREFER=zed makes zed win" in flat
+    assert "export ATTN_PREFER=alpha keeps alpha, export ATTN_PREFER=zed makes zed win" in flat
     monkeypatch.setenv("ATTN_PREFER", "alpha")
     fresh()
     with warnings.catch_warnings():

@@ -164,14 +164,14 @@ def test_reads_the_environment_by_default(monkeypatch):
 
 
 def test_a_suggested_value_is_quoted_only_where_a_shell_would_change_it():
-    """A fix's ``VARIABLE=value`` pastes into a shell as is: quoted when a name has a space."""
+    """A fix's ``export VARIABLE=value`` pastes into a shell as is: quoted for a space."""
     plain = read_controls("ATTN", {"ATTN_PREFER": "beta", "ATTN_BLOCK_PLUGINS": "x"})
-    assert plain.adding("zed", prefer=True) == "ATTN_PREFER=beta,zed"
-    assert plain.adding("zed") == "ATTN_BLOCK_PLUGINS=x,zed"
+    assert plain.adding("zed", prefer=True) == "export ATTN_PREFER=beta,zed"
+    assert plain.adding("zed") == "export ATTN_BLOCK_PLUGINS=x,zed"
     spaced = {"ATTN_PREFER": "beta alpha", "ATTN_BLOCK_PLUGINS": "x y, plug", "ATTN_PLUGINS": "a b"}
     controls = read_controls("ATTN", spaced)
-    assert controls.adding("zed", prefer=True) == "ATTN_PREFER='beta alpha,zed'"
-    assert controls.adding("zed") == "ATTN_BLOCK_PLUGINS='x y,plug,zed'"
+    assert controls.adding("zed", prefer=True) == "export ATTN_PREFER='beta alpha,zed'"
+    assert controls.adding("zed") == "export ATTN_BLOCK_PLUGINS='x y,plug,zed'"
     assert controls.letting_in("plug") == (
         "export ATTN_BLOCK_PLUGINS='x y' and export ATTN_PLUGINS='a b,plug'"
     )

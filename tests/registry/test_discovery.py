@@ -775,8 +775,9 @@ def test_conflict_record_names_every_claimant_winner_first(site, run_discovery):
             "X",
             "'X' is provided by 3 distributions (a-plug 1.0: 'a:Backend', b-plug 1.0: 'b:Backend', "
             "c-plug 1.0: 'c:Backend'); a-plug 1.0 wins (same sys.path entry, name sorts first)",
-            "choose the winner with ATTN_PREFER (nothing else changes): ATTN_PREFER=a-plug "
-            "keeps a-plug, ATTN_PREFER=b-plug,c-plug makes b-plug win; or uninstall all but one",
+            "choose the winner with ATTN_PREFER (nothing else changes): export ATTN_PREFER=a-plug "
+            "keeps a-plug, export ATTN_PREFER=b-plug,c-plug makes b-plug win; "
+            "or uninstall all but one",
             *("a-plug", "1.0", "attn.backends", "a:Backend"),  # the winner
         ),
     )
@@ -1030,8 +1031,8 @@ def test_a_conflict_fix_quotes_a_preference_a_shell_would_split(site, run_discov
     )
     assert shadowed.fix == (
         "choose the winner with ATTN_PREFER (nothing else changes): "
-        "ATTN_PREFER='beta alpha,a-plug' keeps a-plug, ATTN_PREFER='beta alpha,b-plug' makes "
-        "b-plug win; or uninstall all but one"
+        "export ATTN_PREFER='beta alpha,a-plug' keeps a-plug, "
+        "export ATTN_PREFER='beta alpha,b-plug' makes b-plug win; or uninstall all but one"
     )
 
 

@@ -253,7 +253,7 @@ def test_load_of_a_plugin_names_its_distribution(broken):
     assert str(info.value) == (
         "Cannot load attention backend 'BROKEN' from plug 1.0, entry point "
         "'plug.boom:Backend' (path 'plug.boom:Backend'): RuntimeError: no GPU found. "
-        "Fix or uninstall plug, or block it with ATTN_BLOCK_PLUGINS=plug"
+        "Fix or uninstall plug, or block it with export ATTN_BLOCK_PLUGINS=plug"
     )
     assert (info.value.distribution, info.value.version) == ("plug", "1.0")
 
@@ -429,7 +429,7 @@ def test_a_registration_plugin_code_made_gets_the_plugins_fix(monkeypatch):
         "(plugin code of sneaky-attn 1.0) (path 'plug_missing:B'): ModuleNotFoundError: "
     )
     assert str(info.value).endswith(
-        "Fix or uninstall sneaky-attn, or block it with ATTN_BLOCK_PLUGINS=other,sneaky-attn"
+        "Fix or uninstall sneaky-attn, or block it with export ATTN_BLOCK_PLUGINS=other,sneaky-attn"
     )
 
 

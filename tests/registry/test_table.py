@@ -52,8 +52,8 @@ def runtime(name: str, path: str = "plug.mod:Other") -> Entry:
 CONFLICT_MESSAGE = (
     "In entry-point group 'attn.backends', 'X' is provided by 2 distributions (alpha 1.0: "
     "'a:X', zed 1.0: 'z:X'); alpha 1.0 wins (same sys.path entry, name sorts first); choose "
-    "the winner with ATTN_PREFER (nothing else changes): ATTN_PREFER=alpha keeps alpha, "
-    "ATTN_PREFER=zed makes zed win; or uninstall all but one"
+    "the winner with ATTN_PREFER (nothing else changes): export ATTN_PREFER=alpha keeps alpha, "
+    "export ATTN_PREFER=zed makes zed win; or uninstall all but one"
 )
 
 

@@ -192,11 +192,11 @@ class Style:
 
 
 def wrap(text: str, first: str = "    ", indent: str = "    ") -> str:
-    """*text* wrapped to `WIDTH` after *first*, then *indent*; no word nor ``'a b'`` is broken."""
+    """*text* wrapped to `WIDTH` after *first*, then *indent*; never in ``'a b'`` or ``unset X``."""
     from textwrap import TextWrapper  # noqa: PLC0415 - attn list --json wraps nothing
 
     wrapper = TextWrapper(WIDTH, first, indent, break_long_words=False, break_on_hyphens=False)
-    words = re.findall(r"(?:[^\s']+|(?<!\w)'[^']*'(?!\w)|')+", text)  # "it's": no quote
+    words = re.findall(r"(?:(?:export|unset) (?=[A-Z]))?(?:[^\s']+|(?<!\w)'[^']*'(?!\w)|')+", text)
     return wrapper.fill(" ".join(w.replace(" ", "\0") for w in words)).replace("\0", " ")
 
 

@@ -120,11 +120,11 @@ class Controls(_Settings):
         return self.blocks(distribution) or not self.selects(distribution)
 
     def adding(self, *names: str, prefer: bool = False) -> str:
-        """``<PREFIX>_BLOCK_PLUGINS=...`` (or ``_PREFER``): the names set now, then *names*."""
+        """``export <PREFIX>_BLOCK_PLUGINS=...`` (or ``_PREFER``): the names now, then *names*."""
         now = self.prefer_as_written if prefer else self.block_as_written
         more = [n for n in names if canonical_name(n) not in set(map(canonical_name, now))]
         variable = self.prefer_variable if prefer else self.block_variable
-        return f"{variable}={shell_word(','.join([*now, *more]))}"
+        return f"export {variable}={shell_word(','.join([*now, *more]))}"
 
     def letting_in(self, distribution: str) -> str:
         """What to set (or unset) so that the controls let *distribution* in."""
