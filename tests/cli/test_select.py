@@ -95,7 +95,7 @@ def test_the_hint_of_a_rejected_choice_selects_again_with_the_same_settings(tmp_
         AttentionBackendEnum.select("FLASH_ATTN", **settings)
     hint = str(caught.value).splitlines()[-1]
     assert "--set 'capability=[9,0]' " in hint  # a glob to zsh, or bash with failglob: quoted
-    line = hint.removeprefix("Choose another; '").removesuffix("' lists the candidates.")
+    line = hint.removeprefix("Choose another; list the candidates with: ")  # pasted as printed
     words = shlex.split(line)
     assert words[:2] == ["attn", "select"]
     strict = f"printf '%s\\0' {line}"  # bash as zsh is by default: a glob must match a file
@@ -112,8 +112,9 @@ def test_the_hint_of_a_choice_by_the_variable_lists_the_candidates_once_it_is_un
     monkeypatch.setenv("ATTN_ATTENTION_BACKEND", "FLASH_ATTN")
     status, out, _ = attn_select("AttentionBackendEnum", "--set", "head_size=64")
     hint = out.splitlines()[-1]
-    assert hint.startswith("Choose another, or unset ATTN_ATTENTION_BACKEND; then 'attn select ")
-    words = shlex.split(hint.partition("; then '")[2].removesuffix("' lists the candidates."))
+    then = "Choose another, or unset ATTN_ATTENTION_BACKEND; then list the candidates with: "
+    assert hint.startswith(f"{then}attn select ")
+    words = shlex.split(hint.removeprefix(then))
     assert attn_select(*words[2:]) == (status, out, "")  # still set: the same rejection
     monkeypatch.delenv("ATTN_ATTENTION_BACKEND")
     status, out, _ = attn_select(*words[2:])

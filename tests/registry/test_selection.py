@@ -341,8 +341,8 @@ def test_a_rejected_explicit_choice_is_an_error_with_its_reasons():
     assert str(error) == (
         "The pick backend 'FIRST' chosen explicitly is not valid in PickEnum for device='tpu':\n"
         "  FIRST (builtin): rejected: CUDA only\n"
-        "Choose another; 'attn select --set device=tpu --registry test_selection:PickEnum' lists "
-        "the candidates."
+        "Choose another; list the candidates with: attn select --set device=tpu "
+        "--registry test_selection:PickEnum"
     )
 
 
@@ -354,8 +354,8 @@ def test_the_environment_variable_is_an_explicit_choice(monkeypatch):
     assert [r.name for r in error.tried] == ["SECOND"]
     assert error.tried[0].reasons[0].code == "missing-requirement"
     assert str(error).splitlines()[-1] == (  # the command lists the candidates once it is unset
-        "Choose another, or unset PICK_PICK_BACKEND; then 'attn select "
-        "--registry test_selection:PickEnum' lists the candidates."
+        "Choose another, or unset PICK_PICK_BACKEND; then list the candidates with: attn select "
+        "--registry test_selection:PickEnum"
     )
     assert select(PickEnum, "THIRD").name == "THIRD"
     monkeypatch.setenv("PICK_PICK_BACKEND", "")
@@ -387,8 +387,46 @@ def test_a_rejected_backend_argument_does_not_ask_to_unset_the_variable(monkeypa
     monkeypatch.setenv("PICK_PICK_BACKEND", "THIRD")
     error = rejected(PickEnum, "FIRST", device="tpu", capability=[9, 0], dtype=None)
     assert str(error).splitlines()[-1] == (
-        "Choose another; 'attn select --set 'capability=[9,0]' --set device=tpu --set dtype=null "
-        "--registry test_selection:PickEnum' lists the candidates."
+        "Choose another; list the candidates with: attn select --set 'capability=[9,0]' "
+        "--set device=tpu --set dtype=null --registry test_selection:PickEnum"
+    )
+
+
+class Int64:
+    """What numpy's ``int64`` is to attn (numpy is not installed): nothing JSON can write."""
+
+    __module__ = "numpy"
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+    def item(self) -> int:  # numpy's: the Python value
+        return self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Int64) and other.value == self.value
+
+
+class Kind(enum.Enum):
+    FAST = "fast"
+
+
+def test_a_setting_json_cannot_write_is_passed_and_shown_in_the_hint():
+    """A numpy integer or a host's enum member is a setting like any other (json.dumps raised)."""
+    settings = {"device": Kind.FAST, "size": Int64(128), "tag": b"x"}
+    chosen = select(PickEnum, **settings)
+    assert (chosen.name, chosen.settings) == ("THIRD", tuple(sorted(settings.items())))
+    assert CudaOnly.asked[-1] == settings
+    error = rejected(PickEnum, "FIRST", **settings)
+    assert str(error).splitlines()[-1] == (  # numpy's value as Python's, anything else as text
+        "Choose another; list the candidates with: attn select --set 'device=\"Kind.FAST\"' "
+        "--set size=128 --set 'tag=\"b'\"'\"'x'\"'\"'\"' --registry test_selection:PickEnum"
     )
 
 

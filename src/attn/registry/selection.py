@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name", "select"]
 _TEXT = re.compile(r"(?!(?:true|false|null)$)[A-Za-z_][\w.:/+-]*").fullmatch  # never JSON
+_JSON = json.JSONEncoder(  # what JSON cannot write: a numpy scalar's Python value, else the text
+    separators=(",", ":"), default=lambda v: v.item() if type(v).__module__ == "numpy" else str(v)
+).encode
 
 
 def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]:
@@ -35,8 +38,7 @@ def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]
     noun = "".join(c if c.isalnum() else "_" for c in config.noun.upper())  # a shell's name
     named = "" if config.where else f" {registry.__name__}"  # else --registry names it
     pairs = (  # as --set reads them back: text when it cannot read as JSON, else JSON
-        f"{k}={v if type(v) is str and _TEXT(v) else json.dumps(v, separators=(',', ':'))}"
-        for k, v in settings
+        f"{k}={v if type(v) is str and _TEXT(v) else _JSON(v)}" for k, v in settings
     )
     named += "".join(f" --set {shell_word(p)}" for p in pairs)
     return f"{config.env_prefix}_{noun}", config.noun, config.command(f"select{named}")
@@ -220,7 +222,7 @@ def _choose(
     if explicit is not None:
         head = f"The {noun} {explicit!r} chosen explicitly is not valid in {where}:"
         unset = f", or unset {variable}; then" if by_variable else ";"  # else it chooses again
-        fix = f"Choose another{unset} {command} lists the candidates."
+        fix = f"Choose another{unset} list the candidates with: {command[1:-1]}"  # unquoted
     elif tried:
         head = f"No {noun} of {where} is valid; tried in order:"
         fix = "Install a kernel package named above, or change the settings."
