@@ -277,6 +277,19 @@ def test_a_state_saved_without_selections_reads_as_none(registry):
     assert selections(WorkerState.from_json(data)) == ()
 
 
+def test_a_state_saved_before_the_variable_was_recorded_reads(registry):
+    """A selection without ``variable`` (written by an earlier attn) reads as made by priority."""
+    registry.select(head_size=128)
+    state = attn.capture_state()
+    data = state.to_json()
+    (entry,) = next(r for r in data["registries"] if r["registry"] == "SelEnum")["selections"]
+    assert entry.pop("variable") is None
+    assert WorkerState.from_json(data) == state
+    entry["variable"] = 3
+    with pytest.raises(ValueError, match=r"selections\[0\]\.variable is 3, expected a string"):
+        WorkerState.from_json(data)
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
@@ -382,6 +395,39 @@ def test_a_choice_made_by_the_workers_variable_says_so(registry, monkeypatch):
             "or unset it"
         ),
     ]
+
+
+def test_a_choice_made_by_the_drivers_variable_is_made_again_as_the_worker_would(
+    registry, monkeypatch
+):
+    """The worker's code passes no name either: its own variable (or the priorities) decides."""
+    monkeypatch.setenv("SELHOST_SELHOST_BACKEND", "SLOW")
+    registry.select(head_size=128)
+    state = attn.capture_state()
+    recorded = ((("head_size", 128),), "SLOW", "selhost.Slow", None, ("SLOW (builtin): chosen",))
+    assert selections(state) == (Recorded(*recorded, variable="SLOW"),)
+    attn.apply_state(state)  # the same variable here: the same choice
+    driver = [
+        "  SelEnum.select(head_size=128)",
+        "    driver chose SLOW (selhost.Slow):",
+        "      SLOW (builtin): chosen",
+    ]
+    monkeypatch.delenv("SELHOST_SELHOST_BACKEND")  # a node that does not set it
+    with pytest.raises(attn.StateMismatchError) as caught:
+        attn.apply_state(state)
+    assert str(caught.value).splitlines()[1:7] == [
+        *driver,
+        "    worker chose FAST (selhost.Fast):",
+        "      FAST (builtin): chosen",
+        "    the driver's SELHOST_SELHOST_BACKEND='SLOW' chose it: set the same on every node",
+    ]
+    monkeypatch.setenv("SELHOST_SELHOST_BACKEND", "FAST")
+    with pytest.raises(attn.StateMismatchError) as caught:
+        attn.apply_state(state)
+    assert str(caught.value).splitlines()[6] == (
+        "    the driver's SELHOST_SELHOST_BACKEND='SLOW' and the worker's "
+        "SELHOST_SELHOST_BACKEND='FAST' chose it: set the same on every node"
+    )
 
 
 def test_check_false_selects_nothing(registry):

@@ -280,30 +280,34 @@ def _plain(value: object) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A selection the driver made, as plain data: ``path`` of the chosen class, rows as text."""
+    """A selection the driver made, as plain data: ``path`` of the chosen class, rows as text.
+
+    ``explicit`` is the name passed as ``backend=``; ``variable`` the one ``<PREFIX>_<NOUN>`` chose.
+    """
 
     settings: tuple[tuple[str, object], ...]
     name: str
     path: str | None
     explicit: str | None = None
     tried: tuple[str, ...] = ()
+    variable: str | None = None
 
 
 def recorded(registry: _Registry) -> tuple[Recorded, ...]:
     """The selections (not rejections) cached for *registry*'s table whose settings are plain."""
     token = _token(registry)
     with _fork.LOCK:
-        results = tuple(_results(registry, token).values())
+        results = tuple(_results(registry, token).items())
     return tuple(
-        Recorded(s.settings, s.name, s.tried[-1].path, s.name if s.explicit else None, rows)
-        for s in results
+        Recorded(s.settings, s.name, s.tried[-1].path, by[0], tuple(map(str, s.tried)), by[1])
+        for (_, by_variable, *_), s in results
         if isinstance(s, Selection) and _plain(s.settings)
-        for rows in [tuple(map(str, s.tried))]
+        for by in [(None, s.name if s.explicit else None) if by_variable else (s.name, None)]
     )
 
 
 def reselect(registry: _Registry, driver: Recorded) -> list[str]:
-    """Select again as the driver did; if the choice differs, lines showing both sides."""
+    """Select again as the driver's code would here: its variable is this process's."""
     try:
         mine = select(registry, driver.explicit, **dict(driver.settings))
     except Exception as exc:  # noqa: BLE001 - no choice here is a difference, shown
@@ -317,12 +321,15 @@ def reselect(registry: _Registry, driver: Recorded) -> list[str]:
     arguments += [f"{k}={v!r}" for k, v in driver.settings]
     variable = _words(registry)[0]
     chose = "" if driver.explicit else os.environ.get(variable, "").strip()  # as select() reads
-    fix = f"    the worker's {variable}={chose!r} chose it: set the same on every node, or unset it"
+    sides = [f"the driver's {variable}={driver.variable!r}"] if driver.variable else []
+    sides += [f"the worker's {variable}={chose!r}"] if chose else []
+    fix = f"    {' and '.join(sides)} chose it: set the same on every node"
+    fix += "" if driver.variable else ", or unset it"
     return [
         f"  {registry.__name__}.select({', '.join(arguments)})",
         f"    driver chose {driver.name} ({driver.path}):",
         *(f"      {row}" for row in driver.tried),
         f"    worker chose {worker}:" if rows else f"    worker chose {worker}",
         *(f"      {row}" for row in rows),
-        *([fix] if chose else []),
+        *([fix] if sides else []),
     ]

@@ -6,7 +6,7 @@ import functools
 import importlib
 import os
 import sys
-from dataclasses import astuple, dataclass, fields, is_dataclass
+from dataclasses import MISSING, astuple, dataclass, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from attn import _fork
@@ -149,8 +149,9 @@ def _setting(value: object, where: str) -> object:
 
 
 def _read(record: type[Any], raw: object, where: str) -> Any:  # noqa: ANN401 - a *record*
-    obj = _of(dict, raw, where)
-    return record(**{f.name: _field(f.name, f.type, obj, where) for f in fields(record)})
+    obj = _of(dict, raw, where)  # a field with a default may be absent (a state written before it)
+    kept = (f for f in fields(record) if f.name in obj or f.default is f.default_factory is MISSING)
+    return record(**{f.name: _field(f.name, f.type, obj, where) for f in kept})
 
 
 def _text(name: str, obj: Mapping[str, object], null: bool, here: str) -> object:
@@ -184,7 +185,7 @@ def _field(name: str, kind: object, obj: Mapping[str, object], where: str) -> ob
         if not all(isinstance(v, str) for v in texts):
             _fail(f"{here} must hold {'lines' if name == 'tried' else 'names'} (strings)")
         return texts
-    if name == "selections" and obj.get(name, []) == []:  # absent in older states
+    if name == "selections" and value == []:  # none: the selection module is not imported
         return ()
     if (rows := {"backends": BackendResolution, "runtime": RuntimeRegistration}.get(name)) is None:
         with _fork.importing():
