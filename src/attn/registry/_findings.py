@@ -25,11 +25,12 @@ if TYPE_CHECKING:
     _Declared = tuple[EntryPointRecord, DistributionRecord]  # an entry point and its declarer
 
 # The name at the head of an entry, as packaging reads it: only the host's entries are parsed.
-_NAME = re.compile(r"\s*([A-Za-z0-9._-]+)")
+_N = r"[A-Za-z0-9][A-Za-z0-9._-]*\b"  # as packaging reads a name; its blanks: spaces and tabs
+_NAME = re.compile(rf"\s*({_N})")  # which entries name the host; packaging judges them
 
 # An entry of the name and version clauses only: the clauses are handed to SpecifierSet.
-_CLAUSE = r"(?:~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9._+*!-]+"
-_CLAUSES_ONLY = re.compile(rf"\s*[A-Za-z0-9._-]+\s*((?:{_CLAUSE})(?:\s*,\s*{_CLAUSE})*)?\s*")
+_CLAUSE = r"(?:~=|===|==|!=|<=|>=|<|>)[ \t]*[A-Za-z0-9._+*!-]+"
+_CLAUSES_ONLY = re.compile(rf"[ \t]*{_N}[ \t]*((?:{_CLAUSE})(?:[ \t]*,[ \t]*{_CLAUSE})*)?[ \t]*")
 
 _ENTRY_POINT_CODES = {Code.INVALID_NAME, Code.INVALID_VALUE, Code.INVALID_REQUIREMENT}
 
