@@ -52,7 +52,7 @@ _FLAG: dict[str, Any] = {"action": "store_true"}
 _JSON = ("--json", "print one JSON object", _FLAG)
 _REGISTRIES = (
     "--registry",
-    f"{_REGISTRY} (repeatable; default: every registry)",
+    f"{_REGISTRY} (repeatable; default: every registry; select takes one)",
     {"action": "append", "default": [], "dest": "selected", "metavar": "REGISTRY"},
 )
 
@@ -98,7 +98,8 @@ _COMMANDS: dict[str, tuple[Any, ...]] = {
         (
             "--set",
             """a setting (repeatable); VALUE is read as JSON when it is JSON (head_size=128,
-            capability=[9,0], use_mla=true), else as a string (device=cuda)""",
+            'capability=[9,0]' quoted for the shell, use_mla=true), else as a string
+            (device=cuda)""",
             {"action": "append", "default": [], "metavar": "KEY=VALUE", "dest": "settings"},
         ),
         ("--backend", "try this backend alone", {"metavar": "NAME"}),
@@ -375,9 +376,7 @@ def main(
     except BrokenPipeError:
         # Exit 1 quietly, as Python's SIGPIPE notes say; fd 1 on /dev/null: the last flush passes.
         with contextlib.suppress(AttributeError, OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            try:
-                os.dup2(devnull, sys.stdout.fileno())
-            finally:
-                os.close(devnull)
+            stdout, devnull = sys.stdout.fileno(), os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stdout)  # fileno() first: no devnull for a stdout without one
+            os.close(devnull)
         return 1

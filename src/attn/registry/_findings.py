@@ -273,8 +273,7 @@ def unmatched_findings(
     kept = ",".join(w for w in controls.prefer_as_written if canonical_name(w) in keys)
     drop = f"export {prefer}={shell_word(kept)}" if kept else f"unset {prefer}"
     drop = f"remove the names that match nothing ({drop})"
-    if keys:
-        drop += f", or put one of these in its place: {valid}"
+    drop += f", or put one of these in its place: {valid}" if keys else ""
     named = [(controls.plugins_variable, w) for w in controls.only_as_written]
     named += [(prefer, w) for w in controls.prefer_as_written]
     for variable, written in named:

@@ -37,10 +37,8 @@ def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]
     config = registry._attn_state.config
     noun = "".join(c if c.isalnum() else "_" for c in config.noun.upper())  # a shell's name
     named = "" if config.where else f" {registry.__name__}"  # else --registry names it
-    pairs = (  # as --set reads them back: text when it cannot read as JSON, else JSON
-        f"{k}={v if type(v) is str and _TEXT(v) else _JSON(v)}" for k, v in settings
-    )
-    named += "".join(f" --set {shell_word(p)}" for p in pairs)
+    pairs = (f"{k}={v if type(v) is str and _TEXT(v) else _JSON(v)}" for k, v in settings)
+    named += "".join(f" --set {shell_word(p)}" for p in pairs)  # as --set reads each back
     return f"{config.env_prefix}_{noun}", config.noun, config.command(f"select{named}")
 
 
@@ -74,8 +72,7 @@ class Candidate:
     def __str__(self) -> str:
         """``NAME (origin[, distribution version]): chosen | rejected: reasons``."""
         source = " ".join(filter(None, (self.origin, self.distribution, self.version)))
-        if self.fallback:
-            source += ", built-in default after the override"
+        source += ", built-in default after the override" if self.fallback else ""
         reasons = "; ".join(r.message for r in self.reasons)
         return f"{self.name} ({source}): {self.verdict}{': ' if reasons else ''}{reasons}"
 
@@ -280,17 +277,14 @@ def _plain(value: object) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A selection the driver made, as plain data: ``path`` of the chosen class, rows as text.
-
-    ``explicit`` is the name passed as ``backend=``; ``variable`` the one ``<PREFIX>_<NOUN>`` chose.
-    """
+    """A selection the driver made, as plain data: ``path`` of the chosen class, rows as text."""
 
     settings: tuple[tuple[str, object], ...]
     name: str
     path: str | None
-    explicit: str | None = None
+    explicit: str | None = None  # the name passed as backend=
     tried: tuple[str, ...] = ()
-    variable: str | None = None
+    variable: str | None = None  # the name <PREFIX>_<NOUN> chose
 
 
 def recorded(registry: _Registry) -> tuple[Recorded, ...]:

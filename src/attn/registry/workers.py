@@ -270,8 +270,7 @@ def _plugin_fix(
     commands: list[str], controls: list[str], selecting: list[str], unpreferable: bool
 ) -> str:
     install = "install the same plugin versions on every node"
-    if commands:
-        install += f" (here: {'; '.join(dict.fromkeys(commands))})"
+    install += f" (here: {'; '.join(dict.fromkeys(commands))})" if commands else ""
     same = f"set the same {' and '.join(controls or selecting)} in every process"
     if not controls:  # the plugins every process uses can also be named alike
         return f"{install}, or {same}"
@@ -294,9 +293,7 @@ def _described(row: BackendResolution | None) -> str:
         return "absent"
     if row.path is None:
         return "unregistered (no default, nothing registered)"
-    label = row.distribution or "an unknown distribution"
-    if row.version is not None:
-        label += f" {row.version}"
+    label = " ".join(filter(None, (row.distribution or "an unknown distribution", row.version)))
     where = {"plugin": f"plugin {label}", "runtime": "runtime registration"}
     return f"{parse_path(row.path).dotted} ({where.get(row.origin, 'built-in')})"
 
