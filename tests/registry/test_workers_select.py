@@ -430,6 +430,27 @@ def test_a_choice_made_by_the_drivers_variable_is_made_again_as_the_worker_would
     )
 
 
+def test_the_same_variable_on_both_sides_is_not_named_as_the_cause(registry, monkeypatch):
+    """The worker's SELHOST_SELHOST_BACKEND chose as the driver's did; its node rejects it."""
+    registry.select(head_size=128)
+    state = driver_chose(
+        attn.capture_state(),
+        settings=(("head_size", 256),),
+        name="SLOW",
+        path="selhost.Slow",
+        variable="SLOW",
+    )
+    monkeypatch.setenv("SELHOST_SELHOST_BACKEND", "SLOW")
+    with pytest.raises(attn.StateMismatchError) as caught:
+        attn.apply_state(state)
+    lines = str(caught.value).splitlines()
+    assert lines[4:6] == [
+        "    worker chose none (SelectionError):",
+        "      SLOW (builtin): rejected: too slow for head_size 256",
+    ]
+    assert not [line for line in lines if "chose it" in line]
+
+
 def test_check_false_selects_nothing(registry):
     """Without the check, nothing is chosen again (no candidate is imported)."""
     registry.select(head_size=128)

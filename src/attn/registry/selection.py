@@ -325,5 +325,5 @@ def reselect(registry: _Registry, driver: Recorded) -> list[str]:
         *(f"      {row}" for row in driver.tried),
         f"    worker chose {worker}:" if rows else f"    worker chose {worker}",
         *(f"      {row}" for row in rows),
-        *([fix] if sides else []),
+        *([fix] if driver.variable != (chose or None) else []),  # else the variable is no cause
     ]
