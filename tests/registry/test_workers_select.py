@@ -387,13 +387,14 @@ def test_a_choice_made_by_the_workers_variable_says_so(registry, monkeypatch):
     monkeypatch.setenv("SELHOST_SELHOST_BACKEND", " SLOW ")
     with pytest.raises(attn.StateMismatchError) as caught:
         attn.apply_state(state)
-    assert str(caught.value).splitlines()[4:7] == [
+    assert str(caught.value).splitlines()[4:] == [
         "    worker chose SLOW (selhost.Slow):",
         "      SLOW (builtin): chosen",
         (
             "    the worker's SELHOST_SELHOST_BACKEND='SLOW' chose it: set the same on every node, "
             "or unset it"
         ),
+        "To fix it, set each variable named above alike on every node.",
     ]
 
 
@@ -424,10 +425,13 @@ def test_a_choice_made_by_the_drivers_variable_is_made_again_as_the_worker_would
     monkeypatch.setenv("SELHOST_SELHOST_BACKEND", "FAST")
     with pytest.raises(attn.StateMismatchError) as caught:
         attn.apply_state(state)
-    assert str(caught.value).splitlines()[6] == (
-        "    the driver's SELHOST_SELHOST_BACKEND='SLOW' and the worker's "
-        "SELHOST_SELHOST_BACKEND='FAST' chose it: set the same on every node"
-    )
+    assert str(caught.value).splitlines()[6:] == [
+        (
+            "    the driver's SELHOST_SELHOST_BACKEND='SLOW' and the worker's "
+            "SELHOST_SELHOST_BACKEND='FAST' chose it: set the same on every node"
+        ),
+        "To fix it, set each variable named above alike on every node.",  # no kernel is missing
+    ]
 
 
 def test_the_same_variable_on_both_sides_is_not_named_as_the_cause(registry, monkeypatch):
@@ -449,6 +453,7 @@ def test_the_same_variable_on_both_sides_is_not_named_as_the_cause(registry, mon
         "      SLOW (builtin): rejected: too slow for head_size 256",
     ]
     assert not [line for line in lines if "chose it" in line]
+    assert lines[-1].startswith("To fix it, install the same kernel packages on every node")
 
 
 def test_check_false_selects_nothing(registry):

@@ -142,8 +142,7 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if args.load or args.json:
         msg = "--against compares with a saved state; it cannot be combined with --load or --json"
         raise UsageError(msg, args.prog)
-    path = args.against
-    name = "stdin" if path == "-" else path
+    path, name = args.against, "stdin" if args.against == "-" else args.against
     not_state = f"{name} is not a saved attn state"
     try:
         with open(path, encoding="utf-8") if path != "-" else nullcontext(sys.stdin) as handle:  # noqa: PTH123 - os-level path

@@ -300,8 +300,8 @@ def recorded(registry: _Registry) -> tuple[Recorded, ...]:
     )
 
 
-def reselect(registry: _Registry, driver: Recorded) -> list[str]:
-    """Select again as the driver's code would here: its variable is this process's."""
+def reselect(registry: _Registry, driver: Recorded) -> tuple[list[str], bool]:
+    """Select as the driver's code would here: lines if the choice differs; if the variable does."""
     try:
         mine = select(registry, driver.explicit, **dict(driver.settings))
     except Exception as exc:  # noqa: BLE001 - no choice here is a difference, shown
@@ -309,7 +309,7 @@ def reselect(registry: _Registry, driver: Recorded) -> list[str]:
         worker = f"none ({type(exc).__name__})" + ("" if rows else f": {str(exc).splitlines()[0]}")
     else:
         if (mine.name, mine.tried[-1].path) == (driver.name, driver.path):
-            return []
+            return [], False
         worker, rows = f"{mine.name} ({mine.tried[-1].path})", tuple(map(str, mine.tried))
     arguments = [repr(driver.explicit)] if driver.explicit else []
     arguments += [f"{k}={v!r}" for k, v in driver.settings]
@@ -319,11 +319,12 @@ def reselect(registry: _Registry, driver: Recorded) -> list[str]:
     sides += [f"the worker's {variable}={chose!r}"] if chose else []
     fix = f"    {' and '.join(sides)} chose it: set the same on every node"
     fix += "" if driver.variable else ", or unset it"
+    cause = driver.variable != (chose or None)  # else the variable chose alike on both sides
     return [
         f"  {registry.__name__}.select({', '.join(arguments)})",
         f"    driver chose {driver.name} ({driver.path}):",
         *(f"      {row}" for row in driver.tried),
         f"    worker chose {worker}:" if rows else f"    worker chose {worker}",
         *(f"      {row}" for row in rows),
-        *([fix] if driver.variable != (chose or None) else []),  # else the variable is no cause
-    ]
+        *([fix] if cause else []),
+    ], cause

@@ -202,7 +202,7 @@ def control_values(prefix: str) -> tuple[tuple[str, str | None], ...]:
 
 def mismatch(
     pairs: Iterable[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]],
-    chose: Sequence[tuple[str, list[str]]] = (),
+    chose: Sequence[tuple[str, list[str], bool]] = (),  # True: <PREFIX>_<NOUN> differs
 ) -> StateMismatchError | None:
     """The error, if any, for (driver's registry, rows here or None, why) and differing *chose*."""
     lines, differing, missing, commands = [], [], [], []
@@ -239,7 +239,7 @@ def mismatch(
     out = ["The backends in this process differ from the driver's:", *lines] if lines else []
     if chose:
         out.append("The selections in this process differ from the driver's:")
-        out += [line for _, shown in chose for line in shown]
+        out += [line for _, shown, _ in chose for line in shown]
     out += [
         f"{v} is {_shown(theirs)} in the driver and {_shown(mine)} here"
         for v, (theirs, mine) in differ.items()
@@ -252,17 +252,18 @@ def mismatch(
             f"install the same version of {hosts} on every node, and declare registries in "
             "modules that workers import"
         )
-    if chose:
+    if any(not by_variable for *_, by_variable in chose):  # else the variable chose
         fixes.append(
             "install the same kernel packages on every node (a rejection above names "
             "what is missing), or pass settings that hold on every node"
         )
+    fixes += ["set each variable named above alike on every node"] * any(c[2] for c in chose)
     out.append("To fix it, " + "; ".join(fixes) + ".")
     return StateMismatchError(
         "\n".join(out),
         differences=tuple(differing),
         missing_registries=tuple(r.registry for r in missing),
-        selections=tuple(dict.fromkeys(registry for registry, _ in chose)),
+        selections=tuple(dict.fromkeys(registry for registry, *_ in chose)),
     )
 
 
@@ -400,7 +401,7 @@ def apply_state(state: WorkerState, *, check: bool = True) -> None:
                 with _fork.importing():
                     from .selection import reselect  # noqa: PLC0415 - a lookup needs no selection
                 shown = [reselect(registry, driver) for driver in captured.selections]
-                chose += [(captured.registry, lines) for lines in shown if lines]
+                chose += [(captured.registry, *made) for made in shown if made[0]]
         pairs.append((captured, rows, why))
     if check and (error := mismatch(pairs, chose)) is not None:
         raise error
