@@ -266,7 +266,7 @@ def test_unknown_name_suggests_close_matches():
         AttentionBackendEnum["FLASH_ATN"]
     assert str(info.value) == (
         f"Unknown attention backend: 'FLASH_ATN'. Valid options are: {BUILTINS}\n"
-        "Did you mean 'FLASH_ATTN' or 'FLASH_ATTN_MLA' or 'FLASH_SINK_ATTN'?"
+        "Did you mean 'FLASH_ATTN', 'FLASH_ATTN_MLA' or 'FLASH_SINK_ATTN'?"
     )
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 from attn import _fork
 
 from .controls import canonical_name
-from .errors import ClassPath, PluginWarning, UnknownBackendError, parse_path
+from .errors import ClassPath, PluginWarning, UnknownBackendError, joined, parse_path
 from .loading import Backend, LoadContext, cleared_note, code_root, load, loading_now, resolve
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
@@ -175,7 +175,7 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
             f"{name!r} is declared by {by} in entry-point group {g!r}, {typo}" for by, g in typos
         ]
         if (close := close_matches(name, valid)) and not (rejected or typos):
-            lines.append("Did you mean " + " or ".join(repr(c) for c in close) + "?")
+            lines.append(f"Did you mean {joined([repr(c) for c in close], 'or')}?")
         if typos or any(p.status != "disabled" for p in rejected):  # doctor has a fix
             lines.append(f"Run {config.command('doctor')} for the fix.")
     return UnknownBackendError("\n".join(lines), name=str(name), registry=config.registry)
