@@ -74,6 +74,13 @@ class PickEnum(BackendEnum, group="pick.backends", host="pick", interface=PickBa
         return ["FIRST", "SECOND", "THIRD"]
 
 
+class ChecksEnum(BackendEnum, group="checks.backends", host="checks", interface=PickBackend):
+    """No kernel package to miss: one class that checks, one that cannot be imported."""
+
+    CHECKS = f"{__name__}:CudaOnly"
+    GONE = "no_such_module_for_checks:Backend"
+
+
 class PlainEnum(BackendEnum, group="plain.backends", host="plain", interface=PickBackend):
     """No priorities: every built-in in enum order."""
 
@@ -639,6 +646,14 @@ def test_none_valid_is_an_error_listing_every_candidate():
         "  FIRST (builtin): rejected: CUDA only\n"
         "Install a kernel package named above, or change the settings."
     )
+
+
+def test_none_valid_without_a_missing_package_does_not_say_to_install_one():
+    """The rows' reasons are a check's and a load failure's: installing a kernel is no fix."""
+    error = rejected(ChecksEnum, device="tpu")
+    lines = str(error).splitlines()
+    assert [row.reasons[0].code for row in error.tried] == ["invalid-configuration", "load-failure"]
+    assert lines[-1] == "Change the settings, or fix a candidate as its reasons above say."
 
 
 def test_selection_error_pickles_with_its_rows():

@@ -94,8 +94,7 @@ class Selection:
 
     def __str__(self) -> str:
         """The choice, then each candidate tried, one line each."""
-        how = "chosen explicitly" if self.explicit else "chosen"
-        head = f"{self.name} {how} for {_shown(self.settings)}"
+        head = f"{self.name} chosen{' explicitly' * self.explicit} for {_shown(self.settings)}"
         if self.tried[-1].fallback:
             head += " (its built-in default: the override was rejected)"
         return "\n".join([head + ":", *(f"  {row}" for row in self.tried)])
@@ -223,6 +222,8 @@ def _choose(
     elif tried:
         head = f"No {noun} of {where} is valid; tried in order:"
         fix = "Install a kernel package named above, or change the settings."
+        if not any(r.code is Code.MISSING_REQUIREMENT for row in tried for r in row.reasons):
+            fix = "Change the settings, or fix a candidate as its reasons above say."
     else:
         head, fix = f"No {noun} of {where} is a candidate.", "Check the settings or add a plugin."
     message = "\n".join([head, *(f"  {row}" for row in tried), fix])
