@@ -100,6 +100,7 @@ class Controls(_Settings):
     prefer_variable = _Variable("PREFER")
     block_variable = _Variable("BLOCK_PLUGINS")
     strict_variable = _Variable("STRICT")
+    no_cache_variable = _Variable("NO_CACHE")
 
     def preference(self, distribution: str) -> int:
         """Where *distribution* stands in ``<PREFIX>_PREFER`` (unlisted: after every listed one)."""

@@ -95,8 +95,7 @@ class Selection:
     def __str__(self) -> str:
         """The choice, then each candidate tried, one line each."""
         head = f"{self.name} chosen{' explicitly' * self.explicit} for {_shown(self.settings)}"
-        if self.tried[-1].fallback:
-            head += " (its built-in default: the override was rejected)"
+        head += " (its built-in default: the override was rejected)" * self.tried[-1].fallback
         return "\n".join([head + ":", *(f"  {row}" for row in self.tried)])
 
 
