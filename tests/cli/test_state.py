@@ -109,7 +109,7 @@ def test_doctor_against_a_differing_environment_exits_1_with_the_message(attn_co
         "  AttentionBackendEnum.ACME\n"
         "    driver: plug.mod.Other (plugin attn-acme 1.0)\n"
         "    worker: absent\n"
-        "ATTN_PLUGINS is unset in the driver and 'attn-other' here\n"
+        "ATTN_PLUGINS is unset in the driver and 'attn-other' here (to match: unset ATTN_PLUGINS)\n"
         "To fix it, set the same ATTN_PLUGINS in every process.\n"
         "attn doctor: this environment differs from the state in node.json.\n"
     )

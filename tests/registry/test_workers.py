@@ -318,7 +318,7 @@ MISMATCHES = {
         "  MLAPrefillBackendEnum.ACME_PREFILL\n"
         "    driver: plug.mod.Prefill (plugin attn-acme 1.0)\n"
         "    worker: absent\n"
-        "ATTN_PLUGINS is unset in the driver and 'attn-other' here\n"
+        "ATTN_PLUGINS is unset in the driver and 'attn-other' here (to match: unset ATTN_PLUGINS)\n"
         "To fix it, set the same ATTN_PLUGINS in every process."
     ),
     "not-installed": (
@@ -719,7 +719,8 @@ def test_mismatch_in_process_names_the_backend(acme, monkeypatch):
         "  MLAPrefillBackendEnum.ACME_PREFILL\n"
         "    driver: plug.mod.Prefill (plugin attn-acme 1.0)\n"
         "    worker: absent\n"
-        "ATTN_DISABLE_PLUGINS is unset in the driver and '1' here\n"
+        "ATTN_DISABLE_PLUGINS is unset in the driver and '1' here "
+        "(to match: unset ATTN_DISABLE_PLUGINS)\n"
         "To fix it, set the same ATTN_DISABLE_PLUGINS in every process."
     )
     assert isinstance(error, attn.AttnError)
@@ -801,7 +802,7 @@ def test_a_preference_alone_is_not_offered_for_a_missing_plugin(plugin_module, m
     fresh_worker()
     assert str(mismatch_of(state)).endswith(
         "    worker: x.Y (plugin attn-extra 0.3)\n"
-        "ATTN_PREFER is unset in the driver and 'attn-extra' here\n"
+        "ATTN_PREFER is unset in the driver and 'attn-extra' here (to match: unset ATTN_PREFER)\n"
         "To fix it, install the same plugin versions on every node "
         "(here: pip uninstall attn-extra), and set the same ATTN_PREFER in every process."
     )
@@ -820,7 +821,9 @@ def test_a_preference_between_plugins_is_offered_first(plugin_module, monkeypatc
         "    driver: plug.mod.Backend (plugin attn-a 1.0)",
         "    worker: plug.mod.Backend (plugin attn-b 1.0)",
     )
-    assert control == "ATTN_PREFER is unset in the driver and 'attn-b' here"
+    assert control == (
+        "ATTN_PREFER is unset in the driver and 'attn-b' here (to match: unset ATTN_PREFER)"
+    )
     assert fix == (
         "To fix it, set the same ATTN_PREFER in every process, or install the same plugin "
         "versions on every node (here: pip uninstall attn-b)."
@@ -834,7 +837,8 @@ def test_a_differing_block_list_is_named(acme, monkeypatch):
     fresh_worker()
     text = str(mismatch_of(state))
     assert text.endswith(
-        "ATTN_BLOCK_PLUGINS is unset in the driver and 'attn-acme' here\n"
+        "ATTN_BLOCK_PLUGINS is unset in the driver and 'attn-acme' here "
+        "(to match: unset ATTN_BLOCK_PLUGINS)\n"
         "To fix it, set the same ATTN_BLOCK_PLUGINS in every process."
     )
     assert "ATTN_PLUGINS" not in text
@@ -866,9 +870,41 @@ def test_a_plugin_the_drivers_controls_leave_out_is_not_to_be_uninstalled(acme, 
     monkeypatch.setenv("ATTN_PLUGINS", "attn-zed")
     fresh_worker()
     assert str(mismatch_of(state)).splitlines()[-2:] == [
-        "ATTN_PLUGINS is 'attn-acme' in the driver and 'attn-zed' here",
+        (
+            "ATTN_PLUGINS is 'attn-acme' in the driver and 'attn-zed' here "
+            "(to match: export ATTN_PLUGINS=attn-acme)"
+        ),
         "To fix it, set the same ATTN_PLUGINS in every process.",
     ]
+
+
+def _block(monkeypatch: pytest.MonkeyPatch, value: str | None) -> None:
+    if value is None:
+        monkeypatch.delenv("ATTN_BLOCK_PLUGINS", raising=False)
+    else:
+        monkeypatch.setenv("ATTN_BLOCK_PLUGINS", value)
+
+
+@pytest.mark.parametrize(
+    ("driver", "worker"), [("attn-acme", None), (None, "attn-acme"), ("attn-acme, odd name", None)]
+)
+def test_the_command_to_match_the_driver_makes_the_worker_agree(acme, monkeypatch, driver, worker):
+    """The command after a differing control, run in sh as printed, gives the driver's value."""
+    _block(monkeypatch, driver)
+    state = attn.capture_state()
+    _block(monkeypatch, worker)
+    fresh_worker()
+    line = str(mismatch_of(state)).splitlines()[-2]
+    assert line.startswith("ATTN_BLOCK_PLUGINS is ")
+    command = line.partition(" (to match: ")[2].removesuffix(")")
+    env = {k: v for k, v in os.environ.items() if k != "ATTN_BLOCK_PLUGINS"}
+    env |= {} if worker is None else {"ATTN_BLOCK_PLUGINS": worker}
+    shell = f'{command}; printf %s "${{ATTN_BLOCK_PLUGINS-<unset>}}"'
+    done = subprocess.run(["sh", "-c", shell], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout == (driver or "<unset>")
+    _block(monkeypatch, None if done.stdout == "<unset>" else done.stdout)
+    fresh_worker()
+    attn.apply_state(state)  # no StateMismatchError: the worker now agrees
 
 
 def test_state_mismatch_error_pickles():

@@ -249,7 +249,8 @@ MESSAGE = (
     "  AttentionBackendEnum.FLASH_ATTN\n"
     "    driver: raytest.plug.Backend (plugin attn-acme 1.0)\n"
     "    worker: attn.backends.attention.FlashAttentionBackend (built-in)\n"
-    "ATTN_PLUGINS is 'attn-acme,attn-other' in the driver and 'attn-other' here\n"
+    "ATTN_PLUGINS is 'attn-acme,attn-other' in the driver and 'attn-other' here "
+    "(to match: export ATTN_PLUGINS=attn-acme,attn-other)\n"
     "To fix it, set the same ATTN_PLUGINS in every process."
 )
 

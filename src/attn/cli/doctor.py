@@ -96,12 +96,9 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     out.write(_controls_note(checked))
     if not args.load:
         again = command(args, None, "doctor --load")  # over the same registries
-        out.write(
-            f"Not imported: {builtin} built-in and {plural(plugin, 'plugin backend')} "
-            "(import failures are not checked).\n"
-            + wrap(f"Run {again} to import every backend (it runs plugin code).", "")
-            + "\n"
-        )
+        out.write(f"Not imported: {builtin} built-in and {plural(plugin, 'plugin backend')} ")
+        out.write("(import failures are not checked).\n")
+        out.write(wrap(f"Run {again} to import every backend (it runs plugin code).", "") + "\n")
     scope = f"{plural(len(checked), 'group')}, {plural(entry_points, 'plugin entry point')}"
     scope += ", every backend imported" if args.load else ""
     found = plural(problems, "problem") if problems else "no problems found"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ._metadata import UNREADABLE_KEY
 from .codes import Code
-from .controls import canonical_name, shell_word
+from .controls import canonical_name, exporting
 from .errors import Record
 from .report import Finding
 
@@ -271,8 +271,7 @@ def unmatched_findings(
     valid = ", ".join(sorted({d.name for d in plugins}))
     only = f"use one of: {valid}" if keys else f"unset {controls.plugins_variable} (none installed)"
     kept = ",".join(w for w in controls.prefer_as_written if canonical_name(w) in keys)
-    drop = f"export {prefer}={shell_word(kept)}" if kept else f"unset {prefer}"
-    drop = f"remove the names that match nothing ({drop})"
+    drop = f"remove the names that match nothing ({exporting(prefer, kept)})"
     drop += f", or put one of these in its place: {valid}" if keys else ""
     named = [(controls.plugins_variable, w) for w in controls.only_as_written]
     named += [(prefer, w) for w in controls.prefer_as_written]

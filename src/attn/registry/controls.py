@@ -34,6 +34,11 @@ def shell_word(text: str) -> str:
     return text if plain else "'" + text.replace("'", "'\"'\"'") + "'"  # as shlex.quote does
 
 
+def exporting(variable: str, value: str | None) -> str:
+    """The shell command that sets *variable* to *value*: ``unset`` when there is none."""
+    return f"export {variable}={shell_word(value)}" if value else f"unset {variable}"
+
+
 def covered(version: tuple[int, int]) -> bool:
     """Whether the tests compared the fast reader with Python *version*'s own reader."""
     return version <= NEWEST_COVERED
@@ -58,10 +63,8 @@ def standard_finders(*, backport: bool = False) -> bool:
 
 def parse_bool(variable: str, value: str | None) -> bool:
     """Read a boolean variable: ``1/true/yes/on``, or ``0/false/no/off``, empty or unset."""
-    if value is None or value.strip().lower() in _FALSE:
-        return False
-    if value.strip().lower() in _TRUE:
-        return True
+    if (word := (value or "").strip().lower()) in _TRUE | _FALSE:
+        return word in _TRUE
     raise AttnConfigError(variable, value, "one of 1, true, yes, on, 0, false, no, off")
 
 
@@ -124,17 +127,17 @@ class Controls(_Settings):
         now = self.prefer_as_written if prefer else self.block_as_written
         more = [n for n in names if canonical_name(n) not in set(map(canonical_name, now))]
         variable = self.prefer_variable if prefer else self.block_variable
-        return f"export {variable}={shell_word(','.join([*now, *more]))}"
+        return exporting(variable, ",".join([*now, *more]))
 
     def letting_in(self, distribution: str) -> str:
         """What to set (or unset) so that the controls let *distribution* in."""
-        fixes, key, variable = [], canonical_name(distribution), self.block_variable
+        fixes, key = [], canonical_name(distribution)
         if self.blocks(distribution):
             rest = ",".join(n for n in self.block_as_written if canonical_name(n) != key)
-            fixes.append(f"export {variable}={shell_word(rest)}" if rest else f"unset {variable}")
+            fixes.append(exporting(self.block_variable, rest))
         if not self.selects(distribution):
-            only = shell_word(",".join([*self.only_as_written, distribution]))
-            fixes.append(f"export {self.plugins_variable}={only}")
+            only = ",".join([*self.only_as_written, distribution])
+            fixes.append(exporting(self.plugins_variable, only))
         return " and ".join(fixes)
 
     def to_json(self) -> dict[str, object]:

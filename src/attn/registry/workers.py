@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from attn import _fork
 
-from .controls import read_controls
+from .controls import exporting, read_controls
 from .enum import BackendEnumMeta, declared_registries, resolution, state_of
 from .errors import StateMismatchError, parse_path
 from .table import Entry, fingerprint
@@ -241,8 +241,8 @@ def mismatch(
         out.append("The selections in this process differ from the driver's:")
         out += [line for _, shown, _ in chose for line in shown]
     out += [
-        f"{v} is {_shown(theirs)} in the driver and {_shown(mine)} here"
-        for v, (theirs, mine) in differ.items()
+        f"{v} is {_shown(was)} in the driver and {_shown(now)} here (to match: {exporting(v, was)})"
+        for v, (was, now) in differ.items()
     ]
     fixes = [_LOCAL_FIX] if local else []
     fixes += [_plugin_fix(commands, list(differ), [*selecting], unpreferable)] if differing else []
