@@ -136,6 +136,11 @@ class ReturnsInts(PickBackend):
     def validate_configuration(cls, **settings):
         return [1, 2]
 
+class ReturnsGenerator(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        yield "head_size 7 is odd"
+
 class Text(str):
     pass
 
@@ -508,6 +513,14 @@ def test_a_backend_given_by_another_object_is_chosen_by_its_name(site):
             "pickplug:ReturnsInts",
             "validation-failed",
             "validate_configuration must return a list of str; 1 is a <class 'int'>",
+        ),
+        (  # a repr longer than 60 characters is cut, and says so
+            "pickplug:ReturnsGenerator",
+            "validation-failed",
+            (
+                "validate_configuration must return a list of str; <generator object "
+                "ReturnsGenerator.validate_configuration... is a <class 'generator'>"
+            ),
         ),
         (
             "pickplug:ReturnsStrSubclass",

@@ -578,6 +578,18 @@ def _saved(**changes):
             {"format": "other", "version": 1, "registries": []},
             "not a saved attn state: 'format' is 'other', expected 'attn-worker-state'",
         ),
+        (  # a JSON file of something else: its keys are missing, not null
+            {"registries": []},
+            "not a saved attn state: 'format' is missing, expected 'attn-worker-state'",
+        ),
+        (
+            {"format": None, "version": 1, "registries": []},
+            "not a saved attn state: 'format' is None, expected 'attn-worker-state'",
+        ),
+        (
+            {"format": "attn-worker-state", "registries": []},
+            "not a saved attn state: 'version' is missing, expected 1",
+        ),
         (
             {"format": "attn-worker-state", "version": 9, "registries": []},
             "not a saved attn state: 'version' is 9, expected 1",

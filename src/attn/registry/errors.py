@@ -77,9 +77,9 @@ def joined(items: Sequence[str], word: str = "and") -> str:
 
 
 def shown(value: object, width: int = 60) -> str:
-    """``repr(value)`` cut to *width*, or a note when the object's ``__repr__`` raises."""
+    """``repr(value)``, cut to *width* with ``...``; a note when its ``__repr__`` raises."""
     try:
-        return f"{value!r:.{width}}"
+        return text if len(text := repr(value)) <= width else f"{text[: width - 3]}..."
     except BaseException as inner:  # plugin objects can break even repr()
         if passes_through(inner):
             raise

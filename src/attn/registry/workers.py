@@ -100,9 +100,9 @@ class WorkerState:
             ValueError: *data* is not such a state (the message says where).
         """
         top = _of(dict, data, "the state")
-        for key, expected in _HEADER.items():
-            if top.get(key) != expected:
-                _fail(f"{key!r} is {top.get(key)!r}, expected {expected!r}")
+        for k, expected in _HEADER.items():
+            if top.get(k) != expected:
+                _fail(f"{k!r} is {repr(top[k]) if k in top else 'missing'}, expected {expected!r}")
         registries: list[CapturedRegistry] = []
         for i, raw in enumerate(_of(list, top.get("registries"), "'registries'")):
             registries.append(r := _read(CapturedRegistry, raw, f"registries[{i}]"))
