@@ -65,7 +65,7 @@ def parse_bool(variable: str, value: str | None) -> bool:
     """Read a boolean variable: ``1/true/yes/on``, or ``0/false/no/off``, empty or unset."""
     if (word := (value or "").strip().lower()) in _TRUE | _FALSE:
         return word in _TRUE
-    raise AttnConfigError(variable, value, "one of 1, true, yes, on, 0, false, no, off")
+    raise AttnConfigError(variable, value or "", "one of 1, true, yes, on, 0, false, no, off")
 
 
 class _Variable:
