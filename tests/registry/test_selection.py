@@ -244,9 +244,32 @@ def test_an_unregistered_custom_in_the_hosts_order_is_a_rejected_row():
             return ["CUSTOM"]
 
     error = rejected(Listed)
-    assert [(r.name, r.path, r.reasons[0].code) for r in error.tried] == [
-        ("CUSTOM", None, "unregistered")
+    assert [(r.name, r.origin, r.path, r.reasons[0].code) for r in error.tried] == [
+        ("CUSTOM", "builtin", None, "unregistered")
     ]
+
+
+def test_a_name_of_the_hosts_order_that_no_installed_plugin_adds_is_a_plugins_row():
+    """A host may list a plugin's name; not installed, its row is rejected and says plugin."""
+
+    class Optional(BackendEnum, group="optional.backends", host="optional", interface=PickBackend):
+        ONE = f"{__name__}:Accepts"
+
+        @classmethod
+        def priorities(cls, **_settings: object) -> list[str]:
+            return ["FAST_PLUGIN", "ONE"]
+
+    first, chosen = select(Optional).tried
+    assert (first.name, first.origin, first.distribution, first.path) == (
+        "FAST_PLUGIN",
+        "plugin",
+        None,
+        None,
+    )
+    assert str(first) == (
+        "FAST_PLUGIN (plugin): rejected: nothing is registered for it and it has no default"
+    )
+    assert (chosen.name, chosen.origin, chosen.verdict) == ("ONE", "builtin", "chosen")
 
 
 @pytest.mark.parametrize(

@@ -154,11 +154,12 @@ def _try(
 ) -> tuple[list[Candidate], type | None]:
     """The rows for *name*'s slot (its entry, then its default) and the chosen class, if any."""
     entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
-    sources: list[Entry | None] = [] if entry is None else [entry]
-    sources += [] if default is None else [None]
-    if not sources:
-        reason = Reason(Code.UNREGISTERED, "nothing is registered for it and it has no default")
-        return [Candidate(name, "builtin", None, None, None, "rejected", (reason,))], None
+    sources: list[Entry | None] = [entry] * (entry is not None) + [None] * (default is not None)
+    if not sources:  # a member without a default (CUSTOM), or a name only a plugin adds
+        why = (Reason(Code.UNREGISTERED, "nothing is registered for it and it has no default"),)
+        builtin = name in registry._attn_defaults
+        row = Candidate(name, "builtin" if builtin else "plugin", None, None, None, "rejected", why)
+        return [row], None
     rows = []
     for source in sources:
         try:
