@@ -391,8 +391,8 @@ def test_a_choice_made_by_the_workers_variable_says_so(registry, monkeypatch):
         "    worker chose SLOW (selhost.Slow):",
         "      SLOW (builtin): chosen",
         (
-            "    the worker's SELHOST_SELHOST_BACKEND='SLOW' chose it: set the same on every node, "
-            "or unset it"
+            "    the worker's SELHOST_SELHOST_BACKEND='SLOW' chose it: set the same on every node "
+            "(to match: unset SELHOST_SELHOST_BACKEND)"
         ),
         "To fix it, set each variable named above alike on every node.",
     ]
@@ -420,7 +420,10 @@ def test_a_choice_made_by_the_drivers_variable_is_made_again_as_the_worker_would
         *driver,
         "    worker chose FAST (selhost.Fast):",
         "      FAST (builtin): chosen",
-        "    the driver's SELHOST_SELHOST_BACKEND='SLOW' chose it: set the same on every node",
+        (
+            "    the driver's SELHOST_SELHOST_BACKEND='SLOW' chose it: set the same on every node "
+            "(to match: export SELHOST_SELHOST_BACKEND=SLOW)"
+        ),
     ]
     monkeypatch.setenv("SELHOST_SELHOST_BACKEND", "FAST")
     with pytest.raises(attn.StateMismatchError) as caught:
@@ -428,7 +431,8 @@ def test_a_choice_made_by_the_drivers_variable_is_made_again_as_the_worker_would
     assert str(caught.value).splitlines()[6:] == [
         (
             "    the driver's SELHOST_SELHOST_BACKEND='SLOW' and the worker's "
-            "SELHOST_SELHOST_BACKEND='FAST' chose it: set the same on every node"
+            "SELHOST_SELHOST_BACKEND='FAST' chose it: set the same on every node "
+            "(to match: export SELHOST_SELHOST_BACKEND=SLOW)"
         ),
         "To fix it, set each variable named above alike on every node.",  # no kernel is missing
     ]

@@ -63,7 +63,7 @@ def standard_finders(*, backport: bool = False) -> bool:
 
 def parse_bool(variable: str, value: str | None) -> bool:
     """Read a boolean variable: ``1/true/yes/on``, or ``0/false/no/off``, empty or unset."""
-    if (word := (value or "").strip().lower()) in _TRUE | _FALSE:
+    if (word := (value or "").strip().lower()) in _TRUE or word in _FALSE:
         return word in _TRUE
     raise AttnConfigError(variable, value or "", "one of 1, true, yes, on, 0, false, no, off")
 

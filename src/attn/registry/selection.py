@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from attn import _fork
 
 from .codes import Code
-from .controls import shell_word
+from .controls import exporting, shell_word
 from .errors import SelectionError, UnknownBackendError, describe, passes_through, shown
 from .loading import load, missing_of
 
@@ -318,8 +318,8 @@ def reselect(registry: _Registry, driver: Recorded) -> tuple[list[str], bool]:
     chose = "" if driver.explicit else os.environ.get(variable, "").strip()  # as select() reads
     sides = [f"the driver's {variable}={driver.variable!r}"] if driver.variable else []
     sides += [f"the worker's {variable}={chose!r}"] if chose else []
-    fix = f"    {' and '.join(sides)} chose it: set the same on every node"
-    fix += "" if driver.variable else ", or unset it"
+    match = exporting(variable, driver.variable)  # as doctor writes a command to paste
+    fix = f"    {' and '.join(sides)} chose it: set the same on every node (to match: {match})"
     cause = driver.variable != (chose or None)  # else the variable chose alike on both sides
     return [
         f"  {registry.__name__}.select({', '.join(arguments)})",
