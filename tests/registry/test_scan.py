@@ -548,6 +548,27 @@ def test_distributions_in_memory_are_keyed_by_their_names(site, monkeypatch):
     assert {("mem-one", "MEM_ONE"), ("mem-two", "MEM_TWO")} <= found
 
 
+@pytest.mark.parametrize("place", ["after", "before"])
+def test_a_second_finder_s_copy_ranks_as_importlib_metadata_ranks_it(sites, monkeypatch, place):
+    """importlib.metadata asks each finder over the whole path in turn, so a finder after the
+    path finder loses to a copy on disk, wherever on sys.path, and one before it wins."""
+    sites.new("empty")
+    plugin(sites.new(), "dupe", "1.0", backends={"DUPE": "dupe:Disk"})
+    finder = Finder([InMemory("dupe", "DUPE = dupe:Memory")].copy)  # the same on every entry
+    finders = [*sys.meta_path, finder] if place == "after" else [finder, *sys.meta_path]
+    monkeypatch.setattr(sys, "meta_path", finders)
+    importlib.invalidate_caches()
+    (python_uses,) = importlib.metadata.entry_points(group="attn.backends", name="DUPE")
+    assert python_uses.value == ("dupe:Disk" if place == "after" else "dupe:Memory")
+    records = scan(wants_groups)
+    assert records[0].key == "dupe"  # the finder serves it for the first entry of sys.path too
+    kept, findings = deduplicate(records, ())
+    (used,) = [ep for r in kept for ep in r.entry_points if ep.name == "DUPE"]
+    assert used.value == python_uses.value
+    (finding,) = [f for f in findings if f.kind is Code.DUPLICATE_METADATA]
+    assert f"at <InMemory> ({'ignored' if place == 'after' else 'used'})" in finding.message
+
+
 def test_a_named_pipe_on_sys_path_is_nothing_and_never_opened(tmp_path):
     """As for imports: reading a pipe as a zip file would wait for a writer forever."""
     pipe = tmp_path / "pipe"

@@ -89,13 +89,12 @@ def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord
     return MetadataRecord(str(name), None if version is None else str(version), requires)
 
 
-def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]:
-    """Every copy the meta-path finders provide for *entry*, and each finder's failure."""
+def _reference_entry(index: int, entry: str, copies: list[tuple[int, Copy]]) -> list[Problem]:
+    """Add the meta-path finders' copies on *entry* to *copies*, ranked; return their failures."""
     from importlib.metadata import DistributionFinder  # noqa: PLC0415 - kept off import attn
 
-    copies: list[Copy] = []
     failures, context = [], DistributionFinder.Context(path=[entry])
-    for finder in list(sys.meta_path):
+    for rank, finder in enumerate(list(sys.meta_path)):
         dists: list[Distribution] = []
         try:
             find = getattr(finder, "find_distributions", None)
@@ -113,8 +112,8 @@ def _reference_entry(index: int, entry: str) -> tuple[list[Copy], list[Problem]]
             read = cache(partial(_reference_metadata, dist, local))  # in memory: keyed by Name
             key = _scan.key_of(location) if path is not None else canonical_name(read().name or "")
             copy = DistributionRecord(key, location, index, entry, eps, None, problem)
-            copies.append((copy, read))
-    return copies, failures
+            copies.append((rank, (copy, read)))  # rank: the finder's place on sys.meta_path
+    return failures
 
 
 def scan(
@@ -125,28 +124,29 @@ def scan(
     kept_only: bool = False,
     using: str | None = None,
 ) -> tuple[DistributionRecord, ...]:
-    """One record per copy on *path* (default ``sys.path``), in order, not de-duplicated.
+    """One record per copy on *path* (default ``sys.path``), in Python's order, not de-duplicated.
 
     Metadata is read for copies with entry points *wants_metadata* wants or that cannot be read,
     of the names in *also* and of names found twice; *kept_only* leaves the others out.
     """
     # importlib.metadata reads zips, eggs, other finders' copies; all on Windows or per reader().
     fast = (using or reader()) == "fast" and os.sep == "/" and standard_finders()
-    copies: list[Copy] = []
+    ranked: list[tuple[int, Copy]] = []
     unreadable: dict[Problem, DistributionRecord] = {}
     for index, entry in enumerate(list(sys.path if path is None else path)):
         if not isinstance(entry, str):
             continue
         found = _scan.fast_entry(index, entry) if fast else None
-        failed: list[Problem] = []
-        if found is None:
-            found, failed = _reference_entry(index, entry)
-        copies += [c for c in found if not c[0].key.startswith("~")]  # pip's stash, as pip does
+        failed = [] if found is not None else _reference_entry(index, entry, ranked)
+        ranked += [(0, c) for c in found or ()]
         if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):  # noqa: PTH112
             failed.append(Problem(Code.PATH_UNREADABLE, entry))
         for problem in failed:  # a finder that fails fails for every entry: kept once
             record = DistributionRecord(UNREADABLE_KEY, entry, index, entry, (), None, problem)
             unreadable.setdefault(problem, record)
+    if not fast:  # importlib.metadata's order: each finder over the whole path, in turn
+        ranked.sort(key=lambda copy: copy[0])
+    copies = [c for _, c in ranked if not c[0].key.startswith("~")]  # pip's stash, as pip does
     counts = Counter(record.key for record, _ in copies)
     wanted = {*also, *(key for key, count in counts.items() if count > 1)}
     records = []
