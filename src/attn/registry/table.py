@@ -187,11 +187,10 @@ class RegistryState:
             host_root=self.config.host_root,
         )
 
-    def diagnose(self, controls: Controls | None = None, *, fresh: bool = False) -> DiscoveryResult:
+    def diagnose(self, *, fresh: bool = False) -> DiscoveryResult:
         """What discovery finds (on the host's shared scan unless *fresh*); nothing is merged."""
-        controls = self.controls() if controls is None else controls
         with _fork.LOCK:
-            return self._pipeline(controls, self._scan(controls, fresh))
+            return self._pipeline(controls := self.controls(), self._scan(controls, fresh))
 
     def _merge(self, *, fresh: bool = False) -> Sequence[tuple[str, str]]:
         # Returns the warnings to issue: not those another registry issued for the same scan.
