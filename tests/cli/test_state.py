@@ -164,6 +164,41 @@ def test_doctor_against_a_state_with_runtime_registrations(attn_command, tmp_pat
             ),
         ),
         (
+            ("doctor", "--against", "-"),
+            json.dumps(
+                {
+                    "format": "attn-worker-state",
+                    "version": 1,
+                    "registries": [
+                        {
+                            **dict.fromkeys(("registry", "qualname"), "AttentionBackendEnum"),
+                            **dict.fromkeys(("module", "group"), "attn.backends"),
+                            "host": "attn",
+                            "env_prefix": "ATTN",
+                            "fingerprint": "0" * 64,
+                            "backends": [],
+                            "runtime": [],
+                            "cleared": [],
+                            "selections": [],
+                            "controls": dict.fromkeys(
+                                (
+                                    "ATTN_DISABLE_PLUGINS",
+                                    "ATTN_PLUGINS",
+                                    "ATTN_BLOCK_PLUGINS",
+                                    "ATTN_PREFER",
+                                )
+                            ),
+                        }
+                    ],
+                }
+            ),
+            (  # the state's own error, then how to write one: each said once
+                "Error: stdin is not a saved attn state: registries[0].fingerprint does not "
+                "match its backends (edited?); write it with 'attn state save FILE'\n"
+                "Try 'attn doctor --help' for help.\n"
+            ),
+        ),
+        (
             ("doctor", "--against", "x.json", "--json"),
             None,
             (

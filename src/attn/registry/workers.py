@@ -107,8 +107,7 @@ class WorkerState:
         for i, raw in enumerate(_of(list, top.get("registries"), "'registries'")):
             registries.append(r := _read(CapturedRegistry, raw, f"registries[{i}]"))
             if r.fingerprint != fingerprint(r.group, map(astuple, r.backends)):
-                msg = f"registries[{i}].fingerprint does not match its backends (edited by hand?)"
-                _fail(f"{msg}; save the state again")
+                _fail(f"registries[{i}].fingerprint does not match its backends (edited?)")
         return cls(tuple(registries))
 
 
