@@ -138,7 +138,7 @@ def scan(
             continue
         found = _scan.fast_entry(index, entry) if fast else None
         failed = [] if found is not None else _reference_entry(index, entry, ranked)
-        ranked += [(0, c) for c in found or ()]
+        ranked += [(0, c) for c in found or ()]  # the fast reader: the path finder's alone
         if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):  # noqa: PTH112
             failed.append(Problem(Code.PATH_UNREADABLE, entry))
         for problem in failed:  # a finder that fails fails for every entry: kept once

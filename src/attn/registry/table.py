@@ -189,8 +189,9 @@ class RegistryState:
 
     def diagnose(self, *, fresh: bool = False) -> DiscoveryResult:
         """What discovery finds (on the host's shared scan unless *fresh*); nothing is merged."""
+        controls = self.controls()
         with _fork.LOCK:
-            return self._pipeline(controls := self.controls(), self._scan(controls, fresh))
+            return self._pipeline(controls, self._scan(controls, fresh))
 
     def _merge(self, *, fresh: bool = False) -> Sequence[tuple[str, str]]:
         # Returns the warnings to issue: not those another registry issued for the same scan.
