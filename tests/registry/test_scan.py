@@ -554,7 +554,9 @@ def test_a_second_finder_s_copy_ranks_as_importlib_metadata_ranks_it(sites, monk
     path finder loses to a copy on disk, wherever on sys.path, and one before it wins."""
     sites.new("empty")
     plugin(sites.new(), "dupe", "1.0", backends={"DUPE": "dupe:Disk"})
-    finder = Finder([InMemory("dupe", "DUPE = dupe:Memory")].copy)  # the same on every entry
+    memory = InMemory("dupe", "DUPE = dupe:Memory")
+    memory.texts["METADATA"] = memory.texts["METADATA"].replace("1.0", "9.0")
+    finder = Finder([memory].copy)  # the same copy for every entry
     finders = [*sys.meta_path, finder] if place == "after" else [finder, *sys.meta_path]
     monkeypatch.setattr(sys, "meta_path", finders)
     importlib.invalidate_caches()
@@ -567,6 +569,7 @@ def test_a_second_finder_s_copy_ranks_as_importlib_metadata_ranks_it(sites, monk
     assert used.value == python_uses.value
     (finding,) = [f for f in findings if f.kind is Code.DUPLICATE_METADATA]
     assert f"at <InMemory> ({'ignored' if place == 'after' else 'used'})" in finding.message
+    assert installed_version("dupe") == importlib.metadata.version("dupe")  # the version check's
 
 
 def test_a_named_pipe_on_sys_path_is_nothing_and_never_opened(tmp_path):
