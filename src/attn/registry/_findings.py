@@ -269,7 +269,8 @@ def unmatched_findings(
     """Names in ``<PREFIX>_PLUGINS`` or ``<PREFIX>_PREFER`` that match none of *plugins*."""
     keys, prefer = {d.key for d in plugins}, controls.prefer_variable
     valid = ", ".join(sorted({d.name for d in plugins}))
-    only = f"use one of: {valid}" if keys else f"unset {controls.plugins_variable} (none installed)"
+    none = f"{exporting(controls.plugins_variable, None)} (none installed)"
+    only = f"use one of: {valid}" if keys else none
     kept = ",".join(w for w in controls.prefer_as_written if canonical_name(w) in keys)
     drop = f"remove the names that match nothing ({exporting(prefer, kept)})"
     drop += f", or put one of these in its place: {valid}" if keys else ""
