@@ -588,6 +588,26 @@ def a_folder(file: Path) -> None:
     file.mkdir()
 
 
+def _reshaped(file: Path, index: int, value: object) -> None:
+    """Field *index* of the cached tuple replaced, with a checksum that matches (by hand)."""
+    fields = list(marshal.loads(file.read_bytes()[4:]))  # noqa: S302 - what attn wrote
+    fields[index] = value
+    data = marshal.dumps(tuple(fields))
+    file.write_bytes(zlib.crc32(data).to_bytes(4, "big") + data)
+
+
+def start_as_text(file: Path) -> None:
+    _reshaped(file, 2, "yesterday")
+
+
+def stamps_of_another_shape(file: Path) -> None:
+    _reshaped(file, 3, (("/", (1,)), ("/", 2)))
+
+
+def outcomes_as_a_list(file: Path) -> None:
+    _reshaped(file, 5, [1, 2])
+
+
 def a_fifo(file: Path) -> None:
     """A named pipe: opening it to read would wait for a writer forever."""
     file.unlink()
@@ -606,11 +626,16 @@ def a_fifo(file: Path) -> None:
         code_object,
         a_folder,
         a_fifo,
+        start_as_text,
+        stamps_of_another_shape,
+        outcomes_as_a_list,
     ],
     ids=lambda f: f.__name__,
 )
 def test_a_damaged_or_untrusted_file_is_ignored_and_rebuilt(env, damage):
-    """Corrupt, truncated, foreign, empty, group-writable files are not trusted; attn rescans."""
+    """Corrupt, truncated, foreign, empty, group-writable files are not trusted; attn rescans.
+
+    So is a file whose checksum matches but whose fields have another shape."""
     env.dist("plug")
     env.age()
     expected = env.run()
@@ -1075,6 +1100,28 @@ def test_refresh_never_reads_the_cache(env, monkeypatch):
         check=True,
     )
     assert flash(json.loads(done.stdout)) == ["plug.x:B", "plug", "1.0"]
+
+
+def test_refresh_opens_no_cache_file_to_read(env):
+    """Not even to compare answers: a process whose first call is refresh() only writes."""
+    env.dist("plug")
+    env.age()
+    env.run()
+    code = f"""
+import json, sys
+opened = []
+folder = {str(env.cache / "attn")!r}
+def hook(event, args):
+    if event == "open" and str(args[0]).startswith(folder):
+        opened.append([str(args[0]), args[2] & os.O_ACCMODE == os.O_RDONLY])
+sys.addaudithook(hook)
+import os, attn
+attn.AttentionBackendEnum.refresh()
+print(json.dumps(opened))
+"""
+    opened = env.run(code)
+    assert opened  # the file is written again
+    assert [path for path, read_only in opened if read_only] == []
 
 
 def _cached_environment(sites, tmp_path, xdg, monkeypatch, build, *aged):

@@ -114,18 +114,19 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
         if data[:4] != crc32(data[4:]).to_bytes(4, "big"):
             return None
         loaded = marshal.loads(data[4:])  # noqa: S302 - our own file, validated
-    except (OSError, EOFError, ValueError, TypeError, MemoryError):  # MemoryError: a damaged size
+        if type(loaded) is not tuple or loaded[:2] != (FORMAT, key):
+            return None
+        _, _, began, stamps, records, outcomes = loaded
+        # A path modified in the scan's clock tick may change again unseen (git's racy entries):
+        # only older ones are trusted. A change whose mtime is set back (cp -p) has a new ctime.
+        racy = any(s and (s[0] >= began - RACY_NS or s[3] >= began - TICK_NS) for _, s in stamps)
+        if racy or any(_stamp(path) != stamp for path, stamp in stamps):
+            return None
+        outcomes = {k: Outcome(*v) for k, v in dict(outcomes).items()}
+    # MemoryError: a damaged size; the others: a checksummed payload of another shape (by hand).
+    except (OSError, EOFError, ValueError, TypeError, LookupError, MemoryError):
         return None
-    if type(loaded) is not tuple or loaded[:2] != (FORMAT, key):
-        return None
-    _, _, started, stamps, records, outcomes = loaded
-    # A path modified in the scan's clock tick may change again unseen (git's racy entries): only
-    # older ones are trusted. A change whose mtime is set back (cp -p, tar) still has a new ctime.
-    racy = any(s and (s[0] >= started - RACY_NS or s[3] >= started - TICK_NS) for _, s in stamps)
-    if racy or any(_stamp(path) != stamp for path, stamp in stamps):
-        return None
-    outcomes = {k: Outcome(*v) for k, v in outcomes.items()}
-    return HostScan(key, stamps, records, file, started, True, outcomes, set())  # noqa: FBT003
+    return HostScan(key, stamps, records, file, began, True, outcomes, set())  # noqa: FBT003
 
 
 def host_scan(
@@ -175,9 +176,8 @@ def host_scan(
         stamps = tuple((p, s) for p, s in stamps if s is not None or p in entries)
         # refresh() reads no file, and a new answer makes the host's other files stale too.
         if fresh and file is not None:
-            before = held[1] if held is not None else _load(file, key)
             folder = os.path.dirname(file)
-            if (before is None or before.records != records) and _ours(folder):
+            if (held is None or held[1].records != records) and _ours(folder):
                 # f"{host}-{16 hex digits}.marshal", not another host's whose name starts so.
                 for name in os.listdir(folder):
                     if name.startswith(f"{host_key}-") and len(name) == len(host_key) + 25:
