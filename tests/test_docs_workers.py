@@ -97,6 +97,19 @@ def test_the_page_has_its_examples():
     ]
 
 
+def test_the_page_sets_up_what_its_examples_run_with():
+    """The files the page asks a reader to write are the plugin and module used here."""
+    text = PAGE.read_text(encoding="utf-8")
+    pattern = r"^`([\w/.]+)`:\n\n```(?:toml|py)\n(.*?)^```\n"  # a file's name, then its text
+    files = dict(re.findall(pattern, text, re.DOTALL | re.MULTILINE))
+    assert files["acme/acme_attn.py"] == ACME
+    assert files["my_kernels.py"] == MY_KERNELS
+    project = files["acme/pyproject.toml"]  # tomllib is not in Python 3.10: the lines themselves
+    assert '\n[project]\nname = "attn-acme"\nversion = "1.0"\n' in project
+    group = '\n[project.entry-points."attn.backends"]\n'
+    assert project.endswith(f'{group}FLASH_ATTN = "acme_attn:FlashBackend"\n')
+
+
 @pytest.mark.parametrize(("code", "output"), BLOCKS)
 def test_block_runs_and_prints_its_output(code, output, for_ray, sites, tmp_path):
     """The block exits 0 with warnings as errors and prints what the page shows."""
