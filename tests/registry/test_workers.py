@@ -842,6 +842,29 @@ def test_a_preference_between_plugins_is_offered_first(plugin_module, monkeypatc
     )
 
 
+def test_a_preference_is_not_offered_first_when_the_drivers_winner_is_missing(
+    plugin_module, monkeypatch
+):
+    """attn-a wins in the driver and is not installed here: ATTN_PREFER cannot bring it back."""
+    first = plugin_module.dist("attn-a", entry_points={"attn.backends": {"X": "plug.mod:Backend"}})
+    plugin_module.dist("attn-b", entry_points={"attn.backends": {"X": "plug.mod:Backend"}})
+    with pytest.warns(attn.ConflictWarning):
+        state = attn.capture_state()
+    shutil.rmtree(first)
+    monkeypatch.setenv("ATTN_PREFER", "attn-b")
+    fresh_worker()
+    *_, driver, worker, control, fix = str(mismatch_of(state)).splitlines()
+    assert (driver, worker) == (
+        "    driver: plug.mod.Backend (plugin attn-a 1.0)",
+        "    worker: plug.mod.Backend (plugin attn-b 1.0)",
+    )
+    assert control.startswith("ATTN_PREFER is unset in the driver and 'attn-b' here")
+    assert fix == (
+        "To fix it, install the same plugin versions on every node (here: pip install "
+        "'attn-a==1.0'; pip uninstall attn-b), and set the same ATTN_PREFER in every process."
+    )
+
+
 def test_a_differing_block_list_is_named(acme, monkeypatch):
     """ATTN_BLOCK_PLUGINS set on one side only is named, and no other control is."""
     state = attn.capture_state()

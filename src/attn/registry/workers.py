@@ -228,8 +228,9 @@ def mismatch(
             differing.append((driver.registry, name))
             lines.append(f"  {driver.registry}.{name}")
             lines += [f"    driver: {_described(sides[0])}", f"    worker: {_described(sides[1])}"]
-            commands += (pip := _commands(driver, *sides))
-            unpreferable = unpreferable or any(b is None or b.origin != "plugin" for b in sides)
+            pip, brings = _commands(driver, *sides)
+            commands += pip  # a preference picks among installed plugins, none that pip brings
+            unpreferable |= brings or any(b is None or b.origin != "plugin" for b in sides)
             origins = [None if b is None else b.origin for b in sides]  # a call made here alone?
             local |= "runtime" in origins or (origins[0] == "plugin" and not (pip or changed))
             selecting[f"{prefix}_PLUGINS"] = None
@@ -277,7 +278,6 @@ def _plugin_fix(
     if not commands:  # the same plugins are installed: the controls make the difference
         return same
     if unpreferable and all(v.endswith("_PREFER") for v in controls):
-        # A preference only picks among installed plugins: it cannot bring a missing one.
         return f"{install}, and {same}"
     return f"{same}, or {install}"
 
@@ -298,21 +298,21 @@ def _described(row: BackendResolution | None) -> str:
     return f"{parse_path(row.path).dotted} ({where.get(row.origin, 'built-in')})"
 
 
-def _commands(driver: CapturedRegistry, *sides: BackendResolution | None) -> list[str]:
-    """The pip commands that would make this side match *driver* (its plugins are never removed)."""
+def _commands(driver: CapturedRegistry, *sides: BackendResolution | None) -> tuple[list[str], bool]:
+    """The pip commands to match *driver* (its plugins kept); True if one installs its plugin."""
     from ._metadata import installed_version  # noqa: PLC0415 - an error's path only
 
-    (theirs, mine), commands = sides, []
+    (theirs, mine), installs, removes = sides, [], []
     if theirs and theirs.origin == "plugin" and (wanted := theirs.distribution):
         pin = "" if theirs.version is None else f"=={theirs.version}"
         if not pin or installed_version(wanted) != theirs.version:  # else: the controls
-            commands.append(f"pip install '{wanted}{pin}'")
+            installs.append(f"pip install '{wanted}{pin}'")
     kept = {b.distribution for b in driver.backends if b.origin == "plugin"}
     drivers = read_controls(driver.env_prefix, {v: was for v, was in driver.controls if was})
     mine_dist = mine.distribution if mine and mine.origin == "plugin" else None
     if mine_dist and mine_dist not in kept and not drivers.leaves_out(mine_dist):
-        commands.append(f"pip uninstall {mine_dist}")
-    return commands
+        removes.append(f"pip uninstall {mine_dist}")
+    return [*installs, *removes], bool(installs)
 
 
 def _shown(value: str | None) -> str:
