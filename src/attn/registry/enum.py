@@ -236,7 +236,7 @@ class BackendEnum(_BackendMethods, enum.Enum, metaclass=BackendEnumMeta):
 
     @classmethod
     def select(cls, /, backend: object = None, **settings: object) -> Selection:
-        """Choose *backend*, or the first valid of [`priorities()`][priorities] for *settings*.
+        """Choose *backend*, or the first valid of [`priorities()`][priorities], then plugin names.
 
         Raises:
             SelectionError: the explicit choice, or every candidate, is rejected.
@@ -248,7 +248,7 @@ class BackendEnum(_BackendMethods, enum.Enum, metaclass=BackendEnumMeta):
 
     @classmethod
     def priorities(cls, /, **settings: object) -> list[str]:
-        """The candidates for *settings*, in order; by default built-ins, CUSTOM if registered."""
+        """Order for *settings*, plugin names after it; default: built-ins, CUSTOM if registered."""
         with _fork.importing():
             from .selection import default_priorities  # noqa: PLC0415 - a lookup needs no selection
         return default_priorities(cls, **settings)
