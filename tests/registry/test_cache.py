@@ -588,12 +588,17 @@ def a_folder(file: Path) -> None:
     file.mkdir()
 
 
+def checksummed(fields: tuple[object, ...]) -> bytes:
+    """*fields* as attn writes a cache file: marshal's bytes after their CRC-32."""
+    data = marshal.dumps(fields)
+    return zlib.crc32(data).to_bytes(4, "big") + data
+
+
 def _reshaped(file: Path, index: int, value: object) -> None:
     """Field *index* of the cached tuple replaced, with a checksum that matches (by hand)."""
     fields = list(marshal.loads(file.read_bytes()[4:]))  # noqa: S302 - what attn wrote
     fields[index] = value
-    data = marshal.dumps(tuple(fields))
-    file.write_bytes(zlib.crc32(data).to_bytes(4, "big") + data)
+    file.write_bytes(checksummed(tuple(fields)))
 
 
 def start_as_text(file: Path) -> None:
@@ -909,8 +914,7 @@ def test_no_edit_of_the_file_splits_listing_from_lookups(env):
     spots = [(w, t) for w, t in _strings(original) if w[0] >= 3 and "plug" in t]
     assert len(spots) >= 5
     for where, string in spots:
-        text = marshal.dumps(_changed(original, where, string.replace("plug", "evil")))
-        text = zlib.crc32(text).to_bytes(4, "big") + text
+        text = checksummed(_changed(original, where, string.replace("plug", "evil")))
         file.write_bytes(text)  # the same owner and mode: the user's own edit
         path, overridden = env.run(LOOKUP)
         file.write_bytes(text)

@@ -228,8 +228,8 @@ def mismatch(
             differing.append((driver.registry, name))
             lines.append(f"  {driver.registry}.{name}")
             lines += [f"    driver: {_described(sides[0])}", f"    worker: {_described(sides[1])}"]
-            pip, brings = _commands(driver, *sides)
-            commands += pip  # a preference picks among installed plugins, none that pip brings
+            pip, brings = _commands(driver, *sides)  # brings a plugin no preference could pick
+            commands += pip
             unpreferable |= brings or any(b is None or b.origin != "plugin" for b in sides)
             origins = [None if b is None else b.origin for b in sides]  # a call made here alone?
             local |= "runtime" in origins or (origins[0] == "plugin" and not (pip or changed))
