@@ -219,6 +219,12 @@ def write(info, file, data):
                 "reads no entry point before the next [group] header"
             ),
         ),
+        (  # the mark hides no header: Python reads every entry, and attn reports nothing
+            "entry_points.txt",
+            f"\ufeff# generated\n[{GROUP}]\nA = a:A\n".encode(),
+            None,
+            "None",
+        ),
         (
             "entry_points.txt",
             f"A = a:A\n[{GROUP}]\nB = b:B\n".encode(),

@@ -249,6 +249,7 @@ def env_odd_entry_points(sites, tmp_path):
         "unicode-eps": "[attn.backends]\nA\u2028B = a:A\n",
         "blank": "",
         "bom-eps": "\ufeff[attn.backends]\nA = a:A\n[attn.backends]\nB = b:B\n",
+        "bom-comment": "\ufeff# generated\n[attn.backends]\nA = a:A\n",
         "unclosed": "[attn.backends]\nA = a:A\n[attn.mla_prefill_backends\nB = b:B\n",
         "unopened": "attn.backends]\nA = a:A\n[attn.backends]\nB = b:B\n",
     }
@@ -258,6 +259,7 @@ def env_odd_entry_points(sites, tmp_path):
     (bad / "entry_points.txt").write_bytes(b"[attn.backends]\nA = \xff:A\n")
     folder = site.dist("eps-dir")
     (folder / "entry_points.txt").mkdir()
+    (site.dist("eps-loop") / "entry_points.txt").symlink_to("entry_points.txt")  # open(): ELOOP
 
 
 def env_relative_entries(sites, tmp_path):

@@ -205,13 +205,12 @@ def local_metadata(location: str) -> MetadataRecord:
 def local_entry_points(location: str) -> EntryPoints:
     """The entry points Python reads at *location*, and the first thing it misses or fails on."""
     file = "entry_points.txt"
-    if not os.access(f"{location}/{file}", os.F_OK):  # most copies have none: ask, no raise
-        return (), None
+    if not os.path.lexists(f"{location}/{file}"):  # most copies have none: ask, no raise
+        return (), None  # (a link that loops is there: open() fails on it, as Python's does)
     text, problem = read_text(f"{location}/{file}", file)
     if text is None:
         return (), problem
-    problem = Problem(Code.BYTE_ORDER_MARK, file) if text.startswith("\ufeff") else None
-    found, group = [], None
+    found, group, bom = [], None, text.startswith("\ufeff")
     for number, line in enumerate(map(str.strip, text.splitlines()), 1):
         if not line or line[0] == "#":
             continue
@@ -219,8 +218,9 @@ def local_entry_points(location: str) -> EntryPoints:
         if line[0] == "[" and line[-1] == "]":
             group = line.strip("[]")
         elif group is None:  # Python drops entries before any header: attn says so
-            if equals and line[0] != ";" and problem is None:
-                problem = Problem(Code.ENTRIES_BEFORE_HEADER, file, line[:60])
+            if equals and line[0] != ";" and problem is None:  # a mark hid the header if bom
+                why = Problem(Code.ENTRIES_BEFORE_HEADER, file, line[:60])
+                problem = Problem(Code.BYTE_ORDER_MARK, file) if bom else why
         elif not equals:  # Python cannot read the file at all
             return (), Problem(Code.READ_ERROR, file, f"line {number} has no '=': {line[:60]!r}")
         else:
