@@ -487,6 +487,23 @@ def _classdict(members: dict[str, str]) -> object:
     return classdict
 
 
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"env_prefix": "pfx-host"}, "the prefix 'pfx-host' "),
+        ({"env_prefix": "Q HOST"}, "the prefix 'Q HOST' "),
+        ({"env_prefix": "1X"}, "the prefix '1X' "),
+        ({"host": "my host", "env_prefix": ""}, "the prefix 'MY HOST' "),
+    ],
+)
+def test_a_prefix_no_shell_can_export_is_refused(keywords, message):
+    """A prefix its controls cannot be exported with is a ValueError at class creation."""
+    keywords = {"host": "pfx-host"} | keywords
+    message += r"\(env_prefix, else host\) cannot start a variable; pass env_prefix="
+    with pytest.raises(ValueError, match=f"^Prefixed: {message}"):
+        type(BackendEnum)("Prefixed", (BackendEnum,), _classdict({}), group="p.b", **keywords)
+
+
 def test_the_refused_names_are_derived_from_the_classes():
     """Every public attribute of BackendEnum is refused, and so is one a host's base adds."""
     public = {n for k in (BackendEnum, type(BackendEnum)) for c in k.__mro__ for n in vars(c)}

@@ -80,6 +80,9 @@ class BackendEnumMeta(enum.EnumMeta):
             )
         defaults = {n: None if m.value is None else parse_path(m.value) for n, m in members}
         prefix = env_prefix or host.upper().replace("-", "_").replace(".", "_")
+        if not (prefix.isidentifier() and prefix.isascii()):  # `export PREFIX_STRICT=1` must work
+            msg = f"{cls}: the prefix {prefix!r} (env_prefix, else host) cannot start a variable"
+            raise ValueError(msg + "; pass env_prefix='...' of ASCII letters, digits and _")
         hint = register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')"
         module = new.__module__  # attn's own registries need no --registry in hints
         where = None if module == "attn.backends" else f"{module}:{new.__qualname__}"
