@@ -424,6 +424,11 @@ def test_add_writes_a_name_attn_reports_as_invalid(pytester):
             "entry_points['attn.backends'] has None, which entry_points.txt cannot hold",
         ),
         (
+            'attn_plugins.add("x", {}, version=1.10)',
+            "TypeError",
+            "version=1.1 is not a version pip installs: e.g. '2.0rc1'",
+        ),
+        (
             'attn_plugins.add("x", {"attn.backends": "m:C"})',
             "TypeError",
             "entry_points={'attn.backends': 'm:C'} is not {group: {name: 'm:Class'}}",

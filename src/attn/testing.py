@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 
 _DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])\Z", re.IGNORECASE)
+_VERSION = re.compile(VERSION_PATTERN, re.VERBOSE | re.IGNORECASE).fullmatch
 _EP_NAME = re.compile(r"[^\s=#;\[](?:[^=]*[^\s=])?").fullmatch  # as entry_points.txt keeps it
 
 
@@ -74,8 +75,9 @@ class AttnPlugins:
         if not (isinstance(distribution, str) and _DISTRIBUTION_NAME.match(distribution)):
             msg = f"distribution={distribution!r} is not a name pip installs: e.g. 'vendor-fast'"
             raise (ValueError if isinstance(distribution, str) else TypeError)(msg)
-        if not re.fullmatch(VERSION_PATTERN, str(version), re.VERBOSE | re.IGNORECASE):
-            raise ValueError(f"version={version!r} is not a version pip installs: e.g. '2.0rc1'")
+        if not (isinstance(version, str) and _VERSION(version)):
+            msg = f"version={version!r} is not a version pip installs: e.g. '2.0rc1'"
+            raise (ValueError if isinstance(version, str) else TypeError)(msg)
         if bad := [(g, n) for g, n, _ in given if not (isinstance(n, str) and _EP_NAME(n))]:
             msg = "entry_points[{!r}] has {!r}, which entry_points.txt cannot hold (no '=', no"
             raise ValueError(msg.format(*bad[0]) + " space at an end, nor '#', ';' or '[' first)")
