@@ -236,6 +236,19 @@ def test_select_needs_one_registry(run):
     )
 
 
+def test_select_names_another_hosts_registries_as_the_command_takes_them(run, tinyinfer):
+    """With attn's registry and tinyinfer's, the usage error spells each as ``select`` takes it."""
+    assert run("select", "--registry", "attn.backends", "--registry", REGISTRY)[1:] == (
+        "",
+        (
+            "Error: select needs one registry; name one of: AttentionBackendEnum (attn.backends), "
+            f"{REGISTRY} (tinyinfer.samplers)\n"
+            "Try 'attn select --help' for help.\n"
+        ),
+    )
+    assert run("select", REGISTRY, "--json")[0] == 0  # the hint, followed, selects
+
+
 def test_state_save_and_doctor_against_a_hosts_registry(run, tinyinfer, tmp_path):
     """state save --registry saves that registry only; doctor --against with it agrees."""
     path = str(tmp_path / "node.json")

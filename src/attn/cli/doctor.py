@@ -219,7 +219,8 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     except TypeError as exc:  # a JSON object: no setting holds one
         raise UsageError(f"--set {exc}", args.prog) from None
     if len(registries := selected_registries(args, args.registry)) != 1:
-        names = ", ".join(f"{r.__name__} ({r.group})" for r in registries)
+        spelt = ("{0.__module__}:{0.__qualname__} ({0.group})", "{0.__name__} ({0.group})")
+        names = ", ".join(spelt[r in args.known].format(r) for r in registries)
         raise UsageError(f"select needs one registry; name one of: {names}", args.prog)
     (registry,) = registries
     try:
