@@ -150,7 +150,8 @@ def test_a_reader_that_leaves_mid_output_ends_the_command_quietly(site, args):
 
 def test_a_closed_stderr_changes_neither_the_output_nor_the_exit_code(site):
     """`attn list 2>&-`: the listing and exit 0; a plugin's prints under --load are dropped."""
-    site.module("loud_mod", "print('hello from the plugin')\n" + BACKEND)
+    loud = "import os\nprint('hello from the plugin')\nos.write(1, b'to fd 1\\n')\n"
+    site.module("loud_mod", loud + BACKEND)
     site.dist("loud", entry_points={GROUP: {"LOUD": "loud_mod:B"}})
 
     def closed_stderr(args: str) -> subprocess.CompletedProcess[str]:
@@ -162,6 +163,11 @@ def test_a_closed_stderr_changes_neither_the_output_nor_the_exit_code(site):
     loaded = closed_stderr("list --load --json")
     assert loaded.returncode == 0
     assert json.loads(loaded.stdout)["registries"][0]["registry"] == "AttentionBackendEnum"
+    for args in ("doctor --load --json", "select attn.backends --json --backend LOUD"):
+        assert json.loads(closed_stderr(args).stdout)  # plugin code wrote to fd 1: not in stdout
+    # A registry named on the command line is imported with its output dropped too.
+    named = closed_stderr("list --json --registry loud_mod:B")
+    assert (named.returncode, named.stdout) == (2, "")
     assert closed_stderr("show NO_SUCH_BACKEND").returncode == 1
     assert closed_stderr("list --no-such-option").returncode == 2
 
@@ -269,6 +275,14 @@ def test_controls_in_metadata_are_printed_escaped(controlled, args):
     assert "ev\\x1b[31mil" in shown
     if args[0] in {"list", "show"}:  # the conflict's warning names both distributions
         assert "Warning: " in done.err
+
+
+def test_a_name_with_a_control_keeps_its_other_characters_in_the_table(site):
+    """Only the control is escaped in the FROM column; the rest prints as written, as elsewhere."""
+    site.module("ctl_mod", BACKEND)
+    site.dist("alphä-\x1b[31mattn", entry_points={GROUP: {"ALPHA": "ctl_mod:B"}})
+    row = next(line for line in cli("list", GROUP).out.splitlines() if line.startswith("ALPHA"))
+    assert "alphä-\\x1b[31mattn" in row
 
 
 def test_attn_colours_pass_and_metadata_controls_do_not(controlled, monkeypatch):

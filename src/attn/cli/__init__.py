@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import io
 import os
 import re
 import stat
@@ -127,7 +126,7 @@ def is_registry(obj: object) -> bool:
     return isinstance(obj, BackendEnumMeta) and "_attn_state" in vars(obj)
 
 
-def _imported(value: str, prog: str) -> BackendEnumMeta:
+def _imported(value: str, prog: str, err: IO[str]) -> BackendEnumMeta:
     """The registry ``MODULE:CLASS`` names, imported: the user asked for it."""
     module, _, qualname = (part.strip() for part in value.partition(":"))
     try:
@@ -138,7 +137,7 @@ def _imported(value: str, prog: str) -> BackendEnumMeta:
         msg = f"invalid registry {value!r}: {reason}; expected MODULE:CLASS, such as "
         raise UsageError(msg + "'attn.backends:AttentionBackendEnum'", prog) from None
     try:
-        with plugin_output_to(sys.stderr):  # what it prints stays out of --json
+        with plugin_output_to(err):  # what it prints stays out of --json
             obj = attribute(path)
     except BaseException as exc:
         if passes_through(exc):
@@ -153,7 +152,7 @@ def _imported(value: str, prog: str) -> BackendEnumMeta:
 def selected_registries(args: argparse.Namespace, *named: str | None) -> list[BackendEnumMeta]:
     """The registries *named* and ``--registry`` pick; by default, all the command knows."""
     names = [*(n for n in named if n is not None), *args.selected]  # "" is no registry
-    imported = {name: _imported(name, args.prog) for name in names if ":" in name}
+    imported = {name: _imported(name, args.prog, args.err) for name in names if ":" in name}
     if args.known is None:
         from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
 
@@ -219,14 +218,6 @@ class _Parser(argparse.ArgumentParser):
     def print_help(self, file: object = None) -> None:  # noqa: ARG002
         raise _Help(self.format_help())
 
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        # shutil.get_terminal_size() without importing shutil, which loads bz2 and lzma.
-        columns = int(c) if (c := os.environ.get("COLUMNS", "").strip()).isdecimal() else 0
-        if columns <= 0:
-            with contextlib.suppress(AttributeError, ValueError, OSError):
-                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        return argparse.HelpFormatter(self.prog, width=(columns if columns > 0 else 80) - 2)
-
 
 def _parser(command: str | None, prog: str) -> _Parser:
     """The parser: *command*'s arguments, and only the names of the other commands."""
@@ -260,7 +251,7 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
         msg = f"unknown command {word!r}; the commands are: {', '.join(_COMMANDS)}"
         raise UsageError(msg + did_you_mean(word, _COMMANDS), prog)
     parser = _parser(word, prog)
-    parser.set_defaults(known=known, root=prog)  # what every command reads besides its arguments
+    parser.set_defaults(known=known, root=prog, err=err)  # what every command reads, besides argv
     try:
         args, extra = parser.parse_known_args(argv)
     except _Help as exc:
@@ -354,7 +345,8 @@ def main(
     if registries is not None and not (registries and all(map(is_registry, registries))):
         raise TypeError(f"main(registries=...) expects registry classes, got {registries!r}")
     argv = sys.argv[1:] if argv is None else list(argv)
-    err = cast("IO[str]", _Stderr(sys.stderr or io.StringIO()))  # `2>&-`: stderr is dropped
+    stderr = sys.stderr or open(os.devnull, "w", encoding="utf-8")  # noqa: PTH123, SIM115
+    err = cast("IO[str]", _Stderr(stderr))  # `2>&-`: dropped, and plugins' writes to fd 1 too
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
@@ -380,3 +372,6 @@ def main(
             os.dup2(devnull, stdout)  # fileno() first: no devnull for a stdout without one
             os.close(devnull)
         return 1
+    finally:
+        if stderr is not sys.stderr:
+            stderr.close()

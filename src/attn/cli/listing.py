@@ -41,7 +41,7 @@ def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> l
     rows, notes = [], []
     for b in report.backends:
         available = "-" if b.path is None else _YES[b.available]
-        text = t if (t := _source(b, report)).isprintable() else t.encode("unicode_escape").decode()
+        text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in _source(b, report))
         rows.append([b.name, b.origin, text, _YES[b.overridden], b.status, available])
         if b.status == "unregistered":
             how = f"{say(f'show {b.name}')} says how to register one."
