@@ -96,9 +96,8 @@ class Facts:
         if not (isinstance(cap, tuple) and [isinstance(p, int) for p in cap] == [True, True]):
             return [f"capability must be a (major, minor) pair of ints, not {cap!r}"]
         low, high = self.capability or ((0, 0), None)
-        if low <= cap <= (high or cap):
-            return []
-        return [f"capability {_version(cap)} not supported ({self.capabilities})"]
+        wrong = f"capability {_version(cap)} not supported ({self.capabilities})"
+        return [] if low <= cap <= (high or cap) else [wrong]
 
     @property
     def capabilities(self) -> str:
