@@ -1023,6 +1023,15 @@ def test_show_a_plugin_that_declares_no_attn_requirement(run, site):
     assert "none declared (compatibility cannot be checked)" in result.out
 
 
+def test_show_does_not_call_unread_requirements_undeclared(run, site):
+    """A plugin whose METADATA cannot be read: its requirements are unknown, not 'none declared'."""
+    info = site.dist("unread-attn", "1.0", entry_points={"attn.backends": {"UNREAD": "m:C"}})
+    (info / "METADATA").write_bytes(b"Name: unread-attn\nVersion: 1.0\nRequires-Dist: attn\xff\n")
+    result = run("show", "UNREAD")
+    assert "      requires:  unknown: metadata unread\n" in result.out
+    assert "      reason:    the distribution's metadata cannot be read: METADATA" in result.out
+
+
 @pytest.mark.parametrize(
     ("controls", "reason", "fix"),
     [

@@ -174,8 +174,7 @@ def _against(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
 
 def _depth(value: object) -> int:
-    if isinstance(value, dict):
-        value = list(value.values())
+    value = list(value.values()) if isinstance(value, dict) else value
     return 1 + max(map(_depth, value), default=0) if isinstance(value, list) else 0
 
 

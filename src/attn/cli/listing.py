@@ -7,7 +7,7 @@ from functools import partial
 from typing import IO, TYPE_CHECKING
 
 from attn import _version
-from attn.registry.codes import Code
+from attn.registry.codes import READER_CODES, Code
 from attn.registry.enum import BackendEnumMeta, close_matches, valid_names
 from attn.registry.errors import joined
 from attn.registry.listing import BackendRow, RegistryReport, build_report
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 _HEADERS = ("NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE")
 _MAX_NAME = 32  # a longer name has a line of its own, not a wider column
 _YES = {None: "unknown", True: "yes", False: "no"}
+_NO_REQUIRES = ("none declared (compatibility cannot be checked)", "unknown: metadata unread")
 
 
 def _source(row: BackendRow, report: RegistryReport) -> str:
@@ -168,7 +169,7 @@ def _claimant(p: PluginRecord, style: Style, controls: Controls, choice: bool) -
     fields = {
         "value": repr(p.value),
         "metadata": p.location,
-        "requires": ", ".join(p.requirements) or "none declared (compatibility cannot be checked)",
+        "requires": ", ".join(p.requirements) or _NO_REQUIRES[p.code in READER_CODES],
         "reason": p.reason,
         "wins": p.won_because
         and p.won_because + choice * f"; {controls.prefer_variable} chooses another",

@@ -10,7 +10,7 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 from ._metadata import UNREADABLE_KEY
-from .codes import Code
+from .codes import READER_CODES, Code
 from .controls import canonical_name, exporting
 from .errors import Record
 from .report import Finding
@@ -31,8 +31,6 @@ _NAME = re.compile(rf"\s*({_N})")  # which entries name the host; packaging judg
 # An entry of the name and version clauses only: the clauses are handed to SpecifierSet.
 _CLAUSE = r"(?:~=|===|==|!=|<=|>=|<|>)[ \t]*[A-Za-z0-9._+*!-]+"
 _CLAUSES_ONLY = re.compile(rf"[ \t]*{_N}[ \t]*((?:{_CLAUSE})(?:[ \t]*,[ \t]*{_CLAUSE})*)?[ \t]*")
-
-_ENTRY_POINT_CODES = {Code.INVALID_NAME, Code.INVALID_VALUE, Code.INVALID_REQUIREMENT}
 
 
 class Failure(Record):
@@ -186,7 +184,7 @@ def plugin_findings(
 ) -> Iterator[Finding]:
     """What doctor says about the invalid and incompatible entry points."""
     for p in plugins:
-        if p.status == "invalid" and p.code not in _ENTRY_POINT_CODES:  # the metadata's problem
+        if p.status == "invalid" and p.code in READER_CODES:  # the metadata's problem
             kind, message = Code.UNREADABLE_METADATA, f"{p.origin_label} declares {p.name!r}, "
             message += f"but {p.reason}"
             fix = unusable_fix(p.location, p.distribution, Code(p.code))

@@ -59,6 +59,8 @@ class Code(str, enum.Enum):
 
 #: The codes a finding (``attn doctor``) can have: the first section above.
 FINDING_CODES = tuple(Code)[: tuple(Code).index(Code.REGISTERED_BY_PLUGIN) + 1]
+#: Why a file or a sys.path entry cannot be read: the last section above.
+READER_CODES = frozenset(tuple(Code)[tuple(Code).index(Code.PERMISSION_DENIED) :])
 #: The findings that are notes: every other one makes ``attn doctor`` fail and strict mode raise.
 NOTE_CODES = frozenset({Code.CASE_COLLISION, Code.PREFERRED, Code.NON_PLUGIN_COPY})
 #: The findings about the environment as a whole, not about one registry's group.
