@@ -183,3 +183,15 @@ def test_joined_lists_names_as_a_sentence_does():
         "a, b and c",
     ]
     assert errors.joined(["'X'", "'Y'", "'Z'"], "or") == "'X', 'Y' or 'Z'"
+
+
+def test_an_exception_whose_class_attribute_raises_is_judged_by_its_type():
+    """Plugin code's exception with a hostile ``__class__``: not Ctrl-C, and no new error."""
+
+    class HostileError(Exception):
+        @property
+        def __class__(self):  # type: ignore[override]
+            raise RuntimeError("class boom")
+
+    assert not errors.passes_through(HostileError())
+    assert errors.passes_through(KeyboardInterrupt())

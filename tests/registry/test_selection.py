@@ -151,6 +151,29 @@ class ReturnsStrSubclass(PickBackend):
 
 class NotABackend:
     pass
+
+class Hostile(type):
+    def __repr__(cls):
+        raise RuntimeError("repr boom")
+
+    def __eq__(cls, other):
+        raise RuntimeError("eq boom")
+
+    __hash__ = type.__hash__
+
+class Odd(metaclass=Hostile):
+    def __repr__(self):
+        return "odd"
+
+class MissingAsText(PickBackend):
+    @classmethod
+    def missing_requirements(cls):
+        return "torch"
+
+class ReturnsHostile(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        return Odd()
 """
 
 
@@ -481,6 +504,17 @@ def test_the_variable_of_a_hyphenated_host_is_a_name_a_shell_can_export(monkeypa
     assert (chosen.name, chosen.explicit) == ("TWO", True)
 
 
+class CafeEnum(BackendEnum, group="cafe.backends", host="cafe", noun="café backend"):
+    ONE = f"{__name__}:Accepts"
+
+
+def test_a_noun_beyond_ascii_gives_an_ascii_variable(monkeypatch):
+    """The noun 'café backend' reads CAFE_CAF__BACKEND: é is no letter a shell exports."""
+    monkeypatch.setenv("CAFE_CAF__BACKEND", "NOPE")
+    with pytest.raises(UnknownBackendError, match="CAFE_CAF__BACKEND='NOPE' chose it"):
+        select(CafeEnum)
+
+
 def test_the_environment_variable_of_attns_registries(monkeypatch):
     """ATTN_ATTENTION_BACKEND and ATTN_MLA_PREFILL_BACKEND: the noun in capitals."""
     monkeypatch.setenv("ATTN_MLA_PREFILL_BACKEND", "NOPE")
@@ -551,6 +585,19 @@ def test_a_backend_given_by_another_object_is_chosen_by_its_name(site):
             (
                 "validate_configuration must return a list of str; "
                 "'sneaky' is a <class 'pickplug.Text'>"
+            ),
+        ),
+        (  # its type's == and repr() raise: never called, or a reason
+            "pickplug:ReturnsHostile",
+            "validation-failed",
+            "validate_configuration must return a list of str; odd is a (its repr() raises)",
+        ),
+        (
+            "pickplug:MissingAsText",
+            "validation-failed",
+            (
+                "its check raised TypeError: missing_requirements() must return a list of str, "
+                "not 'torch'"
             ),
         ),
         (

@@ -49,7 +49,7 @@ else:
 
 def passes_through(exc: BaseException) -> bool:
     """Whether *exc* must propagate out of plugin code, not be reported: the user's Ctrl-C."""
-    return isinstance(exc, KeyboardInterrupt)  # a GeneratorExit reaching attn is plugin code's
+    return issubclass(type(exc), KeyboardInterrupt)  # __class__ may raise; not GeneratorExit
 
 
 def describe(exc: BaseException) -> str:

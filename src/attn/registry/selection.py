@@ -35,7 +35,7 @@ _JSON = json.JSONEncoder(  # what JSON cannot write: a numpy scalar's Python val
 def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]:
     """The explicit choice's variable (``ATTN_ATTENTION_BACKEND``), the noun, the select command."""
     config = registry._attn_state.config
-    noun = "".join(c if c.isalnum() else "_" for c in config.noun.upper())  # a shell's name
+    noun = "".join(c if c.isascii() and c.isalnum() else "_" for c in config.noun.upper())
     named = "" if config.where else f" {registry.__name__}"  # else --registry names it
     pairs = (f"{k}={v if type(v) is str and _TEXT(v) else _JSON(v)}" for k, v in settings)
     named += "".join(f" --set {shell_word(p)}" for p in pairs)  # as --set reads each back
@@ -135,16 +135,16 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
             listed = ", ".join(map(str, missing))
             reasons.append(Reason(Code.MISSING_REQUIREMENT, f"needs {listed}, not installed"))
         validate = getattr(cls, "validate_configuration", None)
-        said = [] if validate is None else validate(**settings)
-    except BaseException as exc:
+        said = () if validate is None else validate(**settings)
+        said = () if said is None else said  # a check that returns nothing found nothing
+        a_list = type(said) is list or type(said) is tuple  # no ==: a hostile metaclass may raise
+        if odd := [s for s in said if type(s) is not str] if a_list else [said]:
+            wrong = f"validate_configuration must return a list of str; {shown(odd[0])} is a "
+            return [*reasons, Reason(Code.VALIDATION_FAILED, f"{wrong}{shown(type(odd[0]))}")]
+    except BaseException as exc:  # its result's repr() or type may raise too: a reason as well
         if passes_through(exc):
             raise
         return [*reasons, Reason(Code.VALIDATION_FAILED, f"its check raised {describe(exc)}")]
-    said = () if said is None else said  # a check that returns nothing found nothing
-    a_list = type(said) in (list, tuple)
-    if odd := [s for s in said if type(s) is not str] if a_list else [said]:
-        wrong = f"validate_configuration must return a list of str; {shown(odd[0])} is a "
-        return [*reasons, Reason(Code.VALIDATION_FAILED, f"{wrong}{type(odd[0])}")]
     said = [" ".join(s.split()) or "(its check gave an empty reason)" for s in said]  # one line
     return [*reasons, *(Reason(Code.INVALID_CONFIGURATION, s) for s in said)]
 
@@ -258,9 +258,9 @@ def select(registry: _Registry, /, backend: object = None, **settings: object) -
         named = f"{owned[0].__name__}.{owned[1]}"
     explicit = os.environ.get(_words(registry)[0], "").strip() or None if by_env else str(named)
     held = tuple(sorted((key, frozen(value, key)) for key, value in settings.items()))
-    key, token = (explicit, by_env, held, repr(held)), _token(registry)
-    with _fork.LOCK:
-        found = _results(registry, token).get(key)
+    key = (explicit, by_env, held, repr(held))
+    with _fork.LOCK:  # the token read here is current: a stale one would empty the cache
+        found = _results(registry, token := _token(registry)).get(key)
     if found is None:
         found = _choose(registry, explicit, held, by_variable=by_env)
         with _fork.LOCK:
