@@ -622,6 +622,22 @@ def test_from_json_refuses_an_edited_table():
         WorkerState.from_json(data)
 
 
+@pytest.mark.parametrize(
+    "registration",
+    [
+        {"name": "FLASH_ATTN", "path": "os:getcwd"},  # not what the table resolves FLASH_ATTN to
+        {"name": "no such name!", "path": "os:getcwd"},  # no row at all
+    ],
+)
+def test_from_json_refuses_a_registration_the_table_does_not_show(registration):
+    """A runtime registration must be a runtime row of its backends: else the file was edited."""
+    data = _saved()
+    data["registries"][0]["runtime"] = [registration]
+    message = rf"registries\[0\]\.runtime has {registration['name']!r}, not a runtime row of its"
+    with pytest.raises(ValueError, match=message):
+        WorkerState.from_json(data)
+
+
 def test_from_json_refuses_a_wrong_type():
     """A field of the wrong type names the field."""
     data = _saved()

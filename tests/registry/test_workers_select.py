@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import linecache
 import os
 import pickle
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -508,3 +510,49 @@ def test_capturing_and_applying_without_selections_import_no_selection_module(py
         "print('attn.registry.selection' in sys.modules)\n"
     ).replace("WorkerState", "attn.WorkerState")
     assert python.run("-c", code).stdout.split() == ["False", "True"]
+
+
+def test_a_selection_that_waited_for_the_lock_keeps_the_others_recorded(registry):
+    """A select() paused before it takes the lock, while the table changes: none is dropped."""
+    registry.select(head_size=1)
+    paused, go = threading.Event(), threading.Event()
+
+    def tracer(frame, event, _arg):  # pause select() at its first `with _fork.LOCK:`
+        if event != "call" or frame.f_code is not selection.select.__code__:
+            return None
+
+        def line(f, e, _a):
+            source = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+            if e == "line" and source.startswith("with _fork.LOCK:") and not paused.is_set():
+                paused.set()
+                go.wait(30)
+            return line
+
+        return line
+
+    def late() -> None:
+        sys.settrace(tracer)
+        registry.select(head_size=2)
+
+    thread = threading.Thread(target=late)
+    thread.start()
+    assert paused.wait(30)
+    attn.registry.register(registry.SLOW, "selhost:Slow")  # the table changes meanwhile
+    registry.select(head_size=3)  # made with the current table
+    go.set()
+    thread.join(30)
+    recorded = {dict(s.settings)["head_size"] for s in selections(attn.capture_state())}
+    assert recorded == {2, 3}
+
+
+def test_a_pickled_state_is_its_json(registry):
+    """A pickle holds the state's JSON: an attn whose records gained a field reads the default."""
+    registry.select(head_size=128)
+    state = attn.capture_state()
+    assert pickle.loads(pickle.dumps(state)) == state  # noqa: S301 - its own bytes
+    function, (registries, _) = state.__reduce__()
+    assert registries == state.to_json()["registries"]  # plain data, no record classes
+    for captured in registries:
+        for row in captured["selections"]:
+            del row["variable"]  # as an attn from before that field pickled it
+    assert selections(function(registries, ()))[0].variable is None

@@ -82,11 +82,11 @@ class WorkerState:
         object.__setattr__(self, "registries", tuple(self.registries))
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        """Pickle with the modules declaring these registries here, which unpickling imports."""
+        """Pickle as JSON (newer fields take defaults) with the modules unpickling imports."""
         wanted = {r.location for r in self.registries}
         declared = (r for r in declared_registries() if "<locals>" not in r.__qualname__)
         modules = (r.__module__ for r in declared if f"{r.__module__}:{r.__qualname__}" in wanted)
-        return (_unpickled, (self.registries, tuple(dict.fromkeys(modules))))
+        return (_unpickled, (list(map(_json, self.registries)), tuple(dict.fromkeys(modules))))
 
     def to_json(self) -> dict[str, object]:
         """The state as JSON-ready data (what ``attn state save`` writes)."""
@@ -108,16 +108,19 @@ class WorkerState:
             registries.append(r := _read(CapturedRegistry, raw, f"registries[{i}]"))
             if r.fingerprint != fingerprint(r.group, map(astuple, r.backends)):
                 _fail(f"registries[{i}].fingerprint does not match its backends (edited?)")
+            rows = {(b.name, b.path) for b in r.backends if b.origin == "runtime"}
+            if odd := [g.name for g in r.runtime if (g.name, g.path) not in rows]:
+                _fail(f"registries[{i}].runtime has {odd[0]!r}, not a runtime row of its backends")
         return cls(tuple(registries))
 
 
-def _unpickled(registries: tuple[CapturedRegistry, ...], modules: tuple[str, ...]) -> WorkerState:
+def _unpickled(registries: list[object], modules: tuple[str, ...]) -> WorkerState:
     for module in modules:
         try:
             importlib.import_module(module)
         except Exception as exc:  # noqa: BLE001, PERF203 - apply_state reports each as a mismatch
             _UNIMPORTABLE[module] = f"{type(exc).__name__}: {exc}"
-    return WorkerState(registries)
+    return WorkerState(tuple(_read(CapturedRegistry, r, "a pickled state") for r in registries))
 
 
 def _json(value: object, name: str = "") -> object:
