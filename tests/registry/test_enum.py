@@ -540,7 +540,7 @@ def test_a_registry_says_its_group_host_noun_and_prefix(registry, expected):
 @pytest.mark.parametrize("attribute", ["group", "host", "noun", "env_prefix"])
 def test_the_registry_attributes_are_read_only(attribute):
     """They belong to the class, not to its members, and cannot be set."""
-    with pytest.raises(AttributeError, match=f"^AttentionBackendEnum.{attribute} is read-only$"):
+    with pytest.raises(AttributeError, match=attribute):  # Python's own words: no setter
         setattr(attn.AttentionBackendEnum, attribute, "other")
     assert not hasattr(attn.AttentionBackendEnum.FLASH_ATTN, attribute)
     assert not hasattr(BackendEnum, attribute)

@@ -85,8 +85,7 @@ def _listing(
     lines += ["Plugins not in effect:"] if rejected else []
     for p in rejected:
         lines.append(f"  {p.name} = {p.value!r} from {p.origin_label}: {style(p.status)}")
-        if p.reason:
-            lines.append(wrap(p.reason, "    "))
+        lines += [wrap(p.reason, "    ")] if p.reason else []
     if report.misgrouped:  # not this registry's plugins, but meant to be: say so here too
         lines.append(f"Not read (misspelt entry-point group, a typo of {report.group!r}):")
         lines += [wrap(f"{n} from {by}, in group {g!r}", "  ") for n, by, g in report.misgrouped]

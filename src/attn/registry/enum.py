@@ -33,11 +33,8 @@ ON_DECLARE: list[Callable[[BackendEnumMeta], object]] = []
 _NOT_LOADING = LoadContext("", "", "", "", "")
 
 
-def _keyword(name: str) -> Any:
-    def read_only(cls: BackendEnumMeta, _value: object) -> None:
-        raise AttributeError(f"{cls.__name__}.{name} is read-only")
-
-    return property(lambda cls: str(getattr(cls._attn_state.config, name)), read_only)
+def _keyword(name: str) -> Any:  # a property of the metaclass: read-only, per registry
+    return property(lambda cls: str(getattr(cls._attn_state.config, name)))
 
 
 class BackendEnumMeta(enum.EnumMeta):

@@ -145,9 +145,7 @@ def _row(
             )
     origin = "builtin" if entry is None else entry.origin
     overridden = entry is not None and (name in registry._attn_defaults or origin == "runtime")
-    dist, version, by = (
-        (entry.distribution, entry.version, entry.registrant) if entry else (None,) * 3
-    )
+    dist, version, by = (getattr(entry, k, None) for k in ("distribution", "version", "registrant"))
     path, default_path = (p and p.dotted for p in (effective, default))
     return BackendRow(
         *(name, path, default_path, origin, overridden, dist, version, status, reason),

@@ -111,7 +111,9 @@ def _not_installed(cls: type[Any]) -> tuple[str, ...]:
 def missing_of(cls: type) -> tuple[str, ...] | None:
     """*cls*'s missing kernel packages: its ``missing_requirements()``, else Backend's rule."""
     if callable(check := getattr(cls, "missing_requirements", None)):
-        return tuple(str(r) for r in check())
+        if not isinstance(found := check() or (), (list, tuple)):  # a str is no list of letters
+            raise TypeError(f"missing_requirements() must return a list of str, not {shown(found)}")
+        return tuple(map(str, found))
     return None if getattr(cls, "requires", None) is None else _not_installed(cls)
 
 
