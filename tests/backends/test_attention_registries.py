@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import _thread
 import logging
+import time
 import warnings
 
 import pytest
@@ -181,6 +183,17 @@ def test_direct_registration_records_the_caller():
     entry = state_of(AttentionBackendEnum).lookup("CUSTOM")
     assert entry is not None
     assert entry.registered_by == __name__
+
+
+def test_a_registration_with_no_python_caller_is_made():
+    """Called straight from C (a thread started on it, an embedding host): no caller, no error."""
+    AttentionBackendEnum.CUSTOM.is_overridden()  # discovered: the thread only registers
+    _thread.start_new_thread(register_backend, (AttentionBackendEnum.CUSTOM, f"{__name__}.Outer"))
+    deadline = time.monotonic() + 30
+    while (entry := state_of(AttentionBackendEnum).lookup("CUSTOM")) is None:
+        assert time.monotonic() < deadline, "the thread registered nothing"
+        time.sleep(0.01)
+    assert entry.path.dotted == f"{__name__}.Outer"
 
 
 @pytest.mark.parametrize("bad", ["NoModule", "a:b:c", "pkg.:Cls", 3])

@@ -344,7 +344,7 @@ def registration(
     if class_path is None:
         state.ready()
         return decorator
-    caller = sys._getframe(depth).f_globals.get("__name__")
+    caller = getattr(sys._getframe(depth - 1).f_back, "f_globals", {}).get("__name__")  # or C
     put(parse_path(class_path), caller if isinstance(caller, str) else None, depth + 2)
     return lambda cls: cls  # an identity function, as the seeds return
 
