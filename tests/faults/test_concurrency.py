@@ -496,6 +496,55 @@ def test_a_fork_while_another_thread_first_uses_attn_does_not_hang(python):
         assert (done.returncode, done.stdout, done.stderr) == (0, "[0]\n", "")
 
 
+#: A process whose thread runs the ``attn list`` command while the main thread forks:
+#: the thread's import of the command's module is slowed down, and the fork comes
+#: while it holds that module's import lock. The child runs the command too.
+FORK_DURING_A_COMMAND = (
+    """
+import contextlib, importlib.machinery, io, json, os, sys, threading, time, warnings
+warnings.simplefilter("ignore")  # Python 3.12+ warns about forking with threads
+import attn, attn.cli
+SLOW_PREFIX = "attn.cli."
+"""
+    + SLOW_IMPORT
+    + """
+def command():
+    with contextlib.redirect_stdout(io.StringIO()):
+        attn.cli.main(["list"])
+
+sys.meta_path.insert(0, SlowImport())
+thread = threading.Thread(target=command, daemon=True)
+thread.start()
+SlowImport.entered.wait(10)
+pid = os.fork()
+if pid == 0:
+    try:
+        command()
+    except BaseException:
+        os._exit(1)
+    os._exit(0)
+children, limit = [pid], float(sys.argv[1])
+thread.join()
+"""
+    + REAP
+)
+
+
+def test_a_fork_while_another_thread_runs_a_command_does_not_hang(python):
+    """attn.cli.main() in a thread imports the command's module: a fork waits for the command."""
+    command = [str(python.runtime.python), "-c", FORK_DURING_A_COMMAND, "5"]
+    for _ in range(3):
+        done = subprocess.run(
+            command,
+            env={**python.env(), "ATTN_NO_CACHE": "1"},
+            capture_output=True,
+            text=True,
+            timeout=CHILD_TIMEOUT,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, "[0]\n", "")
+
+
 #: The end of the scripts below: fork at this moment; the child looks a
 #: built-in up and exits; the parent waits for its thread and prints the
 #: child's exit code.

@@ -12,7 +12,7 @@ import sys
 import warnings
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
-from attn import _version
+from attn import _fork, _version
 from attn.registry.enum import BackendEnumMeta, close_matches
 from attn.registry.errors import (
     AttnConfigError,
@@ -351,8 +351,9 @@ def main(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
             warnings.simplefilter("ignore", RejectedPluginWarning)  # each command shows them
-            try:
-                return _run(argv, err, registries, prog or "attn")
+            try:  # a fork meanwhile waits: the command imports modules, plugins' too
+                with _fork.importing():
+                    return _run(argv, err, registries, prog or "attn")
             finally:
                 messages = dict.fromkeys(str(w.message) for w in caught)
                 err.writelines(f"Warning: {t}\n" for t in messages)
