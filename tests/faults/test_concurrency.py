@@ -481,19 +481,24 @@ children, limit = [pid], float(sys.argv[1])
 )
 
 
-def test_a_fork_while_another_thread_first_uses_attn_does_not_hang(python):
-    """The first attribute of attn a thread reads imports modules: a fork waits for them."""
-    command = [str(python.runtime.python), "-c", FORK_DURING_FIRST_USE, "5"]
-    for _ in range(5):
+def runs_whole(python, script: str, times: int, **env: str) -> None:
+    """Run *script* (one fork, then REAP) *times*: each time the child exits 0, in time."""
+    command = [str(python.runtime.python), "-c", script, "5"]
+    for _ in range(times):
         done = subprocess.run(
             command,
-            env=python.env(),
+            env={**python.env(), **env},
             capture_output=True,
             text=True,
             timeout=CHILD_TIMEOUT,
             check=False,
         )
         assert (done.returncode, done.stdout, done.stderr) == (0, "[0]\n", "")
+
+
+def test_a_fork_while_another_thread_first_uses_attn_does_not_hang(python):
+    """The first attribute of attn a thread reads imports modules: a fork waits for them."""
+    runs_whole(python, FORK_DURING_FIRST_USE, 5)
 
 
 #: A process whose thread runs the ``attn list`` command while the main thread forks:
@@ -532,17 +537,7 @@ thread.join()
 
 def test_a_fork_while_another_thread_runs_a_command_does_not_hang(python):
     """attn.cli.main() in a thread imports the command's module: a fork waits for the command."""
-    command = [str(python.runtime.python), "-c", FORK_DURING_A_COMMAND, "5"]
-    for _ in range(3):
-        done = subprocess.run(
-            command,
-            env={**python.env(), "ATTN_NO_CACHE": "1"},
-            capture_output=True,
-            text=True,
-            timeout=CHILD_TIMEOUT,
-            check=False,
-        )
-        assert (done.returncode, done.stdout, done.stderr) == (0, "[0]\n", "")
+    runs_whole(python, FORK_DURING_A_COMMAND, 3, ATTN_NO_CACHE="1")
 
 
 #: The end of the scripts below: fork at this moment; the child looks a
