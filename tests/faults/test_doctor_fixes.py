@@ -121,6 +121,8 @@ def check(kind: str, monkeypatch: pytest.MonkeyPatch, *args: str, reinstall=None
         ({"bad-name": "plug_mod:B"}, 'bad_name = "plug_mod:B"'),  # only what is invalid changes
         ({"PLUG": "plug_mod.B"}, 'PLUG = "plug_mod:B"'),
         ({"cpu_attn": "plug_mod.B"}, 'cpu_attn = "plug_mod:B"'),  # not CPU_ATTN, a built-in
+        ({"bad-name": "plug_mod.B"}, 'bad_name = "plug_mod:B"'),  # both wrong: one fix
+        ({"x\u00b2": "plug_mod:B"}, 'x_ = "plug_mod:B"'),  # ² is a word character, no identifier's
     ],
 )
 def test_invalid(site, monkeypatch, entry_point, line):

@@ -106,4 +106,6 @@ def test_attn_doctor_finds_no_problem(attn_plugins, monkeypatch):
         check=False,
     )
     report = json.loads(done.stdout)
-    assert (done.returncode, report["problems"], report["findings"]) == (0, 0, [])
+    assert (done.returncode, report["problems"]) == (0, 0)
+    # Notes about other installed plugins (a case collision of theirs) are not this plugin's.
+    assert [f for f in report["findings"] if DISTRIBUTION in f["message"]] == []

@@ -76,9 +76,7 @@ def check_host_requirement(
 ) -> HostRequirement:
     """The verdict of packaging on the entries of *requires* that name *host*."""
     host = canonical_name(host)
-    naming = tuple(
-        line for line in requires if (m := _NAME.match(line)) and canonical_name(m[1]) == host
-    )
+    naming = tuple(r for r in requires if (m := _NAME.match(r)) and canonical_name(m[1]) == host)
     failures = [f for line in naming if (f := _failure(line, installed)) is not None]
     # Incompatible comes before invalid (DESIGN 6): with an unmet entry, the unmet ones count.
     unmet = [f for f in failures if f.code is not Code.INVALID_REQUIREMENT]
@@ -190,7 +188,8 @@ def plugin_findings(
             fix = unusable_fix(p.location, p.distribution, Code(p.code))
         elif p.status == "invalid":
             kind, message = Code.INVALID, f"{p.origin_label}: {p.reason}"
-            name, value = re.sub(r"\W|^(?=\d)", "_", p.name) or "NAME", "module:Class"
+            name = "".join(c if f"_{c}".isidentifier() else "_" for c in p.name)  # not \W: ² is \w
+            name, value = re.sub(r"^(?=\d)", "_", name) or "NAME", "module:Class"
             if p.code is Code.INVALID_NAME or re.fullmatch(r"([^\W\d]\w*\.)+[A-Z]\w*", p.value):
                 value = p.value if p.code is Code.INVALID_NAME else ":".join(p.value.rsplit(".", 1))
             fix = (

@@ -216,15 +216,16 @@ def _status(
 
 
 def _parsed(ep: EntryPointRecord) -> tuple[ClassPath | None, tuple[PluginStatus, Code, str] | None]:
-    """An entry point's parsed value, or why its name or value is invalid."""
-    if not ep.name.isidentifier():
-        reason = f"entry point name {ep.name!r} is not a valid identifier; backend names must be "
-        return None, ("invalid", Code.INVALID_NAME, f"{reason}Python identifiers")
-    try:
-        return parse_entry_point_value(ep.value), None
+    """An entry point's parsed value, or why its value or name is invalid."""
+    try:  # the value first: its fix renames a name that is no identifier too
+        path = parse_entry_point_value(ep.value)
     except InvalidPathError as exc:
         reason = f"entry point {ep.name} = {ep.value!r} is invalid: {exc.reason}"
         return None, ("invalid", Code.INVALID_VALUE, reason)
+    if not ep.name.isidentifier():
+        reason = f"entry point name {ep.name!r} is not a valid identifier; backend names must be "
+        return None, ("invalid", Code.INVALID_NAME, f"{reason}Python identifiers")
+    return path, None
 
 
 def imported_first(
