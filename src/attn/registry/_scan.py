@@ -205,12 +205,12 @@ def local_metadata(location: str) -> MetadataRecord:
 def local_entry_points(location: str) -> EntryPoints:
     """The entry points Python reads at *location*, and the first thing it misses or fails on."""
     file = "entry_points.txt"
-    if not os.path.lexists(f"{location}/{file}"):  # most copies have none: ask, no raise
-        return (), None  # (a link that loops is there: open() fails on it, as Python's does)
+    if not os.access(f"{location}/{file}", os.F_OK):  # most copies have none: ask, no raise
+        return (), None
     text, problem = read_text(f"{location}/{file}", file)
     if text is None:
         return (), problem
-    found, group, bom = [], None, text.startswith("\ufeff")
+    found, group, bom, problem = [], None, text.startswith("\ufeff"), None
     for number, line in enumerate(map(str.strip, text.splitlines()), 1):
         if not line or line[0] == "#":
             continue
