@@ -901,13 +901,16 @@ def test_a_distribution_whose_files_name_no_module_is_not_compared(pytester, sit
     result.assert_outcomes(passed=1, deselected=7)
 
 
-def run_one_check(pytester, check: str, module: str, source: str, name: str):
+def run_one_check(
+    pytester, check: str, module: str, source: str, name: str, *, subprocess: bool = False
+):
     """Write *module* (*source*) and a conformance test of its class *name*; run *check* alone."""
     pytester.makepyfile(**{module: source})
     test = CONFORMANCE.format(classes=f"from {module} import {name}", target=name)
     pytester.makepyfile(**{f"test_{module}": test})
     pytester.syspathinsert()
-    return pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
+    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest
+    return run("-p", "attn.testing", "-p", "no:cacheprovider", "-k", check)
 
 
 NOISY = """
@@ -994,8 +997,13 @@ def test_requires_that_is_no_tuple_fails_every_check_reading_it_with_the_fix(pyt
 def test_a_backend_of_another_registry_is_told_which_registry_it_is_for(pytester):
     """An MLA prefill class checked as an attention backend: the fix may be the registry."""
     source = "from attn import MLAPrefillBackend\n\nclass Prefill(MLAPrefillBackend):\n    pass\n"
+    pytester.makeconftest(  # a host's registry of any Backend, declared first: not the closest
+        "from attn.registry import Backend, BackendEnum\n\n"
+        "class AnyEnum(BackendEnum, group='any.backends', host='any', interface=Backend):\n"
+        "    X = 'm:X'\n"
+    )
     check = "test_derives_from_the_registry_interface"
-    result = run_one_check(pytester, check, "mla", source, "Prefill")
+    result = run_one_check(pytester, check, "mla", source, "Prefill", subprocess=True)
     result.assert_outcomes(failed=1, deselected=7)
     assert (
         "Prefill does not derive from attn.backends.AttentionBackend: declare it as class "
@@ -1078,6 +1086,70 @@ def test_a_class_its_module_cannot_define_is_not_blamed_on_the_path(pytester):
     assert out.count(f"'mismatched:Mismatched' cannot be imported: TypeError: {reason}") >= 8
     assert out.count("its module raised it as it was imported: fix the module or the class") >= 8
     assert "'module:QualName' path" not in out
+
+
+@pytest.mark.parametrize(
+    ("body", "target", "path_blamed"),
+    [
+        ("import absent_kernel_zz  # a kernel imported at module level", "toplevel:T", False),
+        ("raise AttributeError('set up wrong')", "toplevel:T", False),
+        ("", "toplevel:Absent", True),  # the module has no such class
+        ("", "toplevel.sub:T", True),  # no such module of it
+    ],
+)
+def test_only_a_wrong_path_is_blamed_on_the_path(pytester, body, target, path_blamed):
+    """An error the module raises as it runs is its own, even an ImportError or AttributeError."""
+    source = f"from attn import AttentionBackend\n{body}\nclass T(AttentionBackend):\n    pass\n"
+    pytester.makepyfile(toplevel=source)
+    pytester.makepyfile(test_top=CONFORMANCE.format(classes="", target=repr(target)))
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "--tb=line")
+    assert result.parseoutcomes()["failed"] == 8
+    out = " ".join(result.stdout.str().split())
+    path_fix = "set it to the class's 'module:QualName' path, and make its module importable"
+    module_fix = "its module raised it as it was imported: fix the module or the class"
+    assert out.count(path_fix if path_blamed else module_fix) >= 8
+    assert (module_fix if path_blamed else path_fix) not in out
+
+
+KERNEL_INSIDE = """
+from attn import AttentionBackend
+
+
+class NeedsKernel(AttentionBackend):
+    requires = ("absent-kernels-zz",)
+
+    @classmethod
+    def get_impl_cls(cls):
+        from absent_kernels_zz import Impl
+
+        return Impl
+"""
+
+
+def test_a_kernel_not_installed_here_skips_the_call_of_get_impl_cls(pytester):
+    """The kernel is imported inside get_impl_cls(), as the docs advise: CI machines lack it."""
+    test = CONFORMANCE.format(classes="from needs import NeedsKernel", target="NeedsKernel")
+    pytester.makepyfile(needs=KERNEL_INSIDE, test_needs=test)
+    pytester.syspathinsert()
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "-rs")
+    outcomes = result.parseoutcomes()
+    assert "failed" not in outcomes
+    assert outcomes["skipped"] == 2  # and validate_configuration, which it does not define
+    result.stdout.fnmatch_lines(["*NeedsKernel needs absent-kernels-zz, not installed here*"])
+    # Not declared in requires: a failure that says so.
+    pytester.makepyfile(needs=KERNEL_INSIDE.replace('("absent-kernels-zz",)', "()"))
+    result = pytester.runpytest("-p", "attn.testing", "-p", "no:cacheprovider", "--tb=line")
+    assert result.parseoutcomes()["failed"] == 1
+    result.stdout.fnmatch_lines(
+        [
+            (
+                "*NeedsKernel.get_impl_cls() raised ModuleNotFoundError: No module named "
+                "'absent_kernels_zz', and requires names no package missing here: install it, "
+                "or name it in requires*"
+            )
+        ]
+    )
 
 
 FORGOTTEN = """

@@ -18,7 +18,7 @@ from packaging.version import VERSION_PATTERN
 from attn.registry.controls import TESTING_SITES_VARIABLE, canonical_name
 from attn.registry.enum import ON_DECLARE, BackendEnumMeta, declared_registries, state_of
 from attn.registry.errors import describe, parse_path
-from attn.registry.loading import Backend, attribute, import_names, interface_of
+from attn.registry.loading import Backend, attribute, import_names, interface_of, missing_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -214,12 +214,14 @@ class BackendConformance:
         if (target := getattr(self, "backend_class", None)) is None:
             msg = f"{type(self).__name__} does not set backend_class"
             _fail(f"{msg}: set it to the class or its 'module:QualName' path")
+        path = None
         try:
-            cls = target if isinstance(target, type) else attribute(parse_path(target))
+            cls = target if isinstance(target, type) else attribute(path := parse_path(target))
         except Exception as exc:  # noqa: BLE001 - any failure to import it is the finding
-            fix = "set it to the class's 'module:QualName' path, and make its module importable"
-            if not isinstance(exc, ImportError | AttributeError | ValueError):  # not the path's
-                fix = "its module raised it as it was imported: fix the module or the class"
+            fix = "its module raised it as it was imported: fix the module or the class"
+            gone = exc.name if isinstance(exc, ModuleNotFoundError) else None  # which module
+            if not path or path.module in sys.modules or f"{path.module}.".startswith(f"{gone}."):
+                fix = "set it to the class's 'module:QualName' path, and make its module importable"
             _fail(f"backend_class {target!r} cannot be imported: {describe(exc)}: {fix}")
         if not isinstance(cls, type):
             _fail(f"backend_class {target!r} names {cls!r}, which is not a class")
@@ -229,7 +231,8 @@ class BackendConformance:
         """The backend class, once it derives from the interface (else the failure says so)."""
         cls, interface = self._backend(), self._interface()
         if not issubclass(cls, interface):
-            of = [r.__name__ for r in declared_registries() if issubclass(cls, interface_of(r))]
+            fits = sorted(declared_registries(), key=lambda r: -len(interface_of(r).__mro__))
+            of = [r.__name__ for r in fits if issubclass(cls, interface_of(r))]  # closest first
             other = f", or set registry = {of[0]} if it is one of its backends" if of else ""
             _fail(
                 f"{cls.__qualname__} does not derive from {interface.__module__}."
@@ -267,7 +270,14 @@ class BackendConformance:
                 "get_impl_cls() that returns the class computing the backend's result "
                 "(import the kernel library inside it, not at module level)"
             )
-        if not isinstance(impl := _call(cls, "get_impl_cls"), type):
+        try:
+            impl = _call(cls, "get_impl_cls")
+        except ImportError as exc:  # the kernel, imported inside as it should be: not here?
+            if missing := missing_of(cls):
+                pytest.skip(f"{cls.__qualname__} needs {', '.join(missing)}, not installed here")
+            msg = f"{cls.__qualname__}.get_impl_cls() raised {describe(exc)}, and requires names"
+            _fail(f"{msg} no package missing here: install it, or name it in requires")
+        if not isinstance(impl, type):
             msg = f"{cls.__qualname__}.get_impl_cls() returned {impl!r}, not a class"
             _fail(f"{msg}: return the implementation class itself, not an instance")
 
@@ -335,7 +345,7 @@ class BackendConformance:
             )
         for settings in samples:
             said = _call(cls, "validate_configuration", **settings)
-            if type(said) is not list or not all(type(s) is str for s in said):
+            if not isinstance(said, list) or not all(isinstance(s, str) for s in said):
                 _fail(
                     f"{cls.__qualname__}.validate_configuration(**{settings!r}) returned "
                     f"{said!r}: return a list of str, one reason per setting it cannot run "

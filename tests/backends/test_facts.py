@@ -216,6 +216,13 @@ def test_sizes(sizes, text, accepted, refused):
         ({"device": "xpu"}, ["FLASH_ATTN", "TRITON_ATTN"]),
         ({"device": "xpu", "use_mla": True}, ["TRITON_MLA"]),
         ({"device": "abacus"}, []),
+        (
+            {"device": "cuda", "use_mla": 1},
+            ["FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", "FLASHMLA_SPARSE"],
+        ),
+        # Not true or false (`--set use_mla=False`): the built-ins' reasons name the setting.
+        ({"device": "cpu", "use_mla": "False"}, ["CPU_ATTN"]),
+        ({"device": "xpu", "use_mla": "yes"}, ["FLASH_ATTN", "TRITON_ATTN"]),
     ],
 )
 def test_attention_priorities_follow_vllm(settings, order):

@@ -465,11 +465,20 @@ def test_a_host_commands_doctor_and_show(host, tinyinfer):
     assert (code, out.splitlines()[0]) == (0, "GREEDY chosen for no settings:")
 
 
-@pytest.mark.parametrize("registries", [[attn.registry.BackendEnum], []])
+@pytest.mark.parametrize("registries", [[attn.registry.BackendEnum], [], iter(())])
 def test_main_refuses_what_is_not_a_registry(registries):
     """registries= takes registry classes only (one at least): else the host's bug, a TypeError."""
     with pytest.raises(TypeError, match=r"^main\(registries=\.\.\.\) expects registry classes"):
         main(["list"], registries=registries)
+
+
+def test_main_reads_registries_given_as_an_iterator_once(capsys):
+    """A generator of registries is checked and then used: not consumed by the check."""
+    from attn.backends import AttentionBackendEnum  # noqa: PLC0415
+
+    assert main(["list", "--json"], registries=(r for r in [AttentionBackendEnum])) == 0
+    names = [r["registry"] for r in json.loads(capsys.readouterr().out)["registries"]]
+    assert names == ["AttentionBackendEnum"]
 
 
 @pytest.mark.parametrize(

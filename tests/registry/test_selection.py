@@ -147,7 +147,15 @@ class Text(str):
 class ReturnsStrSubclass(PickBackend):
     @classmethod
     def validate_configuration(cls, **settings):
-        return [Text("sneaky")]
+        return [Text("sneaky   head size")]
+
+class Reasons(list):
+    pass
+
+class ReturnsListSubclass(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings):
+        return Reasons(["head_size 7 is odd"])
 
 class NotABackend:
     pass
@@ -169,6 +177,16 @@ class MissingAsText(PickBackend):
     @classmethod
     def missing_requirements(cls):
         return "torch"
+
+class MissingAsNone(PickBackend):
+    @classmethod
+    def missing_requirements(cls):
+        return [None]
+
+class MissingAsEmptyText(PickBackend):
+    @classmethod
+    def missing_requirements(cls):
+        return ""
 
 class ReturnsHostile(PickBackend):
     @classmethod
@@ -579,14 +597,12 @@ def test_a_backend_given_by_another_object_is_chosen_by_its_name(site):
                 "ReturnsGenerator.validate_configuration... is a <class 'generator'>"
             ),
         ),
-        (
+        (  # a str subclass (a StrEnum member) is a str: its text is the reason
             "pickplug:ReturnsStrSubclass",
-            "validation-failed",
-            (
-                "validate_configuration must return a list of str; "
-                "'sneaky' is a <class 'pickplug.Text'>"
-            ),
+            "invalid-configuration",
+            "sneaky head size",
         ),
+        ("pickplug:ReturnsListSubclass", "invalid-configuration", "head_size 7 is odd"),
         (  # its type's == and repr() raise: never called, or a reason
             "pickplug:ReturnsHostile",
             "validation-failed",
@@ -599,6 +615,19 @@ def test_a_backend_given_by_another_object_is_chosen_by_its_name(site):
                 "its check raised TypeError: missing_requirements() must return a list of str, "
                 "not 'torch'"
             ),
+        ),
+        (  # every item too, and an empty str is no empty list
+            "pickplug:MissingAsNone",
+            "validation-failed",
+            (
+                "its check raised TypeError: missing_requirements() must return a list of str, "
+                "not [None]"
+            ),
+        ),
+        (
+            "pickplug:MissingAsEmptyText",
+            "validation-failed",
+            "its check raised TypeError: missing_requirements() must return a list of str, not ''",
         ),
         (
             "pickplug:Missing",

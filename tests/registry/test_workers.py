@@ -761,7 +761,7 @@ LOCAL_FIX = (
 
 
 def test_a_registration_made_in_the_worker_alone_is_named_as_the_cause(acme):
-    """The worker's own register_backend(): the fix is where to make it, plugins come second."""
+    """The worker's own register_backend(): the fix is where to make it; no plugin undoes it."""
     state = attn.capture_state()
     fresh_worker()
     attn.register_backend(AttentionBackendEnum.TORCH_SDPA, "plug.mod:Other")
@@ -769,10 +769,7 @@ def test_a_registration_made_in_the_worker_alone_is_named_as_the_cause(acme):
         "  AttentionBackendEnum.TORCH_SDPA",
         "    driver: attn.backends.attention.TorchSDPABackend (built-in)",
         "    worker: plug.mod.Other (runtime registration)",
-        (
-            f"{LOCAL_FIX}install the same plugin versions on every node, or set the same "
-            "ATTN_PLUGINS in every process."
-        ),
+        f"{LOCAL_FIX[:-2]}.",
     ]
 
 
@@ -878,6 +875,26 @@ def test_a_preference_is_not_offered_first_when_the_drivers_winner_is_missing(
     assert fix == (
         "To fix it, install the same plugin versions on every node (here: pip install "
         "'attn-a==1.0'; pip uninstall attn-b), and set the same ATTN_PREFER in every process."
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"), [("ATTN_BLOCK_PLUGINS", "attn-a"), ("ATTN_PLUGINS", "attn-b")]
+)
+def test_a_control_and_a_missing_plugin_are_both_the_fix(
+    plugin_module, monkeypatch, variable, value
+):
+    """The driver's control picks attn-b, which is not installed here: neither alone suffices."""
+    plugin_module.dist("attn-a", entry_points={"attn.backends": {"X": "plug.mod:Backend"}})
+    second = plugin_module.dist("attn-b", entry_points={"attn.backends": {"X": "plug.mod:Backend"}})
+    monkeypatch.setenv(variable, value)
+    state = attn.capture_state()
+    shutil.rmtree(second)
+    monkeypatch.delenv(variable)
+    fresh_worker()
+    assert str(mismatch_of(state)).splitlines()[-1] == (
+        "To fix it, install the same plugin versions on every node (here: pip install "
+        f"'attn-b==1.0'), and set the same {variable} in every process."
     )
 
 

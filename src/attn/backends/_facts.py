@@ -233,7 +233,8 @@ def _listed(registry: BackendEnumMeta, order: Order, capability: object) -> list
 
 def attention_priorities(registry: BackendEnumMeta, /, **settings: object) -> list[str]:
     """``AttentionBackendEnum``'s order for *settings* (no device: CUDA's; unknown: none)."""
-    key = (str(settings.get("device") or "cuda"), bool(settings.get("use_mla")))
+    mla = settings.get("use_mla") in (True,)  # noqa: FURB171 - 1 and numpy's True too; "no" not
+    key = (str(settings.get("device") or "cuda"), mla)
     return _listed(registry, _ATTENTION_ORDER.get(key, ((), ())), settings.get("capability"))
 
 

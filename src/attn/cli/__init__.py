@@ -342,6 +342,7 @@ def main(
     Raises:
         TypeError: an item of *registries* is not a registry class.
     """
+    registries = None if registries is None else [*registries]  # an iterator is read once
     if registries is not None and not (registries and all(map(is_registry, registries))):
         raise TypeError(f"main(registries=...) expects registry classes, got {registries!r}")
     argv = sys.argv[1:] if argv is None else list(argv)

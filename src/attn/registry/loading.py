@@ -111,9 +111,10 @@ def _not_installed(cls: type[Any]) -> tuple[str, ...]:
 def missing_of(cls: type) -> tuple[str, ...] | None:
     """*cls*'s missing kernel packages: its ``missing_requirements()``, else Backend's rule."""
     if callable(check := getattr(cls, "missing_requirements", None)):
-        if not isinstance(found := check() or (), (list, tuple)):  # a str is no list of letters
+        found = () if (found := check()) is None else found  # a str is no list of letters
+        if not isinstance(found, (list, tuple)) or not all(isinstance(f, str) for f in found):
             raise TypeError(f"missing_requirements() must return a list of str, not {shown(found)}")
-        return tuple(map(str, found))
+        return tuple(found)
     return None if getattr(cls, "requires", None) is None else _not_installed(cls)
 
 

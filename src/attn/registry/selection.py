@@ -137,15 +137,15 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
         validate = getattr(cls, "validate_configuration", None)
         said = () if validate is None else validate(**settings)
         said = () if said is None else said  # a check that returns nothing found nothing
-        a_list = type(said) is list or type(said) is tuple  # no ==: a hostile metaclass may raise
-        if odd := [s for s in said if type(s) is not str] if a_list else [said]:
+        a_list = isinstance(said, (list, tuple))  # no ==: a hostile metaclass may raise
+        if odd := [s for s in said if not isinstance(s, str)] if a_list else [said]:
             wrong = f"validate_configuration must return a list of str; {shown(odd[0])} is a "
             return [*reasons, Reason(Code.VALIDATION_FAILED, f"{wrong}{shown(type(odd[0]))}")]
+        said = [" ".join(s.split()) or "(its check gave an empty reason)" for s in said]  # one line
     except BaseException as exc:  # its result's repr() or type may raise too: a reason as well
         if passes_through(exc):
             raise
         return [*reasons, Reason(Code.VALIDATION_FAILED, f"its check raised {describe(exc)}")]
-    said = [" ".join(s.split()) or "(its check gave an empty reason)" for s in said]  # one line
     return [*reasons, *(Reason(Code.INVALID_CONFIGURATION, s) for s in said)]
 
 

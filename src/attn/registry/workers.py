@@ -208,7 +208,7 @@ def mismatch(
 ) -> StateMismatchError | None:
     """The error, if any, for (driver's registry, rows here or None, why) and differing *chose*."""
     lines, differing, missing, commands = [], [], [], []
-    unpreferable = local = False  # local: a difference this process's own calls made
+    unpreferable = local = plugins = False  # local: a difference this process's own calls made
     differ: dict[str, tuple[str | None, str | None]] = {}
     selecting: dict[str, None] = {}  # <PREFIX>_PLUGINS of each registry that differs
     for driver, rows, problem in pairs:
@@ -236,6 +236,7 @@ def mismatch(
             unpreferable |= brings or any(b is None or b.origin != "plugin" for b in sides)
             origins = [None if b is None else b.origin for b in sides]  # a call made here alone?
             local |= "runtime" in origins or (origins[0] == "plugin" and not (pip or changed))
+            plugins |= "plugin" in origins
             selecting[f"{prefix}_PLUGINS"] = None
     if not lines and not chose:
         return None
@@ -248,7 +249,8 @@ def mismatch(
         for v, (was, now) in differ.items()
     ]
     fixes = [_LOCAL_FIX] if local else []
-    fixes += [_plugin_fix(commands, list(differ), [*selecting], unpreferable)] if differing else []
+    if differing and (plugins or not local):  # no plugin undoes a registration made here
+        fixes.append(_plugin_fix(commands, list(differ), [*selecting], unpreferable))
     if missing:
         hosts = ", ".join(dict.fromkeys(r.host for r in missing))
         fixes.append(
@@ -280,7 +282,7 @@ def _plugin_fix(
         return f"{install}, or {same}"
     if not commands:  # the same plugins are installed: the controls make the difference
         return same
-    if unpreferable and all(v.endswith("_PREFER") for v in controls):
+    if unpreferable:  # a plugin to install, or a built-in: no control alone makes them agree
         return f"{install}, and {same}"
     return f"{same}, or {install}"
 
