@@ -942,6 +942,18 @@ def test_the_import_check_reads_its_answer_past_what_the_module_prints(pytester,
     assert "loaded" not in out.partition("importing noisy")[2].partition(":")[0]
 
 
+def test_the_import_check_passes_over_a_path_object_on_sys_path(pytester):
+    """A pathlib.Path on sys.path, which Python's import system does not search, is left out."""
+    source = (
+        "import pathlib, sys\nfrom attn import AttentionBackend\n\n"
+        "sys.path.append(pathlib.Path('/no-such-folder'))\n\nclass P(AttentionBackend):\n    pass\n"
+    )
+    check = "test_importing_the_module_imports_no_required_package"
+    run_one_check(pytester, check, "pathy", source, "P", subprocess=True).assert_outcomes(
+        passed=1, deselected=7
+    )
+
+
 def test_the_import_check_imports_the_module_the_path_names(pytester):
     """A public module that re-exports the class: attn imports it, so the check does too."""
     pytester.makepyfile(

@@ -363,7 +363,8 @@ class BackendConformance:
             f"','.join(m for m in {tops!r} if m in sys.modules and m not in before), flush=True)\n"
             "os._exit(0)  # the answer stays the last line: no output at exit after it\n"
         )
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        paths = (p for p in sys.path if isinstance(p, str) and p)  # Python searches no Path
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
         done = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
             [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
         )

@@ -541,11 +541,14 @@ def test_strict_errors_name_the_command_that_ran(host, run, tinyinfer, monkeypat
     assert (code, out) == (1, "")
     assert err.startswith("Error: TINYINFER_STRICT=1 and the sampler plugins in group ")
     assert err.endswith("Run 'tinyinfer plugins doctor' for the fixes.\n")
-    code, _, err = run("list", "--registry", REGISTRY)
-    assert (code, err.splitlines()[-1]) == (
-        1,
-        f"Run 'attn doctor --registry {REGISTRY}' for the fixes.",
-    )
+    for where in (["--registry", REGISTRY], [REGISTRY]):  # named either way, it is the one
+        code, _, err = run("list", *where)
+        assert (code, err.splitlines()[-1]) == (
+            1,
+            f"Run 'attn doctor --registry {REGISTRY}' for the fixes.",
+        )
+    code, _, err = run("select", REGISTRY)
+    assert err.splitlines()[-1] == f"Run 'attn doctor --registry {REGISTRY}' for the fixes."
     code, _, err = run("list", "--registry", REGISTRY, prog="tinyinfer plugins")
     assert (
         err.splitlines()[-1]
@@ -555,6 +558,18 @@ def test_strict_errors_name_the_command_that_ran(host, run, tinyinfer, monkeypat
         SamplerEnum["GREEDY"]
     assert str(raised.value).endswith(f"Run 'attn doctor --registry {REGISTRY}' for the fixes.")
     assert raised.value.problems == (err.splitlines()[1][4:],)
+
+
+def test_a_registry_without_members_lists_its_headings(run, site):
+    """A host's enum with no member yet (plugins may add every name) is a table of none."""
+    source = "from attn.registry import BackendEnum\n\n"
+    source += "class E(BackendEnum, group='e.b', host='e'):\n    pass\n"
+    site.module("empty_host", source)
+    code, out, _ = run("list", "empty_host:E")
+    assert (code, out.splitlines()[-1].split()) == (
+        0,
+        ["NAME", "ORIGIN", "FROM", "OVERRIDDEN", "STATUS", "AVAILABLE"],
+    )
 
 
 def test_what_the_hosts_module_prints_stays_out_of_json(run, site):

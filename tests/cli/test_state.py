@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -74,6 +75,16 @@ def test_save_writes_the_state_as_json(attn_command, tmp_path):
         "distribution": "attn-acme",
         "version": "1.0",
     }
+
+
+def test_the_hint_after_saving_can_be_pasted(attn_command, tmp_path):
+    """A file name with a space is quoted in the command to run next, as a shell reads it."""
+    done = attn_command("state", "save", "my node.json")
+    assert done.stderr.endswith("environment with 'attn doctor --against 'my node.json''.\n")
+    command = done.stderr.rsplit("environment with '", 1)[1][: -len("'.\n")]
+    again = attn_command(*shlex.split(command)[1:])
+    assert again.returncode == 0
+    assert again.stdout.endswith("like the state in my node.json.\n")
 
 
 def test_save_dash_writes_to_stdout(attn_command):

@@ -149,7 +149,7 @@ def test_a_reader_that_leaves_mid_output_ends_the_command_quietly(site, args):
 
 
 def test_a_closed_stderr_changes_neither_the_output_nor_the_exit_code(site):
-    """`attn list 2>&-`: the listing and exit 0; a plugin's prints under --load are dropped."""
+    """`attn list 2>&-` or `2>/dev/full`: the listing and exit 0; a plugin's prints are dropped."""
     loud = "import os\nprint('hello from the plugin')\nos.write(1, b'to fd 1\\n')\n"
     site.module("loud_mod", loud + BACKEND)
     site.dist("loud", entry_points={GROUP: {"LOUD": "loud_mod:B"}})
@@ -170,6 +170,9 @@ def test_a_closed_stderr_changes_neither_the_output_nor_the_exit_code(site):
     assert (named.returncode, named.stdout) == (2, "")
     assert closed_stderr("show NO_SUCH_BACKEND").returncode == 1
     assert closed_stderr("list --no-such-option").returncode == 2
+    # A stderr that refuses every write (a full disk) changes no exit code either.
+    for args, code in (("list", 0), ("--version", 0), ("lsit", 2), ("list --load", 0)):
+        assert attn_in_shell(args, "2>/dev/full").returncode == code, args
 
 
 ASCII = {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"}
@@ -283,6 +286,16 @@ def test_a_name_with_a_control_keeps_its_other_characters_in_the_table(site):
     site.dist("alphä-\x1b[31mattn", entry_points={GROUP: {"ALPHA": "ctl_mod:B"}})
     row = next(line for line in cli("list", GROUP).out.splitlines() if line.startswith("ALPHA"))
     assert "alphä-\\x1b[31mattn" in row
+
+
+def test_a_nul_in_metadata_is_escaped_in_doctor_as_in_the_table(site):
+    """Doctor's wrapped findings keep a NUL a NUL (written \\x00), not a space."""
+    site.module("nul_mod", BACKEND)
+    entry_points = {GROUP: {"EVIL": "nul_mod:B"}}
+    site.dist("ev\x00il-attn", entry_points=entry_points, requires=[], folder="evil-1.0.dist-info")
+    out = cli("doctor").out
+    assert "ev\\x00il-attn 1.0" in out
+    assert "ev il-attn" not in out
 
 
 def test_attn_colours_pass_and_metadata_controls_do_not(controlled, monkeypatch):

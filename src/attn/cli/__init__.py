@@ -151,7 +151,7 @@ def _imported(value: str, prog: str, err: IO[str]) -> BackendEnumMeta:
 
 def selected_registries(args: argparse.Namespace, *named: str | None) -> list[BackendEnumMeta]:
     """The registries *named* and ``--registry`` pick; by default, all the command knows."""
-    names = [*(n for n in named if n is not None), *args.selected]  # "" is no registry
+    names = args.selected = [*(n for n in named if n is not None), *args.selected]  # for hints
     imported = {name: _imported(name, args.prog, args.err) for name in names if ":" in name}
     if args.known is None:
         from attn.backends import AttentionBackendEnum, MLAPrefillBackendEnum  # noqa: PLC0415
@@ -197,7 +197,7 @@ def wrap(text: str, first: str = "    ", indent: str = "    ") -> str:
 
     wrapper = TextWrapper(WIDTH, first, indent, break_long_words=False, break_on_hyphens=False)
     words = re.findall(r"(?:(?:export|unset) (?=[A-Z]))?(?:[^\s']+|(?<!\w)'[^']*'(?!\w)|')+", text)
-    return wrapper.fill(" ".join(w.replace(" ", "\0") for w in words)).replace("\0", " ")
+    return wrapper.fill(" ".join(w.replace(" ", "\ufdd0") for w in words)).replace("\ufdd0", " ")
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
@@ -260,7 +260,7 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
     if extra:  # argparse blames the top-level parser; the arguments belong to the command
         after = args.command is not None and extra[0] in argv[argv.index(args.command) + 1 :]
         msg = f"unrecognized arguments: {' '.join(extra)}"
-        raise UsageError(msg, f"{prog} {args.command}" if after else prog)
+        raise UsageError(msg, args.prog if after else prog)  # attn state save
     if args.version:
         out.write(f"attn {_version()} (Python {sys.version.split()[0]}, {sys.executable})\n")
         return 0
@@ -282,8 +282,9 @@ class _Stderr:
     def __init__(self, stream: IO[str]) -> None:
         self._stream, self._tty = stream, False  # _tty: whether attn's colours pass
 
-    def write(self, text: str) -> object:
-        return self._stream.write(_CONTROLS.sub(self._escape, text))
+    def write(self, text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):  # a full disk: the exit code stays the same
+            self._stream.write(_CONTROLS.sub(self._escape, text))
 
     def _escape(self, match: re.Match[str]) -> str:
         return (self._tty and match[1]) or match[0].encode("unicode_escape").decode("ascii")

@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING
 
 from attn import _version
 from attn.registry.codes import ENVIRONMENT_CODES, Code
+from attn.registry.controls import shell_word
 from attn.registry.errors import SelectionError, StateMismatchError
 from attn.registry.loading import plugin_output_to
 
@@ -90,8 +91,9 @@ def run_doctor(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     style = Style(out)
     for finding, scope in findings:
         where = f", {scope}" if scope else ""
-        verdict = style("problem" if finding.is_problem else "note")
-        out.write(wrap(f"{verdict} ({finding.kind}{where}): {finding.message}", "") + "\n")
+        verdict = "problem" if finding.is_problem else "note"  # coloured once laid out
+        text = wrap(f"{verdict} ({finding.kind}{where}): {finding.message}", "")
+        out.write(f"{style(verdict)}{text[len(verdict) :]}\n")
         out.write(wrap(f"fix: {finding.fix}", "  ") + "\n")
     out.write(_controls_note(checked))
     if not args.load:
@@ -127,7 +129,7 @@ def run_state(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             handle.write(text)
     except OSError as exc:
         raise UsageError(f"cannot write {args.file}: {exc.strerror or exc}", args.prog) from exc
-    check = command(args, None, f"doctor --against {args.file}")
+    check = command(args, None, f"doctor --against {shell_word(args.file)}")  # to be pasted
     err.write(f"Saved {_summary(state)} to {args.file}; check another environment with {check}.\n")
     return 0
 

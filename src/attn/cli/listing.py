@@ -49,7 +49,7 @@ def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> l
             notes.append(f"{b.name}: unregistered (no built-in default); {how}")
         elif b.status == "broken" and b.reason:
             notes.append(f"{b.name} is {style('broken')}: {b.reason}")
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(_HEADERS)]
     widths[0] = min(widths[0], _MAX_NAME)
     # FROM takes what the other columns leave, at least 12 characters; longer ones end in "...".
     others = sum(widths) - widths[2] + 2 * (len(_HEADERS) - 1)
@@ -139,14 +139,13 @@ def _kernel(row: BackendRow) -> str:
     if row.path is None:
         return "unknown until a backend is registered"
     if row.status == "broken":
-        return "unknown: the class cannot be loaded (see status)"
+        return "unknown (see status)"
     if row.available is None:
         return "unknown: attn does not import a backend's code to describe it (--load does)"
-    if not row.requires:
+    if not row.requires and not row.missing:
         return "needs no kernel package"
-    if row.available is False and not row.missing:
-        return f"needs {', '.join(row.requires)}; not available"
-    needs = (f"{p} ({'not installed' if p in row.missing else 'installed'})" for p in row.requires)
+    needs = [f"{p} ({'not installed' if p in row.missing else 'installed'})" for p in row.requires]
+    needs += [f"{p} (missing)" for p in row.missing if p not in row.requires]  # its own check's
     return f"needs {', '.join(needs)}"
 
 
