@@ -129,6 +129,10 @@ def test_a_size_or_flag_of_the_wrong_type_is_a_reason_not_a_pass():
     ]
     assert check(head_size=IntLike(128)) == check(use_mla=0) == []
     assert check(use_mla="False") == ["use_mla must be true or false, not 'False'"]
+    # A kernel for any capability refuses a malformed one too, as every kernel does a size.
+    triton = AttentionBackendEnum.TRITON_ATTN.get_class().validate_configuration
+    assert triton(capability=9.0) == ["capability must be a (major, minor) pair of ints, not 9.0"]
+    assert triton(capability=(9, 0)) == triton(capability=[12, 1]) == []
 
 
 class TorchLike:

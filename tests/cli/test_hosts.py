@@ -465,11 +465,14 @@ def test_a_host_commands_doctor_and_show(host, tinyinfer):
     assert (code, out.splitlines()[0]) == (0, "GREEDY chosen for no settings:")
 
 
-@pytest.mark.parametrize("registries", [[attn.registry.BackendEnum], [], iter(())])
+@pytest.mark.parametrize("registries", [[attn.registry.BackendEnum], [], iter(()), "SamplerEnum"])
 def test_main_refuses_what_is_not_a_registry(registries):
     """registries= takes registry classes only (one at least): else the host's bug, a TypeError."""
     with pytest.raises(TypeError, match=r"^main\(registries=\.\.\.\) expects registry classes"):
         main(["list"], registries=registries)
+    if isinstance(registries, str):  # named as given, not as a list of letters
+        with pytest.raises(TypeError, match=r"got 'SamplerEnum'$"):
+            main(["list"], registries=registries)
 
 
 def test_main_reads_registries_given_as_an_iterator_once(capsys):

@@ -204,7 +204,11 @@ def test_a_worker_missing_the_chosen_plugin_names_both_choices_and_reasons(pytho
         "      FAST (builtin): rejected: needs selhost-kernel, not installed\n"
         "      SLOW (builtin): rejected: too slow for head_size 256\n"
     ) in message
-    assert "pip install 'selhost-plus==2.0'" in message
+    # The missing plugin explains the choice: no kernel package is named as the fix.
+    assert message.endswith(
+        "To fix it, install the same plugin versions on every node (here: pip install "
+        "'selhost-plus==2.0'), or set the same SELHOST_PLUGINS in every process."
+    )
 
 
 def selections(state: WorkerState, name: str = "SelEnum") -> tuple[Recorded, ...]:

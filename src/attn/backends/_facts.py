@@ -75,7 +75,7 @@ class Facts:
         if device is not None and self.devices and device not in self.devices:
             reasons.append(f"runs on {' or '.join(self.devices)}, not {device!r}")
         capability = settings.get("capability")
-        if capability is not None and device in (None, "cuda") and self.capability is not None:
+        if capability is not None and device in (None, "cuda"):  # a malformed one: every kernel
             reasons.extend(self._check_capability(capability))
         for key, supported in (("dtype", self.dtypes), ("kv_cache_dtype", self.kv_cache_dtypes)):
             value = settings.get(key)

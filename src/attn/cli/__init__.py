@@ -343,8 +343,8 @@ def main(
     Raises:
         TypeError: an item of *registries* is not a registry class.
     """
-    registries = None if registries is None else [*registries]  # an iterator is read once
-    if registries is not None and not (registries and all(map(is_registry, registries))):
+    listed = None if registries is None else [*registries]  # an iterator is read once
+    if listed is not None and not (listed and all(map(is_registry, listed))):
         raise TypeError(f"main(registries=...) expects registry classes, got {registries!r}")
     argv = sys.argv[1:] if argv is None else list(argv)
     stderr = sys.stderr or open(os.devnull, "w", encoding="utf-8")  # noqa: PTH123, SIM115
@@ -355,7 +355,7 @@ def main(
             warnings.simplefilter("ignore", RejectedPluginWarning)  # each command shows them
             try:  # a fork meanwhile waits: the command imports modules, plugins' too
                 with _fork.importing():
-                    return _run(argv, err, registries, prog or "attn")
+                    return _run(argv, err, listed, prog or "attn")
             finally:
                 messages = dict.fromkeys(str(w.message) for w in caught)
                 err.writelines(f"Warning: {t}\n" for t in messages)

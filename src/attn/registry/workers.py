@@ -257,7 +257,7 @@ def mismatch(
             f"install the same version of {hosts} on every node, and declare registries in "
             "modules that workers import"
         )
-    if any(not by_variable for *_, by_variable in chose):  # else the variable chose
+    if not differing and any(not by_variable for *_, by_variable in chose):  # else: the table
         fixes.append(
             "install the same kernel packages on every node (a rejection above names "
             "what is missing), or pass settings that hold on every node"
