@@ -149,6 +149,18 @@ def test_decorator_refuses_local_classes(toy_env):
     assert not ToyBackendEnum.CUSTOM.is_overridden()
 
 
+def module_level_function() -> None:
+    """Not a backend: the decorator refuses it."""
+
+
+@pytest.mark.parametrize("decorated", [module_level_function, 42])
+def test_decorator_refuses_what_is_not_a_class(toy_env, decorated):
+    """A function (or anything else) decorated is refused at once, not when its class is asked."""
+    with pytest.raises(TypeError, match=r"^the registration decorator takes a class, not "):
+        register(ToyBackendEnum.CUSTOM)(decorated)
+    assert not ToyBackendEnum.CUSTOM.is_overridden()
+
+
 def test_decorator_records_module_level_class(toy_env):
     """Decorating a module-level class registers it under module:qualname."""
     returned = register(ToyBackendEnum.CUSTOM)(Outer.NestedToy)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 from attn import _fork
 
 from .controls import canonical_name
-from .errors import ClassPath, PluginWarning, UnknownBackendError, joined, parse_path
+from .errors import ClassPath, PluginWarning, UnknownBackendError, joined, parse_path, shown
 from .loading import Backend, LoadContext, cleared_note, code_root, load, loading_now, resolve
 from .table import Entry, RegistryConfig, RegistryState, fingerprint
 
@@ -338,6 +338,8 @@ def registration(
         state.register(entry)
 
     def decorator(cls: type) -> type:
+        if not isinstance(cls, type):  # a function would fail only when the class is asked for
+            raise TypeError(f"the registration decorator takes a class, not {shown(cls)}")
         put(parse_path(f"{cls.__module__}:{cls.__qualname__}"), cls.__module__, 3)
         return cls
 
