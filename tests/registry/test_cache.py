@@ -1197,9 +1197,6 @@ def test_a_result_round_trips_through_plain_data():
     assert result_from(data) == _result()
     assert result_from(data).findings == (LOAD_FAILURE,)
     assert result_from(data).plugins[1].code is Code.SHADOWED  # the code, not its text
-    assert _cache.Outcome((), data).entries() == (
-        ("FLASH_ATTN", "acme.m", "B", "attn-acme", "1.0", "acme.m:B"),
-    )
 
 
 #: What resolving a backend must not cost once the cache holds the answer.

@@ -38,14 +38,6 @@ class Outcome(Record):
     warnings: tuple[WarningData, ...]
     result: tuple[Any, ...]
 
-    def entries(self) -> tuple[tuple[str, str, str, str | None, str | None, str], ...]:
-        """``(name, module, qualname, distribution, version, value)`` of each merged plugin."""
-        return tuple(
-            (name, *path, dist, version, value)
-            for name, value, dist, _, version, *_, status, _, path, _, _ in self.result[2]
-            if status == "used" and path is not None
-        )
-
 
 def _stamp(path: str) -> Stamp:
     try:

@@ -216,9 +216,10 @@ class RegistryState:
             outcome = Outcome(tuple(warned), plain(result))
             if scan is not None:
                 scan.remember(context, outcome)
-        discovered = {
-            name: Entry(name, ClassPath(module, qualname), "plugin", dist, version, value)
-            for name, module, qualname, dist, version, value in outcome.entries()
+        discovered = {  # the plugins merged, from the result's plain PluginRecord tuples
+            name: Entry(name, ClassPath(*path), "plugin", dist, version, value)
+            for name, value, dist, _, version, *_, status, _, path, _, _ in outcome.result[2]
+            if status == "used" and path is not None
         }
         runtime = self._layers.runtime
         table = MappingProxyType({**discovered, **runtime})
