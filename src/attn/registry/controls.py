@@ -151,9 +151,8 @@ class Controls(_Settings):
         }
 
 
-def read_controls(prefix: str, environ: Mapping[str, str] | None = None) -> Controls:
+def read_controls(prefix: str, env: Mapping[str, str] = os.environ) -> Controls:
     """Read the ``<PREFIX>_*`` controls (`AttnConfigError` for a bad flag or reader value)."""
-    env = os.environ if environ is None else environ
 
     def names(suffix: str) -> tuple[tuple[str, ...], tuple[str, ...]]:  # canonical, once each
         written = tuple(filter(None, map(str.strip, env.get(f"{prefix}_{suffix}", "").split(","))))
