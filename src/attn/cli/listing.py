@@ -206,9 +206,8 @@ def _detail(
             "status": status,
             "kernel": _kernel(row),
         }
-    if report.plugins_disabled:
+    if report.plugins_disabled:  # no entry point read: claimants is empty
         fields["claimants"] = f"not read: {report.disable_variable} is set"
-        claimants = []
     elif claimants:
         count = plural(len(claimants), "entry point")
         fields["claimants"] = f"{count} named {name!r} in {report.group}"
