@@ -74,11 +74,10 @@ def _listing(
 ) -> str:
     """*say*: the quoted command line that does its argument for this registry."""
     lines = _table(report, style, say)
-    if report.plugins_disabled:
+    if report.plugins_disabled:  # then no plugin, typo or unreadable file either: none was read
         only = "only built-ins and runtime registrations apply."  # 99 columns with ATTN
         lines.append(wrap(f"Plugins are disabled ({report.disable_variable} is set): {only}", ""))
-        return "\n".join(lines)
-    if controls.only is not None:
+    elif controls.only is not None:
         selection = f"{controls.plugins_variable}={','.join(controls.only_as_written)}"
         lines.append(wrap(f"Plugins are limited to the distributions in {selection}.", ""))
     rejected = [p for p in report.plugins if p.status != "used"]
