@@ -132,13 +132,12 @@ class RegistryState:
                 layers = self._layers
         return layers.warm or layers.result
 
-    def refresh(self) -> DiscoveryResult:
+    def refresh(self) -> None:
         """Run discovery again; runtime registrations are kept on top."""
         with _fork.LOCK:
             # Stale after a pip install; locked: 3.10 races on sys.path_importer_cache.
             importlib.invalidate_caches()
             self._discover(fresh=True)
-            return self.ensure()
 
     def controls(self) -> Controls:
         """The controls as the environment sets them now."""
