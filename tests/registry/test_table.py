@@ -163,7 +163,7 @@ def test_clear_drops_both_layers_until_refresh(state, site):
     """clear() removes the name from the table; refresh() brings the plugin entry back."""
     site.dist("plug", entry_points=eps(FLASH_ATTN="plug.mod:Backend"))
     state.register(runtime("FLASH_ATTN"))
-    assert state.clear("FLASH_ATTN") is True
+    state.clear("FLASH_ATTN")
     assert state.lookup("FLASH_ATTN") is None
     assert state.was_cleared("FLASH_ATTN")
     state.refresh()
@@ -180,8 +180,10 @@ def test_clear_forgets_a_runtime_registration(state):
 
 
 def test_clear_without_entry(state):
-    """clear() on a name without an entry reports that nothing was removed."""
-    assert state.clear("FLASH_ATTN") is False
+    """clear() on a name without an entry leaves the table as it was."""
+    names = state.names()
+    state.clear("FLASH_ATTN")
+    assert state.names() == names
 
 
 def test_refresh_rescans(state, site, scans):

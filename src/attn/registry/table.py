@@ -249,8 +249,8 @@ class RegistryState:
                 cleared=layers.cleared - {entry.name},
             )
 
-    def clear(self, name: str) -> bool:
-        """Drop *name*'s entry from both layers until the next refresh; whether it had one."""
+    def clear(self, name: str) -> None:
+        """Drop *name*'s entry from both layers until the next refresh."""
         with _fork.LOCK:
             self.ready()
             layers = self._layers
@@ -259,7 +259,6 @@ class RegistryState:
                 table=MappingProxyType({n: e for n, e in layers.table.items() if n != name}),
                 cleared=layers.cleared | {name},
             )
-            return name in layers.table
 
     def was_cleared(self, name: str) -> bool:
         """Whether *name* was dropped with `clear()` since the discovery that provides it."""
