@@ -20,7 +20,7 @@ from .errors import ClassPath, InvalidPathError, joined, parse_path
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Collection, Iterable, Iterator, Sequence
 
     from ._findings import HostRequirement
     from ._metadata import DistributionRecord, EntryPointRecord
@@ -50,10 +50,9 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
 
 
 def deduplicate(
-    records: Sequence[DistributionRecord], relevant: Iterable[str], groups: Sequence[str] = ()
+    records: Sequence[DistributionRecord], relevant: Collection[str], groups: Sequence[str] = ()
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution, the first usable one, and report the others (DESIGN 6)."""
-    relevant = set(relevant)
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
     for record in (r for r in records if r.key != UNREADABLE_KEY):
         copies[record.key].append(record)
