@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 import attn
@@ -41,3 +43,51 @@ def test_diagnose_load_imports_every_backend(problems):
     assert not [
         f for f in diagnose(attn.AttentionBackendEnum).findings if f.kind is Code.LOAD_FAILURE
     ]
+
+
+SELF_REGISTERING = """
+import attn
+from attn import AttentionBackend
+
+
+class Good(AttentionBackend):
+    pass
+
+
+attn.register_backend(attn.AttentionBackendEnum["SELFREG"], "selfreg:Missing")
+"""
+
+FAILING_CHECK = """
+from attn.registry import Backend, BackendEnum
+
+
+class S(Backend):
+    @classmethod
+    def missing_requirements(cls):
+        raise RuntimeError("driver query failed")
+
+
+class MrEnum(BackendEnum, group="mrhost.backends", host="mrhost"):
+    S = "mrhost:S"
+"""
+
+
+def test_diagnose_load_finds_what_list_load_marks_broken(site):
+    """What plugin code registered under its own name, and a built-in whose check raises."""
+    site.dist("selfreg-attn", entry_points={GROUP: {"SELFREG": "selfreg:Good"}})
+    site.module("selfreg", SELF_REGISTERING)
+    found = diagnose(attn.AttentionBackendEnum, load=True).findings
+    failures = [(f.subject, f.value) for f in found if f.kind is Code.LOAD_FAILURE]
+    assert failures == [("SELFREG", "selfreg:Missing")]
+    rows = attn.registry.build_report(attn.AttentionBackendEnum, load=True).backends
+    assert [b.status for b in rows if b.name == "SELFREG"] == ["broken"]
+    site.module("mrhost", FAILING_CHECK)
+    registry = importlib.import_module("mrhost").MrEnum
+    (failure,) = diagnose(registry, load=True).findings
+    assert (failure.kind, failure.message) == (
+        Code.LOAD_FAILURE,
+        (
+            "the built-in mrhost backend 'S' (mrhost.S) loads, but its missing_requirements() "
+            "raised RuntimeError: driver query failed"
+        ),
+    )

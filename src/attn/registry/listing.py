@@ -205,6 +205,13 @@ def diagnose(
     return replace(result, findings=(*result.findings, *found))
 
 
+def _failed(cls: type | None, error: BackendLoadError | None) -> str | None:
+    """What importing and checking a class found wrong (``cannot be loaded: ...``), if anything."""
+    if error is not None:
+        return f"cannot be loaded: {one_line(error.detail)}"
+    return None if (problem := _availability(cls).problem) is None else f"loads, but {problem}"
+
+
 def _load_findings(
     registry: BackendEnumMeta, result: DiscoveryResult, output: IO[str] | None
 ) -> Iterator[Finding]:
@@ -212,21 +219,18 @@ def _load_findings(
     state = registry._attn_state
     config, controls = state.config, state.controls()
     for name, default in registry._attn_defaults.items():
-        if default is not None and (error := try_load(registry, name, None, output=output)[1]):
+        if default and (what := _failed(*try_load(registry, name, None, output=output))):
             yield Finding(
                 *(Code.LOAD_FAILURE, name),
-                f"the built-in {config.noun} {name!r} ({default.dotted}) cannot be loaded: "
-                f"{one_line(error.detail)}",
+                f"the built-in {config.noun} {name!r} ({default.dotted}) {what}",
                 f"reinstall {config.host} (pip install --force-reinstall {config.host}); "
                 "if that does not help, report a bug",
                 *(config.host, result.host_version, config.group, default.colon),
             )
     for plugin in result.used:
-        cls, error = try_load(registry, plugin.name, Entry.from_plugin(plugin), output=output)
-        problem = _availability(cls).problem
-        if error is None and problem is None:
+        outcome = try_load(registry, plugin.name, Entry.from_plugin(plugin), output=output)
+        if (what := _failed(*outcome)) is None:
             continue
-        what = f"cannot be loaded: {one_line(error.detail)}" if error else f"loads, but {problem}"
         dist = plugin.distribution
         yield Finding(
             *(Code.LOAD_FAILURE, plugin.name),
@@ -237,11 +241,11 @@ def _load_findings(
         )
     declared = {(p.name, p.distribution) for p in result.plugins}
     for name, entry in state.snapshot().runtime.items():
-        if (by := entry.plugin_distribution) is None:  # the host's own, in effect: imported too
-            if error := try_load(registry, name, entry, output=output)[1]:
-                fix = ("see the message for the fix", None, None, config.group, entry.path.colon)
-                yield Finding(Code.LOAD_FAILURE, name, str(error), *fix)  # as list --load's row
-        elif (name, by) not in declared:
+        if (by := entry.plugin_distribution) is None or (name, by) in declared:  # in effect
+            outcome = try_load(registry, name, entry, output=output)
+            if finding := _row(registry, name, _Availability(), outcome)[1]:  # list --load's
+                yield finding
+        else:
             yield Finding(
                 Code.REGISTERED_BY_PLUGIN,
                 name,
