@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from attn.registry.codes import ENVIRONMENT_CODES, FINDING_CODES, NOTE_CODES, Code
+from attn.registry.codes import ENVIRONMENT_CODES, NOTE_CODES, Code
 from attn.registry.errors import ClassPath
 from attn.registry.report import (
     Conflict,
@@ -14,6 +14,9 @@ from attn.registry.report import (
     Finding,
     PluginRecord,
 )
+
+#: The codes a finding (attn doctor) can have: the first section of Code.
+FINDING_CODES = tuple(Code)[: tuple(Code).index(Code.REGISTERED_BY_PLUGIN) + 1]
 
 TEXT = ("FLASH_ATTN", "it cannot be imported", "fix or uninstall attn-acme")
 FIELDS = {

@@ -57,8 +57,6 @@ class Code(str, enum.Enum):
         return str(self.value)
 
 
-#: The codes a finding (``attn doctor``) can have: the first section above.
-FINDING_CODES = tuple(Code)[: tuple(Code).index(Code.REGISTERED_BY_PLUGIN) + 1]
 #: Why a file or a sys.path entry cannot be read: the last section above.
 READER_CODES = frozenset(tuple(Code)[tuple(Code).index(Code.PERMISSION_DENIED) :])
 #: The findings that are notes: every other one makes ``attn doctor`` fail and strict mode raise.
