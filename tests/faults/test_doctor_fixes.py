@@ -3,7 +3,7 @@
 Each test builds the broken environment, runs doctor, takes the first
 ``fix:`` it prints, carries it out (:func:`apply`: delete a path, run in ``sh``
 what it gives to change a variable, uninstall a distribution, rewrite the
-metadata the way the fix says its pyproject.toml should be changed) and runs
+metadata the way the fix says its entry points should be changed) and runs
 doctor again, which must exit 0.
 """
 
@@ -80,7 +80,7 @@ def apply(fix: str, monkeypatch: pytest.MonkeyPatch, reinstall=None) -> None:  #
                 monkeypatch.delenv(name)
     elif match := re.match(r"use one of: (\S+)", fix):
         monkeypatch.setenv("ATTN_PLUGINS", match.group(1).rstrip(","))
-    elif match := re.match(r"rename the group to '([\w.]+)' in (\S+)'s pyproject.toml", fix):
+    elif match := re.match(r"rename the group to '([\w.]+)' where (\S+) declares it", fix):
         for info in dist_infos(match.group(2)):
             text = (info / "entry_points.txt").read_text(encoding="utf-8")
             fixed = re.sub(r"^\[[^\]]+\]", f"[{match.group(1)}]", text, flags=re.MULTILINE)
@@ -97,7 +97,7 @@ def apply(fix: str, monkeypatch: pytest.MonkeyPatch, reinstall=None) -> None:  #
     elif match := re.match(r"fix or uninstall (\S+?),", fix):
         for info in dist_infos(match.group(1)):
             shutil.rmtree(info)
-    elif match := re.match(r"fix the entry point in (\S+)'s .* to (\w+) = \"(\S+)\" and", fix):
+    elif match := re.match(r"fix (\S+)'s entry point in group .* to (\w+) = \"(\S+)\" and", fix):
         for info in dist_infos(match.group(1)):  # as the fix says: the reinstall writes this
             line = f"{match.group(2)} = {match.group(3)}"
             text = (info / "entry_points.txt").read_text(encoding="utf-8")
@@ -128,7 +128,7 @@ def check(kind: str, monkeypatch: pytest.MonkeyPatch, *args: str, reinstall=None
 def test_invalid(site, monkeypatch, entry_point, line):
     site.module("plug_mod", BACKEND)
     site.dist("plug", entry_points={GROUP: entry_point})
-    assert f") to {line} and reinstall plug, " in first_fix()[1]
+    assert f"'attn.backends' to {line} and reinstall plug, " in first_fix()[1]
     check("invalid", monkeypatch)
 
 

@@ -128,7 +128,7 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
         message += f"({values}); the first declaration ({winner.value!r}) is used"
         fix = (
             f"remove the other declarations of {name!r} from {winner.distribution}'s entry points "
-            f"([project.entry-points.{group!r}] in its pyproject.toml), or report it to its authors"
+            f"in group {group!r}, or report it to its authors"
         )
     elif controls.preference(winner.distribution) < controls.preference(runner_up.distribution):
         kind, message = Code.PREFERRED, f"{message}{winner.origin_label} wins, as {variable} asks"
@@ -193,11 +193,11 @@ def plugin_findings(
             if p.code is Code.INVALID_NAME or re.fullmatch(r"([^\W\d]\w*\.)+[A-Z]\w*", p.value):
                 value = p.value if p.code is Code.INVALID_NAME else ":".join(p.value.rsplit(".", 1))
             fix = (
-                f"fix the requirement on {host} in {p.distribution}'s dependencies "
-                "([project] dependencies in its pyproject.toml) to a valid PEP 508 one"
+                f"fix the requirement on {host} in {p.distribution}'s dependencies to a valid "
+                "PEP 508 one"
                 if p.code is Code.INVALID_REQUIREMENT
-                else f"fix the entry point in {p.distribution}'s pyproject.toml ([project.entry-"
-                f'points.{group!r}]) to {name} = "{value}" and reinstall {p.distribution}'
+                else f"fix {p.distribution}'s entry point in group {group!r} to "
+                f'{name} = "{value}" and reinstall {p.distribution}'
             ) + ", or report it to its authors"
         elif p.status == "incompatible":
             unmet = check_host_requirement(p.requirements, host, host_version).failures
@@ -253,7 +253,7 @@ def typo_findings(typos: Sequence[_Declared], group: str) -> Iterator[Finding]:
         message = f"{name} {version or ''}".rstrip() + f" declares {entries} in group {typo!r}, "
         message += f"which looks like a typo of {group!r}; attn does not read it"
         fix = (
-            f"rename the group to {group!r} in {name}'s pyproject.toml, then reinstall {name} "
+            f"rename the group to {group!r} where {name} declares it, then reinstall {name} "
             "(pip install -e . in its checkout, or install the fixed release): the entry points "
             "attn reads are written at install time, so doctor reports this until the reinstall"
         )
