@@ -198,14 +198,14 @@ def register_backend(
     Without *class_path* it is a decorator of the class; with *class_path* (``module:QualName``
     or ``module.QualName``) it records that path and returns an identity function.
     """
-    return registration(AttentionBackendEnum, backend, class_path, depth=2)
+    return registration(AttentionBackendEnum, backend, class_path)
 
 
 def register_mla_prefill_backend(
     backend: MLAPrefillBackendEnum | PluginBackend[MLAPrefillBackend], class_path: str | None = None
 ) -> Callable[[type], type]:
     """Register an MLA prefill backend class at runtime; see `register_backend()`."""
-    return registration(MLAPrefillBackendEnum, backend, class_path, depth=2)
+    return registration(MLAPrefillBackendEnum, backend, class_path)
 
 
 def _deprecated_alias(owner: str) -> type[AttentionBackendEnum]:

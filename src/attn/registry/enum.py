@@ -305,12 +305,9 @@ def state_of(registry: type) -> RegistryState:
 
 
 def registration(
-    registry: BackendEnumMeta,
-    backend: BackendEnum | PluginBackend[Any],
-    class_path: str | None,
-    depth: int,
+    registry: BackendEnumMeta, backend: BackendEnum | PluginBackend[Any], class_path: str | None
 ) -> Callable[[type], type]:
-    """`register()` for *registry* only, naming the caller *depth* frames up as registrant."""
+    """`register()` for *registry* only, called by a register function: its caller registers."""
     if not isinstance(backend, _BackendMethods) or backend._key()[0] is not registry:
         raise TypeError(
             f"expected a member of {registry.__name__} or a backend a plugin added to it, "
@@ -346,8 +343,8 @@ def registration(
     if class_path is None:
         state.ready()
         return decorator
-    caller = getattr(sys._getframe(depth - 1).f_back, "f_globals", {}).get("__name__")  # or C
-    put(parse_path(class_path), caller if isinstance(caller, str) else None, depth + 2)
+    caller = getattr(sys._getframe(1).f_back, "f_globals", {}).get("__name__")  # or C
+    put(parse_path(class_path), caller if isinstance(caller, str) else None, 4)  # that caller
     return lambda cls: cls  # an identity function, as the seeds return
 
 
@@ -363,4 +360,4 @@ def register(
     if not isinstance(backend, _BackendMethods):
         msg = f"expected a member of a registry or a backend a plugin added to one, got {backend!r}"  # type: ignore[unreachable]
         raise TypeError(msg)
-    return registration(backend._key()[0], backend, class_path, depth=2)
+    return registration(backend._key()[0], backend, class_path)
