@@ -325,22 +325,20 @@ def plugin_output_to(err: IO[str]) -> Iterator[None]:
             os.close(saved)
 
 
-def load(
-    registry: Registry, name: str, entry: Which = "in effect", *, output: IO[str] | None = None
-) -> type:
+def load(registry: Registry, name: str, entry: Which = "in effect") -> type:
     """Import and check *name*'s class in effect, or *entry*'s (``None``: the built-in's)."""
     if isinstance(entry, str):
         entry = registry._attn_state.lookup(name)
     path = _default(registry, name) if entry is None else entry.path
-    with contextlib.nullcontext() if output is None else plugin_output_to(output):
-        return load_class(path, interface_of(registry), _context(registry, name, entry))
+    return load_class(path, interface_of(registry), _context(registry, name, entry))
 
 
 def try_load(
     registry: Registry, name: str, entry: Which = "in effect", *, output: IO[str] | None = None
 ) -> tuple[type | None, BackendLoadError | None]:
-    """`load()`, with a load failure returned, not raised."""
+    """`load()`, with a load failure returned, not raised; what plugin code prints to *output*."""
     try:
-        return load(registry, name, entry, output=output), None
+        with contextlib.nullcontext() if output is None else plugin_output_to(output):
+            return load(registry, name, entry), None
     except BackendLoadError as exc:
         return None, exc
