@@ -7,14 +7,7 @@ from pathlib import Path
 import pytest
 
 from attn import AttentionBackendEnum, MLAPrefillBackendEnum, register_backend
-from attn.backends._facts import (
-    ATTENTION,
-    MLA_PREFILL,
-    Facts,
-    Sizes,
-    attention_priorities,
-    mla_prefill_priorities,
-)
+from attn.backends._facts import ATTENTION, MLA_PREFILL, Facts, Sizes
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "selection.md"
 TABLES = [(AttentionBackendEnum, ATTENTION), (MLAPrefillBackendEnum, MLA_PREFILL)]
@@ -231,7 +224,7 @@ def test_sizes(sizes, text, accepted, refused):
 )
 def test_attention_priorities_follow_vllm(settings, order):
     """vLLM's order per device, capability and use_mla, restricted to attn's members."""
-    assert attention_priorities(AttentionBackendEnum, **settings) == order
+    assert AttentionBackendEnum.priorities(**settings) == order
 
 
 @pytest.mark.parametrize(
@@ -250,7 +243,7 @@ def test_attention_priorities_follow_vllm(settings, order):
 )
 def test_mla_prefill_priorities_follow_vllm(settings, order):
     """vLLM's MLA prefill selector's lists, restricted to attn's members."""
-    assert mla_prefill_priorities(MLAPrefillBackendEnum, **settings) == order
+    assert MLAPrefillBackendEnum.priorities(**settings) == order
 
 
 @pytest.mark.parametrize("registry", [AttentionBackendEnum, MLAPrefillBackendEnum])
@@ -266,6 +259,6 @@ def test_a_capability_given_as_a_list_is_the_pair(registry):
 
 def test_a_registered_custom_comes_last(plugin_module):
     """CUSTOM joins the order, last, once something is registered for it."""
-    assert "CUSTOM" not in attention_priorities(AttentionBackendEnum, device="cpu")
+    assert "CUSTOM" not in AttentionBackendEnum.priorities(device="cpu")
     register_backend(AttentionBackendEnum.CUSTOM, "plug.mod:Backend")
-    assert attention_priorities(AttentionBackendEnum, device="cpu") == ["CPU_ATTN", "CUSTOM"]
+    assert AttentionBackendEnum.priorities(device="cpu") == ["CPU_ATTN", "CUSTOM"]

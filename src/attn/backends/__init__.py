@@ -147,8 +147,8 @@ class AttentionBackendEnum(
     def priorities(cls, /, **settings: object) -> list[str]:
         """VLLM's order for the ``device``, ``capability`` and ``use_mla`` settings."""
         with _fork.importing():
-            from ._facts import attention_priorities  # noqa: PLC0415 - a lookup needs no facts
-        return attention_priorities(cls, **settings)
+            from . import _facts  # noqa: PLC0415 - a lookup needs no facts
+        return _facts.priorities(cls, **settings)
 
     if TYPE_CHECKING:  # classes of AttentionBackend, for type checkers
 
@@ -180,8 +180,8 @@ class MLAPrefillBackendEnum(
     def priorities(cls, /, **settings: object) -> list[str]:
         """VLLM's MLA prefill order for the ``device`` and ``capability`` settings."""
         with _fork.importing():
-            from ._facts import mla_prefill_priorities  # noqa: PLC0415 - a lookup needs no facts
-        return mla_prefill_priorities(cls, **settings)
+            from . import _facts  # noqa: PLC0415 - a lookup needs no facts
+        return _facts.priorities(cls, **settings)
 
     if TYPE_CHECKING:  # classes of MLAPrefillBackend, for type checkers
 

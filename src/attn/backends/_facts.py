@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from attn.backends import MLAPrefillBackendEnum
 from attn.registry.selection import dtype_name
 
 if TYPE_CHECKING:
@@ -222,23 +223,16 @@ _MLA_PREFILL_ORDER: dict[str, Order] = {
 }
 
 
-def _listed(registry: BackendEnumMeta, order: Order, capability: object) -> list[str]:
-    """*order*'s list for *capability*, then CUSTOM while something is registered for it."""
+def priorities(registry: BackendEnumMeta, /, **settings: object) -> list[str]:
+    """*registry*'s order for *settings* (no device: CUDA's; unknown: none), CUSTOM last if set."""
+    device, capability = str(settings.get("device") or "cuda"), settings.get("capability")
+    if registry is MLAPrefillBackendEnum:  # by device and capability only
+        order = _MLA_PREFILL_ORDER.get(device, ((), ()))
+    else:
+        mla = settings.get("use_mla") in (True,)  # noqa: FURB171 - 1 and numpy's True too; "no" not
+        order = _ATTENTION_ORDER.get((device, mla), ((), ()))
     major = capability[0] if isinstance(capability, (tuple, list)) and capability else None
     names = list(order[0] if major == _BLACKWELL else order[1])
     if "CUSTOM" in registry.__members__ and registry["CUSTOM"].is_overridden():
-        names.append("CUSTOM")
+        names.append("CUSTOM")  # set: something is registered for it
     return names
-
-
-def attention_priorities(registry: BackendEnumMeta, /, **settings: object) -> list[str]:
-    """``AttentionBackendEnum``'s order for *settings* (no device: CUDA's; unknown: none)."""
-    mla = settings.get("use_mla") in (True,)  # noqa: FURB171 - 1 and numpy's True too; "no" not
-    key = (str(settings.get("device") or "cuda"), mla)
-    return _listed(registry, _ATTENTION_ORDER.get(key, ((), ())), settings.get("capability"))
-
-
-def mla_prefill_priorities(registry: BackendEnumMeta, /, **settings: object) -> list[str]:
-    """``MLAPrefillBackendEnum``'s order for *settings*: by device and capability."""
-    order = _MLA_PREFILL_ORDER.get(str(settings.get("device") or "cuda"), ((), ()))
-    return _listed(registry, order, settings.get("capability"))
