@@ -1453,6 +1453,20 @@ def test_doctor_copies_of_non_plugins_are_notes_and_of_a_plugin_a_problem(run, s
     assert duplicated.out.count("note (non-plugin-copy)") == 2
 
 
+def test_doctor_does_not_note_a_virtualenvs_copies_over_its_base_pythons(run, sites, monkeypatch):
+    """--system-site-packages: the venv's pip over the base's is what it means, not a note."""
+    venv, base = sites.new("venv"), sites.new("base")
+    venv.dist("tool", "2.0", entry_points={"console_scripts": {"tool": "tool.cli:main"}})
+    base.dist("tool", "1.0", entry_points={"console_scripts": {"tool": "tool.cli:main"}})
+    monkeypatch.setattr(sys, "prefix", str(venv.root))
+    monkeypatch.setattr(sys, "base_prefix", str(base.root))
+    assert "note (non-plugin-copy)" not in run("doctor").out
+    monkeypatch.setattr(sys, "base_prefix", str(venv.root))  # the same copies outside a venv
+    for registry in (attn.AttentionBackendEnum, attn.MLAPrefillBackendEnum):
+        state_of(registry).reset()
+    assert "note (non-plugin-copy): tool is installed twice" in run("doctor").out
+
+
 def test_doctor_unmatched_selection(run, site, monkeypatch):
     """A name in ATTN_PLUGINS that matches no installed plugin is a problem, reported once."""
     site.dist("fine-attn", entry_points={"attn.backends": {"FINE": "fine:F"}})

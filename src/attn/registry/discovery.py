@@ -74,7 +74,7 @@ def deduplicate(
         )
         if note and any(declares[1:]):
             continue  # a plugin of a sibling registry: that registry reports it
-        for finding in _losing_copies(found, winner):
+        for finding in _losing_copies(found, winner, note):
             if note:
                 finding = replace(  # noqa: PLW2901 - the same finding, as a note
                     finding,
@@ -88,7 +88,7 @@ def deduplicate(
 
 
 def _losing_copies(
-    found: Sequence[DistributionRecord], winner: DistributionRecord | None
+    found: Sequence[DistributionRecord], winner: DistributionRecord | None, note: bool = False
 ) -> Iterator[Finding]:
     each = [] if winner is None else [winner]  # the copy used, then the real ones it hides
     for other in (c for c in found if c is not winner and c.metadata_problem is None):
@@ -103,11 +103,12 @@ def _losing_copies(
         keep = next((c for c in each if os.access(f"{c.location}/RECORD", os.F_OK)), each[0])
         fix = f"delete {joined([c.location for c in each if c is not keep])}"
         fix += "" if keep is each[0] else f" ({keep.location} is the copy pip installed)"
-        if sys.prefix == sys.base_prefix or all(  # pip uninstalls nothing outside its venv
-            realpath(c.location).startswith(realpath(sys.prefix) + os.sep) for c in each
-        ):
+        venv = realpath(sys.prefix) + os.sep if sys.prefix != sys.base_prefix else ""
+        inside = [realpath(c.location).startswith(venv) for c in each]  # pip's reach: its venv
+        if all(inside):
             fix += f", or uninstall {both} copies (pip uninstall {name}, {times}) and reinstall"
-        yield Finding(Code.DUPLICATE_METADATA, name, message, fix, name, ignored[0].version)
+        if not (note and inside[0] and not any(inside[1:])):  # a venv's over its base Python's
+            yield Finding(Code.DUPLICATE_METADATA, name, message, fix, name, ignored[0].version)
     for other in found:
         if (problem := other.metadata_problem) is not None:
             used = "attn does not use it" if winner is None else f"attn uses {winner.location}"
