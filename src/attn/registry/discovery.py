@@ -107,7 +107,8 @@ def _losing_copies(
         inside = [realpath(c.location).startswith(venv) for c in each]  # pip's reach: its venv
         if all(inside):
             fix += f", or uninstall {both} copies (pip uninstall {name}, {times}) and reinstall"
-        if not (note and inside[0] and not any(inside[1:])):  # a venv's over its base Python's
+        base = [realpath(c.location).startswith(realpath(sys.base_prefix) + os.sep) for c in each]
+        if not (note and venv and inside[0] and all(base[1:])):  # a venv's over its base's
             yield Finding(Code.DUPLICATE_METADATA, name, message, fix, name, ignored[0].version)
     for other in found:
         if (problem := other.metadata_problem) is not None:
