@@ -104,11 +104,11 @@ def _losing_copies(
         fix = f"delete {joined([c.location for c in each if c is not keep])}"
         fix += "" if keep is each[0] else f" ({keep.location} is the copy pip installed)"
         venv = realpath(sys.prefix) + os.sep if sys.prefix != sys.base_prefix else ""
-        inside = [realpath(c.location).startswith(venv) for c in each]  # pip's reach: its venv
+        inside = [not venv or realpath(c.location).startswith(venv) for c in each]  # pip's reach
         if all(inside):
             fix += f", or uninstall {both} copies (pip uninstall {name}, {times}) and reinstall"
-        base = [realpath(c.location).startswith(realpath(sys.base_prefix) + os.sep) for c in each]
-        if not (note and venv and inside[0] and all(base[1:])):  # a venv's over its base's
+        base = realpath(sys.base_prefix) + os.sep if note and venv and inside[0] else ""
+        if not (base and all(realpath(c.location).startswith(base) for c in ignored)):  # its base's
             yield Finding(Code.DUPLICATE_METADATA, name, message, fix, name, ignored[0].version)
     for other in found:
         if (problem := other.metadata_problem) is not None:
