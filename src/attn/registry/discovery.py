@@ -90,10 +90,11 @@ def deduplicate(
 def _losing_copies(
     found: Sequence[DistributionRecord], winner: DistributionRecord | None, note: bool = False
 ) -> Iterator[Finding]:
+    real = functools.cache(realpath) if len(found) > 1 else realpath  # each path resolved once
     each = [] if winner is None else [winner]  # the copy used, then the real ones it hides
     for other in (c for c in found if c is not winner and c.metadata_problem is None):
-        same = {realpath(c.location) for c in each}  # lib64 -> lib, or a build residue: one install
-        if realpath(other.location) not in same and not _build_residue(each[0], other):
+        same = {real(c.location) for c in each}  # lib64 -> lib, or a build residue: one install
+        if real(other.location) not in same and not _build_residue(each[0], other):
             each.append(other)
     if len(each) > 1:  # the finding's version is the first ignored copy's
         name, n, ignored = each[0].name, len(each), each[1:]
@@ -104,11 +105,11 @@ def _losing_copies(
         fix = f"delete {joined([c.location for c in each if c is not keep])}"
         fix += "" if keep is each[0] else f" ({keep.location} is the copy pip installed)"
         venv = realpath(sys.prefix) + os.sep if sys.prefix != sys.base_prefix else ""
-        inside = [not venv or realpath(c.location).startswith(venv) for c in each]  # pip's reach
+        inside = [not venv or real(c.location).startswith(venv) for c in each]  # pip's reach
         if all(inside):
             fix += f", or uninstall {both} copies (pip uninstall {name}, {times}) and reinstall"
         base = realpath(sys.base_prefix) + os.sep if note and venv and inside[0] else ""
-        if not (base and all(realpath(c.location).startswith(base) for c in ignored)):  # its base's
+        if not (base and all(real(c.location).startswith(base) for c in ignored)):  # its base's
             yield Finding(Code.DUPLICATE_METADATA, name, message, fix, name, ignored[0].version)
     for other in found:
         if (problem := other.metadata_problem) is not None:
