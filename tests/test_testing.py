@@ -1024,6 +1024,24 @@ def test_a_backend_of_another_registry_is_told_which_registry_it_is_for(pytester
     ) in " ".join(result.stdout.str().split())
 
 
+def test_a_class_deriving_from_a_protocol_interface_derives(pytester):
+    """A registry whose interface is a Protocol issubclass() refuses: inheritance counts."""
+    pytester.makepyfile(
+        proto="from typing import Protocol\nfrom attn.registry import BackendEnum\n\n"
+        "class Kernel(Protocol):\n    def run(self) -> None: ...\n\n"
+        "class Heir(Kernel):\n    def run(self) -> None: ...\n\n"
+        "class ProtoEnum(BackendEnum, group='proto.backends', host='proto', interface=Kernel):\n"
+        "    HEIR = 'proto:Heir'\n",
+        test_proto="from attn.testing import BackendConformance\n"
+        "from proto import Heir, ProtoEnum\n\n"
+        "class TestHeir(BackendConformance):\n"
+        "    backend_class = Heir\n    registry = ProtoEnum\n",
+    )
+    pytester.syspathinsert()
+    check = "test_derives_from_the_registry_interface"
+    pytester.runpytest("-p", "attn.testing", "-k", check).assert_outcomes(passed=1, deselected=7)
+
+
 NOT_DERIVED = """
 class Impl:
     pass

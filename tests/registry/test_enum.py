@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import pickle
 from collections.abc import Iterator
+from typing import Protocol, runtime_checkable
 
 import pytest
 
@@ -14,6 +15,7 @@ from attn.registry import (
     Backend,
     BackendEnum,
     BackendInterfaceError,
+    BackendLoadError,
     BackendNotRegisteredError,
     InvalidPathError,
     PluginBackend,
@@ -363,6 +365,71 @@ def test_interface_defaults_to_the_core_backend():
         MinimalEnum.PLAIN.get_class()
     assert str(state_of(MinimalEnum).config.noun) == "minimal backend"
     state_of(MinimalEnum).reset()
+
+
+def test_an_interface_path_that_fails_to_import_is_the_hosts_error(site):
+    """interface= as a path whose module raises: every load says so with the host's fix."""
+    site.module("ifc_broken_zz", "import no_such_dependency_zz\n")
+
+    class _Lazy(BackendEnum, group="lazyifc.backends", host="lazyifc", interface="ifc_broken_zz:I"):
+        FAST = f"{__name__}:FastToy"
+
+    with pytest.raises(BackendLoadError) as info:
+        _Lazy.FAST.get_class()
+    assert str(info.value).endswith(
+        f"(path '{__name__}:FastToy'): its registry's interface 'ifc_broken_zz:I' "
+        "cannot be imported: ModuleNotFoundError: No module named 'no_such_dependency_zz'. "
+        "Fix the interface= of _Lazy (lazyifc's code)"
+    )
+    (row,) = build_report(_Lazy, load=True).backends  # listing shows it, as any load failure
+    assert row.status == "broken"
+    assert "its registry's interface 'ifc_broken_zz:I' cannot be imported" in str(row.reason)
+
+
+def test_an_interface_that_cannot_be_one_is_refused_at_declaration():
+    """A malformed interface path, or an interface that is no class, fails as a bad member does."""
+    with pytest.raises(InvalidPathError):
+
+        class _Path(BackendEnum, group="badifc.backends", host="badifc", interface="nosuch"):
+            A = "m:C"
+
+    with pytest.raises(TypeError, match=r"^_Int: interface= takes a class or a 'module:Qual"):
+
+        class _Int(BackendEnum, group="badifc2.backends", host="badifc2", interface=5):  # type: ignore[call-arg]
+            A = "m:C"
+
+
+class Runnable(Protocol):
+    def run(self) -> None: ...
+
+
+@runtime_checkable
+class Timed(Protocol):
+    speed: int
+
+
+class RunsToy(Runnable):
+    def run(self) -> None: ...
+
+
+class TimedToy(Timed):
+    speed = 1
+
+
+@pytest.mark.parametrize(("interface", "heir"), [(Runnable, RunsToy), (Timed, TimedToy)])
+def test_a_protocol_interface_loads_the_classes_that_derive_from_it(interface, heir):
+    """A Protocol issubclass() refuses (not runtime-checkable, or with data): inheritance counts."""
+
+    class _Proto(BackendEnum, group="proto.backends", host="proto", interface=interface):
+        HEIR = f"{__name__}:{heir.__qualname__}"
+        OTHER = f"{__name__}:NotAToy"
+
+    assert _Proto.HEIR.get_class() is heir
+    with pytest.raises(
+        BackendInterfaceError,
+        match=rf"NotAToy does not derive from {__name__}\.{interface.__name__}\.",
+    ):
+        _Proto.OTHER.get_class()
 
 
 def test_state_of_refuses_non_registries():

@@ -68,7 +68,7 @@ class BackendEnumMeta(enum.EnumMeta):
             raise TypeError(f"{cls} declares members but no entry-point group (group=...)")
         if group is None:
             return new
-        if host is None:
+        if not isinstance(host, str):
             raise TypeError(f"{cls} must declare host=... (the host's distribution) with group=...")
         if aliases := [name for name, member in members if member.name != name]:
             raise TypeError(
@@ -76,6 +76,11 @@ class BackendEnumMeta(enum.EnumMeta):
                 f"{'repeats' if len(aliases) == 1 else 'repeat'} the value of another member"
             )
         defaults = {n: None if m.value is None else parse_path(m.value) for n, m in members}
+        if isinstance(interface, str):
+            parse_path(interface)  # a malformed path fails here, as a member's value does
+        elif not isinstance(interface, (type, type(None))):  # untyped code can pass anything
+            msg = f"{cls}: interface= takes a class or a 'module:QualName' string"  # type: ignore[unreachable]
+            raise TypeError(f"{msg}, not {shown(interface)}")
         prefix = env_prefix or host.upper().replace("-", "_").replace(".", "_")
         if not (prefix.isidentifier() and prefix.isascii()):  # `export PREFIX_STRICT=1` must work
             msg = f"{cls}: the prefix {prefix!r} (env_prefix, else host) cannot start a variable"

@@ -211,6 +211,14 @@ def interface_of(registry: Registry) -> type:
     return interface
 
 
+def derives(cls: type, interface: type) -> bool:
+    """`issubclass`; where it refuses the interface (a `typing.Protocol`), inheritance alone."""
+    try:
+        return issubclass(cls, interface)
+    except TypeError:  # a Protocol that is not runtime-checkable, or has data members
+        return interface in cls.__mro__
+
+
 def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
     config = registry._attn_state.config
     here = (name, config.registry, config.noun)
@@ -291,7 +299,7 @@ def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
     try:
         if not isinstance(obj, type):
             problem = f"{path.colon!r} is not a class but {type(obj).__name__} {shown(obj)}"
-        elif issubclass(obj, interface):
+        elif derives(obj, interface):
             return obj
         else:  # named as the path names it (a metaclass's __qualname__ may raise)
             where = f"{interface.__module__}.{interface.__qualname__}"
@@ -330,7 +338,16 @@ def load(registry: Registry, name: str, entry: Which = "in effect") -> type:
     if isinstance(entry, str):
         entry = registry._attn_state.lookup(name)
     path = _default(registry, name) if entry is None else entry.path
-    return load_class(path, interface_of(registry), _context(registry, name, entry))
+    ctx, config = _context(registry, name, entry), registry._attn_state.config
+    try:
+        interface = interface_of(registry)
+    except BaseException as exc:  # the host's own interface= path: the host's fix, for any backend
+        if passes_through(exc):
+            raise
+        what = f"its registry's interface {registry._attn_interface!r} cannot be imported: "
+        ctx = ctx._replace(fix=f"Fix the interface= of {ctx.registry} ({config.host}'s code)")
+        raise _fail(ctx, path, what + describe(exc), interface=False) from exc
+    return load_class(path, interface, ctx)
 
 
 def try_load(
