@@ -91,3 +91,25 @@ def test_diagnose_load_finds_what_list_load_marks_broken(site):
             "raised RuntimeError: driver query failed"
         ),
     )
+
+
+def test_an_interface_that_fails_to_import_is_one_finding_with_the_hosts_fix(site):
+    """Every load fails alike when the registry's interface= path fails: one finding, not each."""
+    site.module("ifchost_iface", "import no_such_dependency_zz\n")
+    site.module(
+        "ifchost",
+        "from attn.registry import Backend, BackendEnum\n\nclass B(Backend): pass\n\n"
+        "class IfcEnum(BackendEnum, group='ifc.backends', host='ifchost', "
+        "interface='ifchost_iface:I'):\n    A = 'ifchost:B'\n    C = 'ifchost:C'\n",
+    )
+    (failure,) = diagnose(importlib.import_module("ifchost").IfcEnum, load=True).findings
+    assert (failure.kind, failure.subject, failure.group) == (
+        Code.LOAD_FAILURE,
+        "IfcEnum",
+        "ifc.backends",
+    )
+    assert failure.message == (
+        "IfcEnum's interface 'ifchost_iface:I' cannot be imported: "
+        "ModuleNotFoundError: No module named 'no_such_dependency_zz'"
+    )
+    assert failure.fix == "fix the interface= of IfcEnum (ifchost's code)"

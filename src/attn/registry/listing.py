@@ -9,7 +9,7 @@ from typing import IO, TYPE_CHECKING, Literal, TypeAlias
 from .codes import Code
 from .enum import BackendEnumMeta, valid_names
 from .errors import AttnError, BackendLoadError, Record, describe, passes_through
-from .loading import missing_of, resolve, same_modules, try_load
+from .loading import interface_of, missing_of, resolve, same_modules, try_load
 from .report import DiscoveryResult, Finding, Origin, PluginRecord, _Fields, _record  # type: ignore[attr-defined]
 from .table import Entry
 
@@ -218,6 +218,16 @@ def _load_findings(
     """Import every built-in default and plugin in effect; report failures, and registrations."""
     state = registry._attn_state
     config, controls = state.config, state.controls()
+    try:
+        interface_of(registry)
+    except BaseException as exc:  # every load would fail alike: one finding, the host's fix
+        if passes_through(exc):
+            raise
+        why = f"{config.registry}'s interface {registry._attn_interface!r} cannot be imported"
+        fix = f"fix the interface= of {config.registry} ({config.host}'s code)"
+        host = (config.host, result.host_version, config.group)
+        yield Finding(Code.LOAD_FAILURE, config.registry, f"{why}: {describe(exc)}", fix, *host)
+        return
     for name, default in registry._attn_defaults.items():
         if default and (what := _failed(*try_load(registry, name, None, output=output))):
             yield Finding(
