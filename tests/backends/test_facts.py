@@ -213,6 +213,8 @@ def test_sizes(sizes, text, accepted, refused):
         ({"device": "xpu"}, ["FLASH_ATTN", "TRITON_ATTN"]),
         ({"device": "xpu", "use_mla": True}, ["TRITON_MLA"]),
         ({"device": "abacus"}, []),
+        ({"device": ""}, []),  # an unknown device, not CUDA's: only None is no device
+        ({"device": 0}, []),
         (
             {"device": "cuda", "use_mla": 1},
             ["FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", "FLASHMLA_SPARSE"],

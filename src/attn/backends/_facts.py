@@ -225,7 +225,8 @@ _MLA_PREFILL_ORDER: dict[str, Order] = {
 
 def priorities(registry: BackendEnumMeta, /, **settings: object) -> list[str]:
     """*registry*'s order for *settings* (no device: CUDA's; unknown: none), CUSTOM last if set."""
-    device, capability = str(settings.get("device") or "cuda"), settings.get("capability")
+    device, capability = settings.get("device"), settings.get("capability")
+    device = "cuda" if device is None else str(device)  # only None is no device: "" is unknown
     if registry is MLAPrefillBackendEnum:  # by device and capability only
         order = _MLA_PREFILL_ORDER.get(device, ((), ()))
     else:
