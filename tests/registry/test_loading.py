@@ -572,6 +572,11 @@ def test_blocks_in_other_threads_leave_no_memo_behind(recorder):
                 "('acme-kernels',): give one import name per distribution, in the same order"
             ),
         ),
+        ({"requires": (5,)}, "Bad.requires and requires_modules hold str, not 5"),
+        (
+            {"requires": ("x",), "requires_modules": (None,)},
+            "Bad.requires and requires_modules hold str, not None",
+        ),
     ],
 )
 def test_a_wrong_requires_is_refused_when_the_class_is_defined(body, message):

@@ -127,6 +127,10 @@ def import_names(cls: type[Any]) -> tuple[str, ...]:
                 f"{cls.__qualname__}.{attribute} is the string {value!r}, not a tuple: "
                 f"write {attribute} = ({value!r},)"
             )
+    if wrong := [n for n in (*requires, *(modules or ())) if not isinstance(n, str)]:
+        raise TypeError(
+            f"{cls.__qualname__}.requires and requires_modules hold str, not {wrong[0]!r}"
+        )
     if modules is None:
         return tuple(name.replace("-", "_").replace(".", "_") for name in requires)
     if len(modules) != len(requires):
