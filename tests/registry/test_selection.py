@@ -25,7 +25,6 @@ from attn.registry.enum import state_of
 from attn.registry.selection import (
     Selection,
     SelectionError,
-    default_priorities,
     dtype_name,
     select,
 )
@@ -268,10 +267,10 @@ def test_a_plugin_name_is_chosen_when_the_host_has_no_valid_candidate(host):
 
 def test_default_priorities_are_the_builtins_and_a_registered_custom():
     """Without a priorities classmethod: every built-in in enum order, CUSTOM once registered."""
-    assert default_priorities(PlainEnum) == ["ONE", "TWO"]
+    assert PlainEnum.priorities() == ["ONE", "TWO"]
     assert select(PlainEnum).name == "TWO"
     register(PlainEnum.CUSTOM, f"{__name__}:Accepts")
-    assert default_priorities(PlainEnum) == ["ONE", "TWO", "CUSTOM"]
+    assert PlainEnum.priorities() == ["ONE", "TWO", "CUSTOM"]
 
 
 def test_an_unregistered_custom_in_the_hosts_order_is_a_rejected_row():

@@ -252,11 +252,10 @@ class BackendEnum(_BackendMethods, enum.Enum, metaclass=BackendEnumMeta):
         return select(cls, backend, **settings)
 
     @classmethod
-    def priorities(cls, /, **settings: object) -> list[str]:
+    def priorities(cls, /, **settings: object) -> list[str]:  # noqa: ARG003 - a host's take them
         """Order for *settings*, plugin names after it; default: built-ins, CUSTOM if registered."""
-        with _fork.importing():
-            from .selection import default_priorities  # noqa: PLC0415 - a lookup needs no selection
-        return default_priorities(cls, **settings)
+        defaults, state = cls._attn_defaults, cls._attn_state
+        return [n for n in defaults if defaults[n] is not None or state.lookup(n)]
 
     @classmethod
     def fingerprint(cls) -> str:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
 
 
-__all__ = ["Candidate", "Reason", "Selection", "default_priorities", "dtype_name", "select"]
+__all__ = ["Candidate", "Reason", "Selection", "dtype_name", "select"]
 _TEXT = re.compile(r"(?!(?:true|false|null)$)[A-Za-z_][\w.:/+-]*").fullmatch  # never JSON
 _JSON = json.JSONEncoder(  # what JSON cannot write: a numpy scalar's Python value, else the text
     separators=(",", ":"), default=lambda v: v.item() if type(v).__module__ == "numpy" else str(v)
@@ -120,12 +120,6 @@ def frozen(value: object, key: str) -> Hashable:
 
 def _shown(settings: Settings) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in settings) or "no settings"
-
-
-def default_priorities(registry: _Registry, /, **settings: object) -> list[str]:  # noqa: ARG001
-    """Every built-in in enum order; a member without a default (CUSTOM) only when registered."""
-    defaults, state = registry._attn_defaults, registry._attn_state
-    return [n for n in defaults if defaults[n] is not None or state.lookup(n)]
 
 
 def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
