@@ -66,21 +66,6 @@ def test_a_subclass_with_one_more_field_still_compares_the_paths():
     assert _located("a.m", "A", "here") == _located("a.m", "A", "here")
 
 
-def test_a_table_entry_needs_a_valid_plugin():
-    """An entry point rejected for its value (no class path) never becomes a table entry."""
-    from attn.registry.table import Entry  # noqa: PLC0415 - the table's record
-
-    entry = Entry.from_plugin(_plugin())
-    assert (entry.path, entry.origin, entry.distribution) == (
-        ClassPath("acme.m", "B"),
-        "plugin",
-        "attn-acme",
-    )
-    invalid = dataclasses.replace(_plugin(), value="acme m", status="invalid", path=None)
-    with pytest.raises(ValueError, match=r"'FLASH_ATTN' = 'acme m' of attn-acme 1.0 has no class"):
-        Entry.from_plugin(invalid)
-
-
 def _record(base: type, name: str) -> type:
     """A record with defaults and a method, on *base*, pickled by *name* from this module."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import fields, replace
-from typing import IO, TYPE_CHECKING, Literal, TypeAlias
+from typing import IO, TYPE_CHECKING, Literal, TypeAlias, cast
 
 from .codes import Code
 from .enum import BackendEnumMeta, valid_names
@@ -15,6 +15,8 @@ from .table import Entry
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator
+
+    from .errors import ClassPath
 
 BackendStatus: TypeAlias = Literal["ok", "unregistered", "broken"]
 _Outcome: TypeAlias = "tuple[type | None, BackendLoadError | None]"
@@ -237,11 +239,11 @@ def _load_findings(
                 "if that does not help, report a bug",
                 *(config.host, result.host_version, config.group, default.colon),
             )
-    for plugin in result.used:
-        outcome = try_load(registry, plugin.name, Entry.from_plugin(plugin), output=output)
-        if (what := _failed(*outcome)) is None:
+    for plugin in result.used:  # a used entry point's value is a valid class path
+        dist, path = plugin.distribution, cast("ClassPath", plugin.path)
+        entry = Entry(plugin.name, path, "plugin", dist, plugin.distribution_version, plugin.value)
+        if (what := _failed(*try_load(registry, plugin.name, entry, output=output))) is None:
             continue
-        dist = plugin.distribution
         yield Finding(
             *(Code.LOAD_FAILURE, plugin.name),
             f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}",

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from ._cache import HostScan, RecordData
-    from .report import DiscoveryResult, PluginRecord
+    from .report import DiscoveryResult
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
 
@@ -70,15 +70,6 @@ class Entry(Record):
         if self.plugin_distribution is None:
             return self.registered_by
         return f"{self.registered_by or 'unknown code'} (plugin code of {self.plugin_label})"
-
-    @classmethod
-    def from_plugin(cls, plugin: PluginRecord) -> Entry:
-        """The entry of a plugin that discovery merged (`ValueError` if it has no path)."""
-        if plugin.path is None:
-            msg = f"{plugin.name!r} = {plugin.value!r} of {plugin.origin_label} has no class path"
-            raise ValueError(msg)
-        dist, version = plugin.distribution, plugin.distribution_version
-        return cls(plugin.name, plugin.path, "plugin", dist, version, plugin.value)
 
 
 class Snapshot(Record):
