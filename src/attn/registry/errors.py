@@ -159,10 +159,6 @@ class ClassPath(Record):
         """The ``module.qualname`` form that ``get_path()`` returns."""
         return f"{self.module}.{self.qualname}"
 
-    def __str__(self) -> str:
-        """Render the canonical colon form."""
-        return self.colon
-
 
 def parse_path(path: object) -> ClassPath:
     """Parse ``module:QualName`` or ``module.QualName``; `InvalidPathError` if neither."""
