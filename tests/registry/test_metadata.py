@@ -295,7 +295,7 @@ def reference_view(group: str) -> set[tuple[str, str, str]]:
 
 
 def seam_view(group: str) -> set[tuple[str, str, str]]:
-    dists, _ = deduplicate(scan(lambda ep: ep.group == group), ())
+    dists, _ = deduplicate(scan(lambda ep: ep.group == group), (), (group,))
     return {
         (d.name, ep.name, ep.value) for d in dists for ep in d.entry_points if ep.group == group
     }

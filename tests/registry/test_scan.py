@@ -544,7 +544,7 @@ def test_distributions_in_memory_are_keyed_by_their_names(site, monkeypatch):
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder(memory.copy)])
     stdlib = importlib.metadata.entry_points(group="attn.backends")
     assert {"MEM_ONE", "MEM_TWO"} <= set(stdlib.names)
-    kept, _ = deduplicate(scan(wants_groups), ())
+    kept, _ = deduplicate(scan(wants_groups), (), GROUPS)
     found = {(r.key, ep.name) for r in kept for ep in r.entry_points}
     assert {("mem-one", "MEM_ONE"), ("mem-two", "MEM_TWO")} <= found
 
@@ -565,7 +565,7 @@ def test_a_second_finder_s_copy_ranks_as_importlib_metadata_ranks_it(sites, monk
     assert python_uses.value == ("dupe:Disk" if place == "after" else "dupe:Memory")
     records = scan(wants_groups)
     assert records[0].key == "dupe"  # the finder serves it for the first entry of sys.path too
-    kept, findings = deduplicate(records, ())
+    kept, findings = deduplicate(records, (), GROUPS)
     (used,) = [ep for r in kept for ep in r.entry_points if ep.name == "DUPE"]
     assert used.value == python_uses.value
     (finding,) = [f for f in findings if f.kind is Code.DUPLICATE_METADATA]

@@ -50,7 +50,7 @@ def _build_residue(a: DistributionRecord, b: DistributionRecord) -> bool:
 
 
 def deduplicate(
-    records: Sequence[DistributionRecord], relevant: Collection[str], groups: Sequence[str] = ()
+    records: Sequence[DistributionRecord], relevant: Collection[str], groups: Sequence[str]
 ) -> tuple[tuple[DistributionRecord, ...], tuple[Finding, ...]]:
     """Keep one copy per distribution, the first usable one, and report the others (DESIGN 6)."""
     copies: dict[str, list[DistributionRecord]] = defaultdict(list)
@@ -69,9 +69,7 @@ def deduplicate(
             continue
         named = {ep.group for r in found for ep in r.entry_points}
         declares = [any(n == g or misspelt(n, g) for n in named) for g in groups]
-        note = bool(groups) and not (
-            key in relevant or any(r.entry_points_problem for r in found) or declares[0]
-        )
+        note = not (key in relevant or any(r.entry_points_problem for r in found) or declares[0])
         if note and any(declares[1:]):
             continue  # a plugin of a sibling registry: that registry reports it
         for finding in _losing_copies(found, winner, note):
