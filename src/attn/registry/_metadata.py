@@ -9,10 +9,10 @@ from collections import Counter
 from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
-from . import _scan
+from . import _scan, controls
 from ._scan import UNREADABLE_KEY, DistributionRecord, EntryPointRecord, MetadataRecord, Problem
 from .codes import Code
-from .controls import canonical_name, covered, reader, standard_finders
+from .controls import canonical_name, reader, standard_finders
 from .errors import AttnConfigError, describe, passes_through
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def records_from(data: Iterable[tuple[Any, ...]]) -> tuple[DistributionRecord, .
 
 def entry_point_pattern() -> re.Pattern[str]:
     """How `importlib.metadata` splits an entry point's value into module, attr, extras."""
-    if covered(sys.version_info[:2]):
+    if sys.version_info[:2] <= controls.NEWEST_COVERED:
         return _ENTRY_POINT_PATTERN
     from importlib.metadata import EntryPoint  # noqa: PLC0415 - a Python the tests have not seen
 

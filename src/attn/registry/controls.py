@@ -39,18 +39,13 @@ def exporting(variable: str, value: str | None) -> str:
     return f"export {variable}={shell_word(value)}" if value else f"unset {variable}"
 
 
-def covered(version: tuple[int, int]) -> bool:
-    """Whether the tests compared the fast reader with Python *version*'s own reader."""
-    return version <= NEWEST_COVERED
-
-
 def reader(prefix: str = "ATTN", env: Mapping[str, str] = os.environ) -> str:
     """``fast``, unless ``<PREFIX>_READER=reference`` or Python is newer than `NEWEST_COVERED`."""
     variable = READER_VARIABLE.format(prefix=prefix)
     value = (written := env.get(variable, "")).strip().lower() or "fast"
     if value not in {"fast", "reference"}:
         raise AttnConfigError(variable, written, "fast or reference")  # as set, like the flags
-    return value if covered(sys.version_info[:2]) else "reference"
+    return value if sys.version_info[:2] <= NEWEST_COVERED else "reference"
 
 
 def standard_finders(*, backport: bool = False) -> bool:
