@@ -121,15 +121,8 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
     return HostScan(key, stamps, records, file, began, True, outcomes, set())  # noqa: FBT003
 
 
-def host_scan(
-    host: str,
-    groups: Iterable[str],
-    scan: Callable[[], tuple[RecordData, ...]],
-    *,
-    controls: Controls,
-    fresh: bool = False,
-) -> HostScan:
-    """The host's scan: this process's, else the cache file's, else a new one from *scan*."""
+def host_scan(host: str, groups: Iterable[str], *, controls: Controls, fresh: bool) -> HostScan:
+    """The host's scan: this process's, else the cache file's, else a new one by its reader."""
     host_key, ordered, using = canonical_name(host), tuple(sorted(set(groups))), controls.reader
     # importlib_metadata, once imported, reads every copy by its own rules: its code is stamped.
     backport = [f for f in [getattr(sys.modules.get("importlib_metadata"), "__file__", None)] if f]
@@ -157,7 +150,10 @@ def host_scan(
     if found is None:
         # sys.path's folders are stamped before they are read: one switched meanwhile mismatches.
         entries = {path: _stamp(path) for path in resolved} if file is not None else {}
-        started, records = time.time_ns(), scan()
+        from .discovery import scan_host  # noqa: PLC0415 - the cold path only
+        from .report import plain  # noqa: PLC0415
+
+        started, records = time.time_ns(), plain(scan_host(host, ordered, using))
         paths: list[str] = []
         if file is not None:  # stamps only for a file to check them against
             paths = [*resolved, *(os.path.join(_HERE, f"{n}.py") for n in _SOURCES), *backport]

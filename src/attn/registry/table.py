@@ -18,7 +18,7 @@ from .errors import ClassPath, PluginProblemError, PluginWarning, Record
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from ._cache import HostScan, RecordData
+    from ._cache import HostScan
     from .report import DiscoveryResult
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
@@ -153,15 +153,8 @@ class RegistryState:
     def _scan(self, controls: Controls, fresh: bool) -> HostScan | None:
         if controls.disable_plugins:
             return None
-        host, groups = self.config.host, (self.config.group, *self._groups)
-
-        def scan() -> tuple[RecordData, ...]:
-            from .discovery import scan_host  # noqa: PLC0415 - the cold path only
-            from .report import plain  # noqa: PLC0415
-
-            return plain(scan_host(host, groups, controls.reader))  # type: ignore[no-any-return]
-
-        return host_scan(host, groups, scan, controls=controls, fresh=fresh)
+        groups = (self.config.group, *self._groups)
+        return host_scan(self.config.host, groups, controls=controls, fresh=fresh)
 
     def _pipeline(self, controls: Controls, scan: HostScan | None) -> DiscoveryResult:
         from ._metadata import records_from  # noqa: PLC0415 - as scan_host, the cold path only
