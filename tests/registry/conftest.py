@@ -8,7 +8,7 @@ import pytest
 
 import attn
 from attn.registry.controls import read_controls
-from attn.registry.discovery import DiscoveryResult, discover
+from attn.registry.discovery import DiscoveryResult, discover, scan_host
 
 Discover = Callable[..., DiscoveryResult]
 
@@ -23,12 +23,17 @@ def run_discovery() -> Discover:
         registry = (
             attn.AttentionBackendEnum if group == "attn.backends" else attn.MLAPrefillBackendEnum
         )
+        controls = read_controls("ATTN", environ or {})
+        groups = ("attn.backends", "attn.mla_prefill_backends")
+        # As a registry does: no scan with plugins disabled.
+        records = () if controls.disable_plugins else scan_host("attn", groups, controls.reader)
         return discover(
             group=group,
             host="attn",
-            controls=read_controls("ATTN", environ or {}),
+            controls=controls,
             builtin_names=[m.name for m in registry],
-            sibling_groups=("attn.backends", "attn.mla_prefill_backends"),
+            sibling_groups=groups,
+            records=records,
         )
 
     return run

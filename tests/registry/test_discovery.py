@@ -295,8 +295,10 @@ def test_incompatible_finding(site, run_discovery):
 def test_incompatible_finding_without_the_host_installed(site):
     """With the host not installed, the fix is the command that installs the release it needs."""
     site.dist("plug", entry_points={"toy.backends": {"A": "m:A"}}, requires=["toy>=2,<3"])
+    controls = read_controls("TOY", {})
+    records = discovery.scan_host("toy", ("toy.backends",), controls.reader)
     result = discovery.discover(
-        group="toy.backends", host="toy", controls=read_controls("TOY", {}), builtin_names=[]
+        group="toy.backends", host="toy", controls=controls, builtin_names=[], records=records
     )
     (finding,) = result.findings
     assert finding.fix == "install the toy release plug requires (pip install 'toy<3,>=2')"
@@ -673,8 +675,10 @@ def test_a_host_without_entry_points_installed_twice_is_a_problem(sites):
     first, second = sites.new("first"), sites.new("second")
     first.dist("toy", "2.0", requires=())
     old = second.dist("toy", "1.0", requires=())
+    controls = read_controls("TOY", {})
+    records = discovery.scan_host("toy", ("toy.backends",), controls.reader)
     result = discovery.discover(
-        group="toy.backends", host="toy", controls=read_controls("TOY", {}), builtin_names=[]
+        group="toy.backends", host="toy", controls=controls, builtin_names=[], records=records
     )
     assert [(f.kind, f.subject, f.fix.split(",")[0]) for f in result.findings] == [
         ("duplicate-metadata", "toy", f"delete {old}")
@@ -1122,12 +1126,14 @@ def test_a_project_part_two_edits_away_is_another_project():
 def test_a_sibling_registrys_group_is_no_typo_however_alike(site):
     """Entry points in a sibling registry's group are that registry's, not a misspelling."""
     site.dist("plug", entry_points={"toy.backend": {"A": "m:A"}})
+    controls, groups = read_controls("TOY", {}), ("toy.backends", "toy.backend")
     result = discovery.discover(
         group="toy.backends",
         host="toy",
-        controls=read_controls("TOY", {}),
+        controls=controls,
         builtin_names=[],
-        sibling_groups=("toy.backends", "toy.backend"),
+        sibling_groups=groups,
+        records=discovery.scan_host("toy", groups, controls.reader),
     )
     assert (result.findings, result.misgrouped) == ((), ())
 

@@ -249,14 +249,13 @@ def discover(
     controls: Controls,
     builtin_names: Sequence[str],
     sibling_groups: Sequence[str] = (),
-    records: Sequence[DistributionRecord] | None = None,
+    records: Sequence[DistributionRecord],
     host_root: str | None = None,
 ) -> DiscoveryResult:
     """Run the whole pipeline for *group* (*host_root*: where the host's code was imported from)."""
     host_key, groups = canonical_name(host), {group, *sibling_groups}
     if controls.disable_plugins:  # no entry-point discovery at all: no metadata is read
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
-    records = scan_host(host, groups, controls.reader) if records is None else records
     if (sites := controls.testing_sites) is not None:  # os.pathsep-separated folders
         allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
         records = [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]

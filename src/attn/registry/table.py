@@ -166,7 +166,7 @@ class RegistryState:
             controls=controls,
             builtin_names=self._builtin_names,
             sibling_groups=tuple(self._groups),
-            records=None if scan is None else records_from(scan.records),
+            records=() if scan is None else records_from(scan.records),  # () when disabled
             host_root=self.config.host_root,
         )
 
