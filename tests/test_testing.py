@@ -1012,7 +1012,9 @@ def test_a_backend_of_another_registry_is_told_which_registry_it_is_for(pytester
     pytester.makeconftest(  # a host's registry of any Backend, declared first: not the closest
         "from attn.registry import Backend, BackendEnum\n\n"
         "class AnyEnum(BackendEnum, group='any.backends', host='any', interface=Backend):\n"
-        "    X = 'm:X'\n"
+        "    X = 'm:X'\n\n"  # and one whose interface fails to import, which fits nothing
+        "class LostEnum(BackendEnum, group='lost.backends', host='lost', interface='no_zz:I'):\n"
+        "    Y = 'm:Y'\n"
     )
     check = "test_derives_from_the_registry_interface"
     result = run_one_check(pytester, check, "mla", source, "Prefill", subprocess=True)
@@ -1244,7 +1246,7 @@ class Impl:
 
 class Unnamed(AttentionBackend):
     requires = ("wave-lib",)
-    requires_modules = (None,)
+    requires_modules = ("wave lib",)  # a str (anything else fails as the class is defined)
 
     @classmethod
     def get_impl_cls(cls):
@@ -1252,8 +1254,8 @@ class Unnamed(AttentionBackend):
 """
 
 
-def test_a_requires_modules_item_that_is_no_str_fails_every_check_reading_it(pytester):
-    """requires_modules = (None,): each check that reads it names the class, attribute and item."""
+def test_a_requires_modules_item_that_is_no_import_name_fails_every_check_reading_it(pytester):
+    """requires_modules = ("wave lib",): each check reading it names the class, attribute, item."""
     pytester.makepyfile(unnamed=NO_IMPORT_NAME)
     test = CONFORMANCE.format(classes="from unnamed import Unnamed", target="Unnamed")
     pytester.makepyfile(test_unnamed=test)
@@ -1264,7 +1266,7 @@ def test_a_requires_modules_item_that_is_no_str_fails_every_check_reading_it(pyt
     assert result.parseoutcomes()["failed"] == len(checks)
     out = " ".join(result.stdout.str().split())
     message = (
-        "Unnamed.requires_modules: None is not an import name: list bare names in requires, "
+        "Unnamed.requires_modules: 'wave lib' is not an import name: list bare names in requires, "
         "and in requires_modules the names they import as"
     )
     assert out.count(message) >= len(checks)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import re
@@ -15,11 +16,10 @@ from typing import TYPE_CHECKING, ClassVar, NoReturn
 import pytest
 from packaging.version import VERSION_PATTERN
 
-from attn.registry import Backend
 from attn.registry.controls import TESTING_SITES_VARIABLE, canonical_name
 from attn.registry.enum import ON_DECLARE, BackendEnumMeta, declared_registries, state_of
 from attn.registry.errors import describe, parse_path
-from attn.registry.loading import attribute, derives, import_names, interface_of, missing_of
+from attn.registry.loading import Backend, attribute, import_names, interface_of, missing_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -231,10 +231,15 @@ class BackendConformance:
     def _derived(self) -> type:
         """The backend class, once it derives from the interface (else the failure says so)."""
         cls, interface = self._backend(), self._interface()
-        if not derives(cls, interface):
-            fits = sorted(declared_registries(), key=lambda r: -len(interface_of(r).__mro__))
-            of = [r.__name__ for r in fits if derives(cls, interface_of(r))]  # closest first
-            other = f", or set registry = {of[0]} if it is one of its backends" if of else ""
+        if interface not in cls.__mro__ and not issubclass(cls, interface):  # a Protocol's too
+            fits = []  # (closeness, order, name) of the registries it fits
+            for order, registry in enumerate(declared_registries()):
+                with contextlib.suppress(Exception):  # an interface that fails to import: none
+                    if issubclass(cls, base := interface_of(registry)):
+                        fits.append((-len(base.__mro__), order, registry.__name__))
+            other = (
+                f", or set registry = {min(fits)[2]} if it is one of its backends" if fits else ""
+            )
             _fail(
                 f"{cls.__qualname__} does not derive from {interface.__module__}."
                 f"{interface.__qualname__}: declare it as "

@@ -216,14 +216,6 @@ def interface_of(registry: Registry) -> type:
     return interface
 
 
-def derives(cls: type, interface: type) -> bool:
-    """`issubclass`; where it refuses the interface (a `typing.Protocol`), inheritance alone."""
-    try:
-        return issubclass(cls, interface)
-    except TypeError:  # a Protocol that is not runtime-checkable, or has data members
-        return interface in cls.__mro__
-
-
 def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
     config = registry._attn_state.config
     here = (name, config.registry, config.noun)
@@ -304,7 +296,7 @@ def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
     try:
         if not isinstance(obj, type):
             problem = f"{path.colon!r} is not a class but {type(obj).__name__} {shown(obj)}"
-        elif derives(obj, interface):
+        elif interface in obj.__mro__ or issubclass(obj, interface):  # a Protocol's heirs too
             return obj
         else:  # named as the path names it (a metaclass's __qualname__ may raise)
             where = f"{interface.__module__}.{interface.__qualname__}"
