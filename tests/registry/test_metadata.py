@@ -225,6 +225,12 @@ def write(info, file, data):
             None,
             "None",
         ),
+        (  # nor before a comment that holds an entry's syntax (# or ;)
+            "entry_points.txt",
+            f"\ufeff# X = m:C is the syntax\n; Y = m:D\n[{GROUP}]\nA = a:A\n".encode(),
+            None,
+            "None",
+        ),
         (
             "entry_points.txt",
             f"A = a:A\n[{GROUP}]\nB = b:B\n".encode(),

@@ -808,6 +808,18 @@ def test_a_requires_txt_that_cannot_be_read_makes_the_metadata_unusable(site, fi
         assert record.metadata_problem == Problem(code, file)
 
 
+def test_a_requires_txt_that_cannot_be_read_keeps_the_name_and_version_python_reads(site):
+    """Python reads the Name and Version of such a copy, and fails on its requirements alone."""
+    info = site.dist("plug", "1.5", folder="plug.egg-info", requires=())
+    (info / "requires.txt").write_bytes(b"attn\n# caf\xe9\n")
+    importlib.invalidate_caches()
+    assert importlib.metadata.version("plug") == installed_version("plug") == "1.5"
+    for using in ("fast", "reference"):
+        (record,) = scan(wants_groups, ("plug",), [str(site.root)], using=using)
+        assert (record.name, record.version) == ("plug", "1.5")
+        assert record.metadata_problem == Problem(Code.NOT_UTF8, "requires.txt", "0xe9", 10)
+
+
 @pytest.mark.parametrize(
     ("version", "expected"), [((3, 10), True), ((3, 13), True), ((3, 14), False), ((4, 0), False)]
 )

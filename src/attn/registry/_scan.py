@@ -193,8 +193,8 @@ def local_metadata(location: str) -> MetadataRecord:
     requires = fields["requires-dist"]
     if not requires:  # as Distribution.requires: Requires-Dist, else requires.txt
         egg, problem = read_text(f"{location}/requires.txt", "requires.txt")
-        if problem is not None:
-            return MetadataRecord(None, None, (), problem)
+        if problem is not None:  # Python reads the name and version all the same
+            return MetadataRecord(name or None, version, (), problem)
         requires = list(egg_requirements(egg or ""))
     # A byte-order mark hides every header from Python's email parser: say so.
     bom = text.startswith("\ufeff")
@@ -217,8 +217,8 @@ def local_entry_points(location: str) -> EntryPoints:
         name, equals, value = line.partition("=")
         if line[0] == "[" and line[-1] == "]":
             group = line.strip("[]")
-        elif group is None:  # Python drops entries before any header: attn says so
-            if equals and line[0] != ";" and problem is None:  # a mark hid the header if bom
+        elif group is None:  # Python drops entries before any header (a mark hid it if bom)
+            if equals and line.lstrip("\ufeff")[0] not in "#;" and problem is None:  # no comment
                 why = Problem(Code.ENTRIES_BEFORE_HEADER, file, line[:60])
                 problem = Problem(Code.BYTE_ORDER_MARK, file) if bom else why
         elif not equals:  # Python cannot read the file at all
