@@ -901,6 +901,28 @@ def in_sixteen_threads(run: Callable[[int], object]) -> list[BaseException]:
     return errors
 
 
+SELECTS_AS_IT_IS_IMPORTED = """\
+from test_selection import PickBackend, PickEnum
+from attn.registry.selection import select
+
+EARLY = select(PickEnum, device="tpu")  # this module is half imported: not a candidate yet
+
+class Sel(PickBackend):
+    pass
+"""
+
+
+def test_a_selection_made_while_a_candidate_imports_does_not_stick(host):
+    """A plugin module that selects as it is imported: the outer call's answer is the cached one."""
+    host.module("selfsel", SELECTS_AS_IT_IS_IMPORTED)
+    host.dist("sel-plugin", "1.0", entry_points={"pick.backends": {"AAA": "selfsel:Sel"}})
+    plugin(host, ZZZ="Good")
+    chosen = select(PickEnum, device="tpu")
+    assert sys.modules["selfsel"].EARLY.name == "ZZZ"  # AAA could not load inside its own import
+    assert chosen.name == "AAA"
+    assert select(PickEnum, device="tpu") is chosen
+
+
 def test_sixteen_threads_selecting_at_once_agree(host):
     """Threads selecting on a fresh registry at once all get the same answer."""
     plugin(host, ALPHA="Good")

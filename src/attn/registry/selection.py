@@ -259,7 +259,7 @@ def select(registry: _Registry, /, backend: object = None, **settings: object) -
         found = _choose(registry, explicit, held, by_variable=by_env)
         with _fork.LOCK:
             if token is registry._attn_state._layers.table:  # else it changed: already stale
-                found = _results(registry, token).setdefault(key, found)
+                _results(registry, token)[key] = found  # over one made inside it (re-entered)
     if isinstance(found, SelectionError):
         raise SelectionError(*found.args)
     return found
