@@ -894,6 +894,24 @@ for _name, (_source, _error) in REFUSED.items():
 
 
 @case("--registry")
+def registry_interface_path_fails_to_import(env):
+    source = HOST_REGISTRY.replace("interface=Sampler", "interface='hostile_iface:Sampler'")
+    env.site.module("hostile_host", source)
+    env.site.module("hostile_iface", "raise RuntimeError('needs a GPU')\n")
+    why = "interface 'hostile_iface:Sampler' cannot be imported: RuntimeError: needs a GPU"
+    return Expect(
+        doctor=0,
+        commands=(
+            (("list", *OPTION), 0, ("GREEDY",)),
+            (("list", "--load", *OPTION), 0, ("broken", why)),
+            (("show", "GREEDY", "--load", *OPTION), 0, ("broken", why)),
+            (("doctor", "--load", *OPTION), 1, (why, "fix the interface= of Registry")),
+            (("select", *OPTION), 1, (why,)),
+        ),
+    )
+
+
+@case("--registry")
 def registry_module_sleeps_and_prints_and_its_plugin_breaks(env):
     source = "import time\ntime.sleep(0.1)\nprint('{loading the host')\n" + HOST_REGISTRY
     env.site.module("hostile_host", source)
