@@ -350,6 +350,15 @@ def test_group_needs_a_host():
             A = "m:C"
 
 
+@pytest.mark.parametrize(("group", "host"), [(5, "numhost"), ("num.backends", 5)])
+def test_a_group_or_host_that_is_no_string_is_refused_at_declaration(group, host):
+    """Untyped code passing another type is told at once, not at the first lookup."""
+    with pytest.raises(TypeError, match=r"^_Num must declare host=\.\.\. .* with group=\.\.\.$"):
+
+        class _Num(BackendEnum, group=group, host=host):
+            A = "m:C"
+
+
 class MinimalEnum(BackendEnum, group="minimal.backends", host="minimal"):
     """A registry declared with only a group and a host."""
 

@@ -68,7 +68,7 @@ class BackendEnumMeta(enum.EnumMeta):
             raise TypeError(f"{cls} declares members but no entry-point group (group=...)")
         if group is None:
             return new
-        if not isinstance(host, str):
+        if not (isinstance(host, str) and isinstance(group, str)):  # untyped code: group=5
             raise TypeError(f"{cls} must declare host=... (the host's distribution) with group=...")
         if aliases := [name for name, member in members if member.name != name]:
             raise TypeError(
