@@ -292,6 +292,36 @@ def test_strict_mode_errors_surface_at_the_first_access(pytester):
     result.assert_outcomes(passed=1)
 
 
+def test_a_control_naming_an_installed_plugin_is_no_problem_under_the_fixture(
+    pytester, installed, monkeypatch
+):
+    """ATTN_PREFER/ATTN_PLUGINS naming a plugin the fixture leaves out is not "not installed"."""
+    monkeypatch.setenv("ATTN_PREFER", "site-dist")
+    result = run_inner(
+        pytester,
+        """
+        def test_prefer(attn_plugins, monkeypatch):
+            monkeypatch.setenv("ATTN_STRICT", "1")
+            add_vendor(attn_plugins)
+            assert AttentionBackendEnum["VENDOR_FAST"].get_path().endswith("VendorFastBackend")
+
+        def test_only(attn_plugins, monkeypatch):
+            monkeypatch.setenv("ATTN_PLUGINS", "site-dist,vendor-fast")
+            add_vendor(attn_plugins)
+            assert AttentionBackendEnum["VENDOR_FAST"].get_path().endswith("VendorFastBackend")
+
+        def test_a_name_of_nothing_still_is(attn_plugins, monkeypatch):
+            from attn import AttnWarning
+
+            monkeypatch.setenv("ATTN_PREFER", "no-such-dist")
+            add_vendor(attn_plugins)
+            with pytest.warns(AttnWarning, match="'no-such-dist', which is not an installed"):
+                AttentionBackendEnum["VENDOR_FAST"]
+        """,
+    )
+    result.assert_outcomes(passed=3)
+
+
 def test_add_refuses_requires_given_as_one_string(pytester):
     """requires=("attn>=99") lost its comma: a TypeError, not a Requires-Dist per character."""
     result = run_inner(

@@ -261,9 +261,9 @@ def typo_findings(typos: Sequence[_Declared], group: str) -> Iterator[Finding]:
 
 
 def unmatched_findings(
-    controls: Controls, host: str, plugins: Sequence[DistributionRecord]
+    controls: Controls, host: str, plugins: Sequence[DistributionRecord], hidden: set[str]
 ) -> Iterator[Finding]:
-    """Names in ``<PREFIX>_PLUGINS`` or ``<PREFIX>_PREFER`` that match none of *plugins*."""
+    """Names in ``<PREFIX>_PLUGINS`` or ``<PREFIX>_PREFER`` matching none of *plugins*, *hidden*."""
     keys, prefer = {d.key for d in plugins}, controls.prefer_variable
     valid = ", ".join(sorted({d.name for d in plugins}))
     none = f"{exporting(controls.plugins_variable, None)} (none installed)"
@@ -274,7 +274,7 @@ def unmatched_findings(
     named = [(controls.plugins_variable, w) for w in controls.only_as_written]
     named += [(prefer, w) for w in controls.prefer_as_written]
     for variable, written in named:
-        if canonical_name(written) not in keys:
+        if canonical_name(written) not in keys | hidden:
             message = f"{variable} names {written!r}, which is not an installed {host} "
             message += "plugin distribution"
             fix = drop if variable == prefer else only

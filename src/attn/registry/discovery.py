@@ -256,8 +256,10 @@ def discover(
     host_key, groups = canonical_name(host), {group, *sibling_groups}
     if controls.disable_plugins:  # no entry-point discovery at all: no metadata is read
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
+    hidden = set()  # installed plugins the testing kit leaves out: a control may name them
     if (sites := controls.testing_sites) is not None:  # os.pathsep-separated folders
         allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
+        hidden = {r.key for r in records if any(ep.group in groups for ep in r.entry_points)}
         records = [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]
     records = imported_first(records, host_key, host_root)
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
@@ -306,7 +308,7 @@ def discover(
         *_findings.plugin_findings(resolved, group, host_key, host_version),
         *(_findings.conflict_finding(conflict, group, controls) for conflict in conflicts),
         *_findings.name_findings(resolved, undeclared.values(), host_key, builtin_names, group),
-        *_findings.unmatched_findings(controls, host, host_plugins),
+        *_findings.unmatched_findings(controls, host, host_plugins, hidden),
     )
     misgrouped = tuple(
         (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group)
