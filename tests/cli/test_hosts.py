@@ -593,3 +593,29 @@ def test_show_over_two_registries_hints_doctor_over_both(run, tinyinfer):
             "plugins and says how to fix what it finds."
         ),
     )
+
+
+def test_a_class_name_two_known_registries_share_is_ambiguous(run, site):
+    """Two registries of one class name: the name is refused, each MODULE:CLASS or group works."""
+    declare = "class AttentionBackendEnum(BackendEnum, group='vhost.backends', host='vhost'):"
+    site.module("vhost", f"from attn.registry import BackendEnum\n{declare}\n    V1 = 'vhost:B'\n")
+    mine = ("--registry", "vhost:AttentionBackendEnum")
+    message = (
+        "Error: registry 'AttentionBackendEnum' is ambiguous; name "
+        "attn.backends:AttentionBackendEnum or vhost:AttentionBackendEnum\n"
+    )
+    for command in (["list"], ["select"], ["show", "FLASH_ATTN", "--registry"]):
+        code, out, err = run(*command, "AttentionBackendEnum", *mine)
+        assert (code, out, err.splitlines(keepends=True)[0]) == (2, "", message)
+    for attns in ("attn.backends", "attn.backends:AttentionBackendEnum"):
+        code, out, _ = run("list", attns, *mine)
+        headings = [line for line in out.splitlines() if "(entry-point group" in line]
+        assert (code, len(headings)) == (0, 2)
+
+
+def test_registry_arguments_may_follow_an_option(run):
+    """``attn list A --load B``: argparse takes the first run of positionals only; attn all."""
+    together = run("list", "attn.backends", "attn.mla_prefill_backends", "--json")
+    assert run("list", "attn.backends", "--json", "attn.mla_prefill_backends") == together
+    assert together[0] == 0
+    assert run("select", "attn.backends", "--json", "attn.mla_prefill_backends")[0] == 2

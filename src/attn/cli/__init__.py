@@ -22,6 +22,7 @@ from attn.registry.errors import (
     PluginProblemError,
     RejectedPluginWarning,
     describe,
+    joined,
     parse_path,
     passes_through,
     shown,
@@ -158,13 +159,19 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
 
         args.known = [AttentionBackendEnum, MLAPrefillBackendEnum]
     known = list(dict.fromkeys([*args.known, *imported.values()]))
-    spellings = {r.__name__: r for r in known} | {r.group: r for r in known} | imported
+    spellings: dict[str, list[BackendEnumMeta]] = {name: [r] for name, r in imported.items()}
+    for r in known:
+        for spelling in {r.__name__, r.group} - imported.keys():
+            spellings.setdefault(spelling, []).append(r)
     for name in names:
         if name not in spellings:
             valid = ", ".join(f"{r.__name__} ({r.group})" for r in known) + ", or another host's"
             msg = f"unknown registry {name!r}; valid registries are: {valid} as MODULE:CLASS"
             raise UsageError(msg + did_you_mean(name, spellings), args.prog)
-    return list(dict.fromkeys(spellings[name] for name in names)) if names else known
+        if len(found := spellings[name]) > 1:  # two hosts' registries of one class name
+            paths = joined([f"{r.__module__}:{r.__qualname__}" for r in found], "or")
+            raise UsageError(f"registry {name!r} is ambiguous; name {paths}", args.prog)
+    return list(dict.fromkeys(spellings[name][0] for name in names)) if names else known
 
 
 def command(args: argparse.Namespace, registry: BackendEnumMeta | None, words: str) -> str:
@@ -257,6 +264,8 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
     except _Help as exc:
         out.write(str(exc))
         return 0
+    if extra and args.command == "list" and not any(a.startswith("-") for a in extra):
+        args.registry, extra = [*args.registry, *extra], []  # REGISTRY values after an option
     if extra:  # argparse blames the top-level parser; the arguments belong to the command
         after = args.command is not None and extra[0] in argv[argv.index(args.command) + 1 :]
         msg = f"unrecognized arguments: {' '.join(extra)}"
