@@ -338,6 +338,35 @@ def test_priorities_that_are_not_a_list_of_names_are_the_hosts_error(returned, s
     assert str(caught.value).startswith(message + shown)
 
 
+def test_priorities_may_return_str_subclasses_as_their_text():
+    """numpy's str_ or a host's StrEnum of names is a str: select() reads the text."""
+
+    class Name(str):
+        __slots__ = ()
+
+        def __str__(self) -> str:
+            return "not this"
+
+    class Names(str, enum.Enum):
+        ONE = "ONE"
+
+    class Names2(tuple):  # a tuple of another kind
+        __slots__ = ()
+
+    returns = {"subclass": [Name("ONE")], "enum": [Names.ONE], "tuple": Names2(["ONE"])}
+
+    class Sub(BackendEnum, group="sub.backends", host="sub", interface=PickBackend):
+        ONE = f"{__name__}:Accepts"
+
+        @classmethod
+        def priorities(cls, **settings: object) -> object:
+            return returns[str(settings["kind"])]
+
+    for kind in returns:
+        chosen = select(Sub, kind=kind)
+        assert [(type(c.name), c.name, c.verdict) for c in chosen.tried] == [(str, "ONE", "chosen")]
+
+
 # -- the same name's built-in after a rejected override ---------------------------------------
 
 

@@ -196,10 +196,10 @@ def _choose(
         names = [explicit]
     else:
         names = registry.priorities(**values)  # type: ignore[attr-defined]
-        if type(names) not in (list, tuple) or not all(type(n) is str for n in names):
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
             msg = f"{registry.__name__}.priorities() must return a list of names (str), not "
             raise TypeError(msg + shown(names))
-        names = list(dict.fromkeys(names))
+        names = list(dict.fromkeys(map(str.__str__, names)))  # numpy.str_, a StrEnum: the text
         added = set(registry._attn_defaults).union(names)
         names += sorted(n for n in registry._attn_state.names() if n not in added)
     tried: list[Candidate] = []
