@@ -63,16 +63,6 @@ def parse_bool(variable: str, value: str | None) -> bool:
     raise AttnConfigError(variable, value or "", "one of 1, true, yes, on, 0, false, no, off")
 
 
-class _Variable:
-    """A read-only attribute of `Controls`: the name of one variable of its host."""
-
-    def __init__(self, suffix: str) -> None:
-        self.suffix = suffix
-
-    def __get__(self, controls: Controls | None, owner: object = None) -> str:
-        return f"{'<PREFIX>' if controls is None else controls.prefix}_{self.suffix}"
-
-
 class _Settings(Record):  # a record's body declares fields only (as a NamedTuple's)
     prefix: str
     disable_plugins: bool = False
@@ -93,12 +83,13 @@ class Controls(_Settings):
 
     __slots__ = ()
 
-    disable_variable = _Variable("DISABLE_PLUGINS")
-    plugins_variable = _Variable("PLUGINS")
-    prefer_variable = _Variable("PREFER")
-    block_variable = _Variable("BLOCK_PLUGINS")
-    strict_variable = _Variable("STRICT")
-    no_cache_variable = _Variable("NO_CACHE")
+    # The names of the host's variables (read-only).
+    disable_variable = property(lambda c: f"{c.prefix}_DISABLE_PLUGINS")
+    plugins_variable = property(lambda c: f"{c.prefix}_PLUGINS")
+    prefer_variable = property(lambda c: f"{c.prefix}_PREFER")
+    block_variable = property(lambda c: f"{c.prefix}_BLOCK_PLUGINS")
+    strict_variable = property(lambda c: f"{c.prefix}_STRICT")
+    no_cache_variable = property(lambda c: f"{c.prefix}_NO_CACHE")
 
     def preference(self, distribution: str) -> int:
         """Where *distribution* stands in ``<PREFIX>_PREFER`` (unlisted: after every listed one)."""
