@@ -185,8 +185,7 @@ def _modules(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
         msg = f"{cls.__qualname__}.requires_modules is {given!r} for requires {requires!r}"
         _fail(f"{msg}: give one import name per distribution, in the same order")
     modules = import_names(cls) if issubclass(cls, Backend) and requires else ()
-    names = [m for m in modules if isinstance(m, str) and all(map(str.isidentifier, m.split(".")))]
-    if bad := [m for m in modules if m not in names]:
+    if bad := [m for m in modules if not all(map(str.isidentifier, m.split(".")))]:
         head = cls.__qualname__ + ("" if given is None else ".requires_modules")
         msg = f"{head}: {', '.join(map(repr, bad))} is not an import name: list bare names in"
         _fail(f"{msg} requires, and in requires_modules the names they import as")
