@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from attn import _fork
 
 from .controls import exporting, read_controls
-from .enum import BackendEnumMeta, declared_registries, resolution, state_of
+from .enum import _DECLARED, BackendEnumMeta, declared_registries, resolution, state_of
 from .errors import StateMismatchError, parse_path
 from .table import Entry, fingerprint
 
@@ -83,9 +83,8 @@ class WorkerState:
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         """Pickle as JSON (newer fields take defaults) with the modules unpickling imports."""
-        wanted = {r.location for r in self.registries}
-        declared = (r for r in declared_registries() if "<locals>" not in r.__qualname__)
-        modules = (r.__module__ for r in declared if f"{r.__module__}:{r.__qualname__}" in wanted)
+        wanted = {r.location for r in self.registries if "<locals>" not in r.qualname}
+        modules = (r.__module__ for key, r in tuple(_DECLARED.items()) if key in wanted)  # a copy
         return (_unpickled, (list(map(_json, self.registries)), tuple(dict.fromkeys(modules))))
 
     def to_json(self) -> dict[str, object]:
@@ -355,10 +354,9 @@ def capture_state() -> WorkerState:
 
 
 def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
-    declared = {f"{r.__module__}:{r.__qualname__}": r for r in declared_registries()}
-    found = declared.get(captured.location)
+    found = _DECLARED.get(captured.location)
     if found is None and captured.module == "__main__":  # a spawned child's copy of the script
-        found = declared.get(f"__mp_main__:{captured.qualname}")
+        found = _DECLARED.get(f"__mp_main__:{captured.qualname}")
     if found is not None:
         if (group := state_of(found).config.group) == captured.group:
             return found, ""
