@@ -236,9 +236,8 @@ class BackendConformance:
                 with contextlib.suppress(Exception):  # an interface that fails to import: none
                     if issubclass(cls, base := interface_of(registry)):
                         fits.append((-len(base.__mro__), order, registry.__name__))
-            other = (
-                f", or set registry = {min(fits)[2]} if it is one of its backends" if fits else ""
-            )
+            fit = min(fits, default=None)
+            other = f", or set registry = {fit[2]} if it is one of its backends" if fit else ""
             _fail(
                 f"{cls.__qualname__} does not derive from {interface.__module__}."
                 f"{interface.__qualname__}: declare it as "
