@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from attn.registry import report
+from attn.registry.codes import Code
 from attn.registry.errors import ClassPath, Record
 from attn.registry.report import Finding, PluginRecord, _Fields
 
@@ -40,7 +41,7 @@ def test_records_pickle_to_equal_records():
 
 def test_records_refuse_changes():
     """A record's fields cannot be set; replace() makes a changed copy."""
-    finding = Finding("invalid", "attn-acme", "bad value", "fix it")
+    finding = Finding(Code.INVALID, "attn-acme", "bad value", "fix it")
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'kind'"):
         finding.kind = "shadowed"  # type: ignore[misc]
     plugin = _plugin()

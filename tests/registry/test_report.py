@@ -13,6 +13,8 @@ from attn.registry.report import (
     DiscoveryResult,
     Finding,
     PluginRecord,
+    plain,
+    result_from,
 )
 
 #: The codes a finding (attn doctor) can have: the first section of Code.
@@ -26,7 +28,7 @@ FIELDS = {
     "value": "acme.m:B",
     "plugin_code": True,
 }
-LOAD_FAILURE = Finding("load-failure", *TEXT, **FIELDS)
+LOAD_FAILURE = Finding(Code.LOAD_FAILURE, *TEXT, **FIELDS)
 
 
 def _plugin(status: str = "used", distribution: str = "attn-acme") -> PluginRecord:
@@ -53,17 +55,20 @@ def _result() -> DiscoveryResult:
     )
 
 
-def test_a_kind_given_as_text_is_held_as_its_code():
-    """A finding made with the kind's plain string holds the Code, equal to that string."""
-    assert LOAD_FAILURE.kind is Code.LOAD_FAILURE
-    assert LOAD_FAILURE.kind == "load-failure"
-    assert Finding(Code.LOAD_FAILURE, *TEXT, **FIELDS) == LOAD_FAILURE
+def test_a_cached_kind_is_held_as_its_code():
+    """A cached finding's kind (its plain string) comes back as the Code, equal to that string."""
+    (finding,) = result_from(plain(_result())).findings
+    assert finding.kind is Code.LOAD_FAILURE
+    assert finding.kind == "load-failure"
+    assert finding == LOAD_FAILURE
 
 
-def test_a_kind_that_is_no_code_is_refused():
+def test_a_cached_kind_that_is_no_code_is_refused():
     """A misspelt kind is a ValueError, not a finding nobody can classify."""
+    group, version, plugins, conflicts, (finding,), *rest = plain(_result())
+    data = (group, version, plugins, conflicts, (("load-fail", *finding[1:]),), *rest)
     with pytest.raises(ValueError, match="'load-fail' is not a valid Code"):
-        Finding("load-fail", "FLASH_ATTN", "m", "f")
+        result_from(data)
 
 
 def test_the_finding_codes_are_the_first_section_of_code():
@@ -78,5 +83,5 @@ def test_the_finding_codes_are_the_first_section_of_code():
 @pytest.mark.parametrize("kind", [c.value for c in FINDING_CODES])
 def test_only_the_notes_let_doctor_pass(kind):
     """doctor fails on every kind of finding except the three notes."""
-    finding = Finding(kind, "subject", "message", "fix")
+    finding = Finding(Code(kind), "subject", "message", "fix")
     assert finding.is_problem is (kind not in {"case-collision", "preferred", "non-plugin-copy"})

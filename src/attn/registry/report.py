@@ -103,10 +103,6 @@ class Finding(_Fields):
     value: str | None = None  # the entry point's value or the class path concerned
     plugin_code: bool = False  # whether plugin code did it (raised at import, registered)
 
-    def __post_init__(self) -> None:
-        """Hold *kind* as its `Code`, also when given as text (``ValueError`` if none)."""
-        object.__setattr__(self, "kind", Code(self.kind))
-
     @property
     def is_problem(self) -> bool:
         """Whether this finding makes ``doctor`` fail."""
@@ -160,6 +156,6 @@ def result_from(data: tuple[Any, ...]) -> DiscoveryResult:
     return DiscoveryResult(
         *(group, version, tuple(map(_plugin_from, plugins))),
         tuple(Conflict(name, tuple(map(_plugin_from, c))) for name, c in conflicts),
-        *(tuple(Finding(*f) for f in findings), disabled, misgrouped),
-        tuple(Finding(*f) for f in unreadable),
+        *(tuple(Finding(Code(kind), *f) for kind, *f in findings), disabled, misgrouped),
+        tuple(Finding(Code(kind), *f) for kind, *f in unreadable),
     )
