@@ -1064,14 +1064,18 @@ def test_a_class_deriving_from_a_protocol_interface_derives(pytester):
         "class Heir(Kernel):\n    def run(self) -> None: ...\n\n"
         "class ProtoEnum(BackendEnum, group='proto.backends', host='proto', interface=Kernel):\n"
         "    HEIR = 'proto:Heir'\n",
-        test_proto="from attn.testing import BackendConformance\n"
+        test_proto="import attn\nfrom attn.testing import BackendConformance\n"
         "from proto import Heir, ProtoEnum\n\n"
         "class TestHeir(BackendConformance):\n"
-        "    backend_class = Heir\n    registry = ProtoEnum\n",
+        "    backend_class = Heir\n    registry = ProtoEnum\n\n"
+        "class TestHeirAsAttention(BackendConformance):\n"  # it is told ProtoEnum fits
+        "    backend_class = Heir\n    registry = attn.AttentionBackendEnum\n",
     )
     pytester.syspathinsert()
     check = "test_derives_from_the_registry_interface"
-    pytester.runpytest("-p", "attn.testing", "-k", check).assert_outcomes(passed=1, deselected=7)
+    result = pytester.runpytest("-p", "attn.testing", "-k", check)
+    result.assert_outcomes(passed=1, failed=1, deselected=14)
+    assert "or set registry = ProtoEnum if it is one of its backends" in result.stdout.str()
 
 
 NOT_DERIVED = """

@@ -234,7 +234,7 @@ class BackendConformance:
             fits = []  # (closeness, order, name) of the registries it fits
             for order, registry in enumerate(declared_registries()):
                 with contextlib.suppress(Exception):  # an interface that fails to import: none
-                    if issubclass(cls, base := interface_of(registry)):
+                    if (base := interface_of(registry)) in cls.__mro__ or issubclass(cls, base):
                         fits.append((-len(base.__mro__), order, registry.__name__))
             fit = min(fits, default=None)
             other = f", or set registry = {fit[2]} if it is one of its backends" if fit else ""
