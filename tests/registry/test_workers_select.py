@@ -498,6 +498,28 @@ def test_selections_made_before_the_table_changed_are_not_captured(registry):
     assert [s.settings for s in selections(attn.capture_state())] == [(("head_size", 64),)]
 
 
+def test_a_table_change_racing_a_capture_does_not_mix_two_tables(registry, monkeypatch):
+    """A refresh and a selection in another thread wait until the capture has read both."""
+    registry.select(head_size=128)
+    token, other = (
+        selection._token,
+        threading.Thread(  # the other thread, mid-capture
+            target=lambda: (registry.refresh(), registry.select(head_size=64))
+        ),
+    )
+
+    def racing(of: object, *args: object) -> object:
+        if of is registry and other.ident is None:
+            other.start()
+            other.join(0.5)  # done at once unless the capture holds attn's lock
+        return token(of, *args)
+
+    monkeypatch.setattr(selection, "_token", racing)
+    captured = selections(attn.capture_state())
+    other.join(30)
+    assert [s.settings for s in captured] == [(("head_size", 128),)]
+
+
 def test_capturing_and_applying_without_selections_import_no_selection_module(python):
     """A driver that never selected, and its workers, do not pay for the selection module."""
     code = (

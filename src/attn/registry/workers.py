@@ -325,13 +325,12 @@ def _shown(value: str | None) -> str:
 
 def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
     state = state_of(registry)
-    with _fork.LOCK:  # the table, registrations and clears of one moment
-        rows, snapshot = resolution(registry), state.snapshot()
-    made: tuple[Recorded, ...] = ()
-    if f"{__package__}.selection" in sys.modules:  # else no selection was made here
+    if selected := f"{__package__}.selection" in sys.modules:  # else no selection was made here
         with _fork.importing():
             from .selection import recorded  # noqa: PLC0415
-        made = recorded(registry)
+    with _fork.LOCK:  # the table, registrations, clears and selections of one moment
+        rows, snapshot = resolution(registry), state.snapshot()
+        made: tuple[Recorded, ...] = recorded(registry) if selected else ()
     return CapturedRegistry(
         **{k: getattr(state.config, k) for k in ("registry", "group", "host", "env_prefix")},
         module=registry.__module__,
