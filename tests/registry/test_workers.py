@@ -1147,3 +1147,54 @@ def test_worker_state_is_public_in_both_namespaces():
     for name in ("WorkerState", "StateMismatchError", "capture_state", "apply_state"):
         assert getattr(attn, name) is getattr(core, name)
     assert Path(attn.registry.workers.__file__).name == "workers.py"
+
+
+HOSTY = '''\
+import sys
+
+from attn import AttentionBackend
+from attn.registry import BackendEnum
+
+print("hosty imported", file=sys.stderr)
+
+
+class B(AttentionBackend):
+    """A plugin backend whose module also declares a registry of its own."""
+
+
+class HostyEnum(BackendEnum, group="hosty.backends", host="attn-hosty"):
+    FAST = "hosty:B"
+'''
+
+
+def test_unpickling_a_state_imports_no_plugin_module_the_controls_keep_out(site, python, tmp_path):
+    """A plugin's module declaring a registry, blocked in the worker: not imported, reported."""
+    site.dist("attn-hosty", "1.0", entry_points={"attn.backends": {"HOSTY": "hosty:B"}})
+    site.module("hosty", HOSTY)
+    state = tmp_path / "state.pickle"
+    driver = "import attn, pickle\nattn.AttentionBackendEnum['HOSTY'].get_class()\n"
+    python.run(
+        "-c", f"{driver}open({str(state)!r}, 'wb').write(pickle.dumps(attn.capture_state()))"
+    )
+    worker = (
+        "import os, pickle, sys\n"
+        "os.environ[sys.argv[1]] = sys.argv[2]\n"
+        f"state = pickle.loads(open({str(state)!r}, 'rb').read())\n"
+        "print('hosty' in sys.modules)\n"
+        "import attn\nattn.apply_state(state)\n"
+    )
+    controls = (
+        ("ATTN_BLOCK_PLUGINS", "attn-hosty"),
+        ("ATTN_PLUGINS", "x"),
+        ("ATTN_DISABLE_PLUGINS", "1"),
+    )
+    for variable, value in controls:
+        done = python.run("-c", worker, variable, value, check=False)
+        assert (done.returncode, done.stdout) == (1, "False\n"), done.stderr
+        assert "hosty imported" not in done.stderr
+        assert (
+            "  HostyEnum (hosty:HostyEnum, group 'hosty.backends')\n    driver: declared\n"
+            "    worker: absent: its module is code of attn-hosty, kept out here\n"
+        ) in done.stderr
+    done = python.run("-c", worker, "ATTN_PREFER", "attn-hosty")  # in effect: imported, matches
+    assert (done.stdout, done.stderr) == ("True\n", "hosty imported\n")

@@ -159,10 +159,9 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
 
         args.known = [AttentionBackendEnum, MLAPrefillBackendEnum]
     known = list(dict.fromkeys([*args.known, *imported.values()]))
-    spellings: dict[str, list[BackendEnumMeta]] = {name: [r] for name, r in imported.items()}
-    for r in known:
-        for spelling in {r.__name__, r.group} - imported.keys():
-            spellings.setdefault(spelling, []).append(r)
+    pairs = [(s, r) for r in known for s in dict.fromkeys((r.__name__, r.group))]
+    spellings = {s: [r for t, r in pairs if t == s] for s, _ in pairs}
+    spellings |= {name: [r] for name, r in imported.items()}
     for name in names:
         if name not in spellings:
             valid = ", ".join(f"{r.__name__} ({r.group})" for r in known) + ", or another host's"

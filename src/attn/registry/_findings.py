@@ -263,7 +263,7 @@ def typo_findings(typos: Sequence[_Declared], group: str) -> Iterator[Finding]:
 def unmatched_findings(
     controls: Controls, host: str, plugins: Sequence[DistributionRecord], hidden: set[str]
 ) -> Iterator[Finding]:
-    """Names in ``<PREFIX>_PLUGINS`` or ``<PREFIX>_PREFER`` matching none of *plugins*, *hidden*."""
+    """Names in ``<PREFIX>_PLUGINS`` or ``_PREFER`` matching no *plugins* nor the kit's *hidden*."""
     keys, prefer = {d.key for d in plugins}, controls.prefer_variable
     valid = ", ".join(sorted({d.name for d in plugins}))
     none = f"{exporting(controls.plugins_variable, None)} (none installed)"

@@ -253,11 +253,10 @@ def discover(
     host_root: str | None = None,
 ) -> DiscoveryResult:
     """Run the whole pipeline for *group* (*host_root*: where the host's code was imported from)."""
-    host_key, groups = canonical_name(host), {group, *sibling_groups}
+    host_key, groups, hidden = canonical_name(host), {group, *sibling_groups}, set[str]()
     if controls.disable_plugins:  # no entry-point discovery at all: no metadata is read
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
-    hidden = set()  # installed plugins the testing kit leaves out: a control may name them
-    if (sites := controls.testing_sites) is not None:  # os.pathsep-separated folders
+    if (sites := controls.testing_sites) is not None:  # the kit's folders, os.pathsep-separated
         allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
         hidden = {r.key for r in records if any(ep.group in groups for ep in r.entry_points)}
         records = [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]

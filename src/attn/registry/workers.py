@@ -114,12 +114,23 @@ class WorkerState:
 
 
 def _unpickled(registries: list[object], modules: tuple[str, ...]) -> WorkerState:
+    state = WorkerState(tuple(_read(CapturedRegistry, r, "a pickled state") for r in registries))
+    kept_out = {  # the driver's plugins that the controls here keep out: their code stays out
+        parse_path(b.path).module.partition(".")[0]: b.distribution
+        for r in state.registries
+        for b in r.backends
+        if b.origin == "plugin" and b.path and b.distribution
+        if (c := read_controls(r.env_prefix)).disable_plugins or c.leaves_out(b.distribution)
+    }
     for module in modules:
+        if dist := kept_out.get(module.partition(".")[0]):
+            _UNIMPORTABLE[module] = f"its module is code of {dist}, kept out here"
+            continue
         try:
             importlib.import_module(module)
-        except Exception as exc:  # noqa: BLE001, PERF203 - apply_state reports each as a mismatch
-            _UNIMPORTABLE[module] = f"{type(exc).__name__}: {exc}"
-    return WorkerState(tuple(_read(CapturedRegistry, r, "a pickled state") for r in registries))
+        except Exception as exc:  # noqa: BLE001 - apply_state reports each as a mismatch
+            _UNIMPORTABLE[module] = f"cannot import it ({type(exc).__name__}: {exc})"
+    return state
 
 
 def _json(value: object, name: str = "") -> object:
@@ -365,9 +376,7 @@ def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
             "it was declared inside a function, so no other process can import it; "
             "declare registries at module level"
         )
-    if captured.module in _UNIMPORTABLE:
-        return None, f"cannot import it ({_UNIMPORTABLE[captured.module]})"
-    return None, (
+    return None, _UNIMPORTABLE.get(captured.module) or (  # why unpickling did not import it
         f"no module imported here declares it (a state never makes attn import one); import "
         f"{captured.module} before applying the state (with 'attn doctor --against FILE', add "
         f"--registry {captured.location})"
