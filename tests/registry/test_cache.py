@@ -475,6 +475,35 @@ def test_an_edit_with_its_time_set_back_while_a_scan_reads_is_not_trusted(env):
     assert (later["from_file"], flash(later)) == (False, ["plug.x:B", "plug", "1.0"])
 
 
+#: Run first: this process's file system keeps whole seconds (ext3; ext4 with small inodes).
+COARSE_CLOCK = """
+import os, types
+from attn.registry import _cache
+class Coarse:
+    def __init__(self, st):
+        self.st = st
+    def __getattr__(self, name):
+        value = getattr(self.st, name)
+        return value // 10**9 * 10**9 if name in ("st_mtime_ns", "st_ctime_ns") else value
+stat = lambda *args, **kwargs: Coarse(os.stat(*args, **kwargs))
+_cache.os = types.SimpleNamespace(**{**vars(os), "stat": stat})
+"""
+
+
+def test_an_edit_with_its_time_set_back_is_seen_on_a_clock_of_whole_seconds(env):
+    """A ctime of whole seconds lags the scan's clock by up to a second: still racy."""
+    info = env.dist("plug")
+    env.age()
+    edit = f"rewrite_in_place(Path({str(info / 'entry_points.txt')!r}), 'plug.m:B', 'plug.x:B')"
+    code = DURING_THE_SCAN.format(hook="local_entry_points", where="plug-1.0", change=edit)
+    helper = "import os\nfrom pathlib import Path\n" + inspect.getsource(rewrite_in_place)
+    time.sleep(1.1 - time.time() % 1)  # the scan begins 0.1 s into a second, the edit follows
+    during = env.run(COARSE_CLOCK + helper + code + SCRIPT)
+    assert flash(during) == ["plug.m:B", "plug", "1.0"]  # what it read before the edit
+    later = env.run(COARSE_CLOCK + SCRIPT)
+    assert (later["from_file"], flash(later)) == (False, ["plug.x:B", "plug", "1.0"])
+
+
 def test_a_sys_path_folder_switched_while_a_scan_reads_it_is_not_trusted(env, tmp_path):
     """A symlink on sys.path moved to another release, older than the scan, during the scan."""
     releases = tmp_path / "releases"

@@ -110,8 +110,13 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
             return None
         _, _, began, stamps, records, outcomes = loaded
         # A path modified in the scan's clock tick may change again unseen (git's racy entries):
-        # only older ones are trusted. A change whose mtime is set back (cp -p) has a new ctime.
-        racy = any(s and (s[0] >= began - RACY_NS or s[3] >= began - TICK_NS) for _, s in stamps)
+        # only older ones are trusted. A change whose mtime is set back (cp -p) has a new ctime,
+        # late by a tick, or by up to a second on file systems that keep whole seconds (ext3).
+        racy = any(
+            s
+            and (s[0] >= began - RACY_NS or s[3] >= began - (TICK_NS if s[3] % 10**9 else RACY_NS))
+            for _, s in stamps
+        )
         if racy or any(_stamp(path) != stamp for path, stamp in stamps):
             return None
         outcomes = {k: Outcome(*v) for k, v in dict(outcomes).items()}
