@@ -165,18 +165,12 @@ def _try(
             reasons = [Reason(Code.LOAD_FAILURE, f"cannot be loaded: {detail}")]
         else:
             reasons = _validation(cls, settings)
-        rows.append(
-            Candidate(
-                name,
-                "builtin" if source is None else source.origin,
-                None if source is None else source.distribution,
-                None if source is None else source.version,
-                (default if source is None else source.path).dotted,  # type: ignore[union-attr]
-                "rejected" if reasons else "chosen",
-                tuple(reasons),
-                fallback=source is None and entry is not None,
-            )
-        )
+        path = (default if source is None else source.path).dotted  # type: ignore[union-attr]
+        dist, version = (getattr(source, k, None) for k in ("distribution", "version"))
+        origin: Literal["builtin", "plugin", "runtime"] = getattr(source, "origin", "builtin")
+        verdict: Literal["chosen", "rejected"] = "rejected" if reasons else "chosen"
+        fallback = source is None and entry is not None
+        rows.append(Candidate(name, origin, dist, version, path, verdict, tuple(reasons), fallback))
         if not reasons:
             return rows, cls
     return rows, None
