@@ -124,21 +124,17 @@ def import_names(cls: type[Any]) -> tuple[str, ...]:
     requires, modules = cls.requires, getattr(cls, "requires_modules", None)
     for attribute in ("requires", "requires_modules"):
         if isinstance(value := getattr(cls, attribute, None), str):
-            raise TypeError(
-                f"{cls.__qualname__}.{attribute} is the string {value!r}, not a tuple: "
-                f"write {attribute} = ({value!r},)"
-            )
+            msg = f"{cls.__qualname__}.{attribute} is the string {value!r}, not a tuple: "
+            raise TypeError(f"{msg}write {attribute} = ({value!r},)")
     if wrong := [n for n in (*requires, *(modules or ())) if not isinstance(n, str)]:
-        raise TypeError(
-            f"{cls.__qualname__}.requires and requires_modules hold str, not {wrong[0]!r}"
-        )
+        msg = f"{cls.__qualname__}.requires and requires_modules hold str, not {wrong[0]!r}"
+        raise TypeError(msg)
     if modules is None:
         return tuple(name.replace("-", "_").replace(".", "_") for name in requires)
     if len(modules) != len(requires):
-        raise TypeError(
-            f"{cls.__qualname__}.requires_modules {tuple(modules)!r} does not match requires "
-            f"{tuple(requires)!r}: give one import name per distribution, in the same order"
-        )
+        msg = f"{cls.__qualname__}.requires_modules {tuple(modules)!r} does not match requires "
+        msg += f"{tuple(requires)!r}: give one import name per distribution, in the same order"
+        raise TypeError(msg)
     return tuple(modules)
 
 
