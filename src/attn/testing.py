@@ -269,11 +269,9 @@ class BackendConformance:
         if not hasattr(interface, "get_impl_cls"):
             pytest.skip(f"{interface.__qualname__} has no get_impl_cls() to override")
         if next(c for c in cls.__mro__ if "get_impl_cls" in c.__dict__) in interface.__mro__:
-            _fail(
-                f"{cls.__qualname__} does not override get_impl_cls(): define a classmethod "
-                "get_impl_cls() that returns the class computing the backend's result "
-                "(import the kernel library inside it, not at module level)"
-            )
+            msg = f"{cls.__qualname__} does not override get_impl_cls(): define a classmethod "
+            msg += "get_impl_cls() that returns the class computing the backend's result"
+            _fail(f"{msg} (import the kernel library inside it, not at module level)")
         try:
             impl = _call(cls, "get_impl_cls")
         except ImportError:  # its kernel, imported inside it as it should be: not installed here?
@@ -288,11 +286,9 @@ class BackendConformance:
         """``requires`` is a tuple of valid distribution names."""
         requires = _requires(cls := self._backend())
         if bad := [r for r in requires if not (isinstance(r, str) and _DISTRIBUTION_NAME.match(r))]:
-            _fail(
-                f"{cls.__qualname__}.requires has {', '.join(map(repr, bad))}, not a "
-                "distribution name: list names as pip installs them, without versions "
-                "or extras (e.g. 'flash-attn', not 'flash-attn>=2')"
-            )
+            msg = f"{cls.__qualname__}.requires has {', '.join(map(repr, bad))}, not a distribution"
+            msg += " name: list names as pip installs them, without versions or extras"
+            _fail(f"{msg} (e.g. 'flash-attn', not 'flash-attn>=2')")
 
     def test_requires_modules_match_requires(self) -> None:
         """``requires_modules`` gives one import name per entry of ``requires``."""
@@ -310,21 +306,17 @@ class BackendConformance:
                 or (len(file.parts) == 1 and file.suffix in {".py", ".so", ".pyd"})
             } - {"__pycache__"}  # a module's cached bytecode, not a package
             if provided and (top := module.split(".", 1)[0]) not in provided:
-                _fail(
-                    f"{cls.__qualname__}: {dist_name} is installed but provides "
-                    f"{', '.join(sorted(provided))}, not {top!r}: set requires_modules to "
-                    "the import names, in the order of requires"
-                )
+                msg = f"{cls.__qualname__}: {dist_name} is installed but provides "
+                msg += f"{', '.join(sorted(provided))}, not {top!r}: set requires_modules to"
+                _fail(f"{msg} the import names, in the order of requires")
 
     def test_is_available_returns_a_bool(self) -> None:
         """``is_available()`` returns a ``bool``."""
         _modules(cls := self._derived())  # the default is_available() reads them
         if not isinstance(available := _call(cls, "is_available"), bool):
-            _fail(
-                f"{cls.__qualname__}.is_available() returned {available!r}: return True or "
-                "False (the default checks that every package in requires is installed, "
-                "without importing it)"
-            )
+            msg = f"{cls.__qualname__}.is_available() returned {available!r}: return True or "
+            msg += "False (the default checks that every package in requires is installed,"
+            _fail(f"{msg} without importing it)")
 
     #: Settings ``test_validate_configuration_returns_a_list_of_str`` tries, one call each.
     sample_settings: ClassVar[tuple[dict[str, object], ...]] = (
@@ -349,11 +341,9 @@ class BackendConformance:
         for settings in samples:
             said = _call(cls, "validate_configuration", **settings)
             if not isinstance(said, list) or not all(isinstance(s, str) for s in said):
-                _fail(
-                    f"{cls.__qualname__}.validate_configuration(**{settings!r}) returned "
-                    f"{said!r}: return a list of str, one reason per setting it cannot run "
-                    "(empty when it can), and ignore settings it does not know"
-                )
+                msg = f"{cls.__qualname__}.validate_configuration(**{settings!r}) returned "
+                msg += f"{said!r}: return a list of str, one reason per setting it cannot run"
+                _fail(f"{msg} (empty when it can), and ignore settings it does not know")
 
     def test_importing_the_module_imports_no_required_package(self) -> None:
         """Importing the backend's module (its path's, as attn does) imports nothing in requires."""
