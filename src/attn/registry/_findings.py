@@ -126,10 +126,8 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
         values = ", ".join(repr(c.value) for c in conflict.claimants)
         message = f"{winner.origin_label} declares {name!r} {len(conflict.claimants)} times "
         message += f"({values}); the first declaration ({winner.value!r}) is used"
-        fix = (
-            f"remove the other declarations of {name!r} from {winner.distribution}'s entry points "
-            f"in group {group!r}, or report it to its authors"
-        )
+        fix = f"remove the other declarations of {name!r} from {winner.distribution}'s entry points"
+        fix += f" in group {group!r}, or report it to its authors"
     elif controls.preference(winner.distribution) < controls.preference(runner_up.distribution):
         kind, message = Code.PREFERRED, f"{message}{winner.origin_label} wins, as {variable} asks"
         fix = f"nothing to do; change {variable} to choose another"
