@@ -754,6 +754,22 @@ def test_mismatch_in_process_names_the_backend(acme, monkeypatch):
     assert isinstance(error, attn.AttnError)
 
 
+def test_a_worker_on_another_version_of_the_host_is_told_to_install_the_drivers(acme):
+    """acme needs the driver's newer attn: the fix names attn's version, not a local call."""
+    captured = attn.capture_state().registries
+    state = WorkerState(tuple(dataclasses.replace(r, host_version="99.0") for r in captured))
+    metadata = acme.root / "attn_acme-1.0.dist-info" / "METADATA"
+    metadata.write_text(metadata.read_text("utf-8").replace("attn>=0.1", "attn>=99"), "utf-8")
+    fresh_worker()
+    with pytest.warns(attn.RejectedPluginWarning, match="requires attn>=99"):
+        message = str(mismatch_of(state)).splitlines()
+    assert f"attn is 99.0 in the driver and {attn.__version__} here" in message
+    assert message[-1] == (
+        "To fix it, install attn==99.0 on every node; install the same plugin versions on every "
+        "node, or set the same ATTN_PLUGINS in every process."
+    )
+
+
 LOCAL_FIX = (
     "To fix it, call register_backend() and clear_override() in the driver, before "
     "capture_state(); "

@@ -64,6 +64,7 @@ class CapturedRegistry:
     cleared: tuple[str, ...] = ()
     controls: tuple[tuple[str, str | None], ...] = ()
     selections: tuple[Recorded, ...] = ()
+    host_version: str | None = None  # the host's version plugins were checked against
 
     @property
     def location(self) -> str:
@@ -220,6 +221,7 @@ def mismatch(
     lines, differing, missing, commands = [], [], [], []
     unpreferable = local = plugins = False  # local: a difference this process's own calls made
     differ: dict[str, tuple[str | None, str | None]] = {}
+    versions: dict[str, tuple[str, str | None]] = {}  # a host of another version here: a cause
     selecting: dict[str, None] = {}  # <PREFIX>_PLUGINS of each registry that differs
     for driver, rows, problem in pairs:
         if rows is None:
@@ -236,6 +238,8 @@ def mismatch(
             if found and _meaning(prefix, v, was) != _meaning(prefix, v, here.get(v))
         }
         differ |= changed
+        if found and (change := _host_change(driver)):
+            versions[driver.host] = change
         for name in found:
             sides = theirs.get(name), mine.get(name)
             differing.append((driver.registry, name))
@@ -245,7 +249,8 @@ def mismatch(
             commands += pip
             unpreferable |= brings or any(b is None or b.origin != "plugin" for b in sides)
             origins = [None if b is None else b.origin for b in sides]  # a call made here alone?
-            local |= "runtime" in origins or (origins[0] == "plugin" and not (pip or changed))
+            plugin_gone = origins[0] == "plugin" and not (pip or changed or driver.host in versions)
+            local |= "runtime" in origins or plugin_gone
             plugins |= "plugin" in origins
             selecting[f"{prefix}_PLUGINS"] = None
     if not lines and not chose:
@@ -258,7 +263,12 @@ def mismatch(
         f"{v} is {_shown(was)} in the driver and {_shown(now)} here (to match: {exporting(v, was)})"
         for v, (was, now) in differ.items()
     ]
-    fixes = [_LOCAL_FIX] if local else []
+    out += [
+        f"{h} is {was} in the driver and {now or 'not installed'} here"
+        for h, (was, now) in versions.items()
+    ]
+    fixes = [f"install {h}=={was} on every node" for h, (was, _) in versions.items()]
+    fixes += [_LOCAL_FIX] if local else []
     if differing and (plugins or not local):  # no plugin undoes a registration made here
         fixes.append(_plugin_fix(commands, list(differ), [*selecting], unpreferable))
     if missing:
@@ -280,6 +290,14 @@ def mismatch(
         missing_registries=tuple(r.registry for r in missing),
         selections=tuple(dict.fromkeys(registry for registry, *_ in chose)),
     )
+
+
+def _host_change(driver: CapturedRegistry) -> tuple[str, str | None] | None:
+    """The host's version in the driver and here, if they differ (a cause plugins do not undo)."""
+    from ._metadata import installed_version  # noqa: PLC0415 - an error's path only
+
+    was, now = driver.host_version, installed_version(driver.host)
+    return None if was is None or was == now else (was, now)
 
 
 def _plugin_fix(
@@ -355,6 +373,7 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
         cleared=tuple(sorted(snapshot.cleared)),
         controls=control_values(state.config.env_prefix),
         selections=made,
+        host_version=state.ensure().host_version,
     )
 
 
