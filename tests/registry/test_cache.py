@@ -462,19 +462,6 @@ _scan.{hook} = hooked
 """
 
 
-def test_an_edit_with_its_time_set_back_while_a_scan_reads_is_not_trusted(env):
-    """cp -p or rsync -a rewrites entry_points.txt after attn read it: its new ctime tells."""
-    info = env.dist("plug")
-    env.age()
-    edit = f"rewrite_in_place(Path({str(info / 'entry_points.txt')!r}), 'plug.m:B', 'plug.x:B')"
-    code = DURING_THE_SCAN.format(hook="local_entry_points", where="plug-1.0", change=edit)
-    helper = "import os\nfrom pathlib import Path\n" + inspect.getsource(rewrite_in_place)
-    during = env.run(helper + code + SCRIPT)
-    assert flash(during) == ["plug.m:B", "plug", "1.0"]  # what it read before the edit
-    later = env.run()
-    assert (later["from_file"], flash(later)) == (False, ["plug.x:B", "plug", "1.0"])
-
-
 #: Run first: this process's file system keeps whole seconds (ext3; ext4 with small inodes).
 COARSE_CLOCK = """
 import os, types
@@ -490,17 +477,22 @@ _cache.os = types.SimpleNamespace(**{**vars(os), "stat": stat})
 """
 
 
-def test_an_edit_with_its_time_set_back_is_seen_on_a_clock_of_whole_seconds(env):
-    """A ctime of whole seconds lags the scan's clock by up to a second: still racy."""
+@pytest.mark.parametrize("clock", ["", COARSE_CLOCK], ids=["nanoseconds", "whole-seconds"])
+def test_an_edit_with_its_time_set_back_while_a_scan_reads_is_not_trusted(env, clock):
+    """cp -p or rsync -a rewrites entry_points.txt after attn read it: its new ctime tells.
+
+    A ctime of whole seconds lags the scan's clock by up to a second: still racy.
+    """
     info = env.dist("plug")
     env.age()
     edit = f"rewrite_in_place(Path({str(info / 'entry_points.txt')!r}), 'plug.m:B', 'plug.x:B')"
     code = DURING_THE_SCAN.format(hook="local_entry_points", where="plug-1.0", change=edit)
     helper = "import os\nfrom pathlib import Path\n" + inspect.getsource(rewrite_in_place)
-    time.sleep(1.1 - time.time() % 1)  # the scan begins 0.1 s into a second, the edit follows
-    during = env.run(COARSE_CLOCK + helper + code + SCRIPT)
+    if clock:  # the scan begins 0.1 s into a second, the edit follows in the same second
+        time.sleep(1.1 - time.time() % 1)
+    during = env.run(clock + helper + code + SCRIPT)
     assert flash(during) == ["plug.m:B", "plug", "1.0"]  # what it read before the edit
-    later = env.run(COARSE_CLOCK + SCRIPT)
+    later = env.run(clock + SCRIPT)
     assert (later["from_file"], flash(later)) == (False, ["plug.x:B", "plug", "1.0"])
 
 
