@@ -313,10 +313,8 @@ def registration(
 ) -> Callable[[type], type]:
     """`register()` for *registry* only, called by a register function: its caller registers."""
     if not isinstance(backend, _BackendMethods) or backend._key()[0] is not registry:
-        raise TypeError(
-            f"expected a member of {registry.__name__} or a backend a plugin added to it, "
-            f"got {backend!r}"
-        )
+        msg = f"expected a member of {registry.__name__} or a backend a plugin added to it, "
+        raise TypeError(f"{msg}got {backend!r}")
     state, name = state_of(registry), backend.name
     if not isinstance(backend, enum.Enum) and not state.was_cleared(name):
         resolve(registry, name)  # UnknownBackendError if no plugin provides it any more
