@@ -1184,11 +1184,17 @@ class HostyEnum(BackendEnum, group="hosty.backends", host="attn-hosty"):
 
 
 def test_unpickling_a_state_imports_no_plugin_module_the_controls_keep_out(site, python, tmp_path):
-    """A plugin's module declaring a registry, blocked in the worker: not imported, reported."""
+    """A plugin's module declaring a registry, blocked in the worker: not imported, reported.
+
+    A host's module that a blocked plugin's entry point names (an alias of a host's class) is
+    the host's code: it is imported, and its registry matches.
+    """
     site.dist("attn-hosty", "1.0", entry_points={"attn.backends": {"HOSTY": "hosty:B"}})
     site.module("hosty", HOSTY)
+    site.dist("attn-alias", "1.0", entry_points={"attn.backends": {"ALIAS": "hostx:B"}})
+    site.module("hostx", HOSTY.replace("hosty", "hostx").replace("Hosty", "Hostx"))
     state = tmp_path / "state.pickle"
-    driver = "import attn, pickle\nattn.AttentionBackendEnum['HOSTY'].get_class()\n"
+    driver = "import attn, pickle\nattn.AttentionBackendEnum['HOSTY'].get_class()\nimport hostx\n"
     python.run(
         "-c", f"{driver}open({str(state)!r}, 'wb').write(pickle.dumps(attn.capture_state()))"
     )
@@ -1200,7 +1206,7 @@ def test_unpickling_a_state_imports_no_plugin_module_the_controls_keep_out(site,
         "import attn\nattn.apply_state(state)\n"
     )
     controls = (
-        ("ATTN_BLOCK_PLUGINS", "attn-hosty"),
+        ("ATTN_BLOCK_PLUGINS", "attn-hosty,attn-alias"),
         ("ATTN_PLUGINS", "x"),
         ("ATTN_DISABLE_PLUGINS", "1"),
     )
@@ -1212,5 +1218,7 @@ def test_unpickling_a_state_imports_no_plugin_module_the_controls_keep_out(site,
             "  HostyEnum (hosty:HostyEnum, group 'hosty.backends')\n    driver: declared\n"
             "    worker: absent: its module is code of attn-hosty, kept out here\n"
         ) in done.stderr
+        assert done.stderr.startswith("hostx imported\n")
+        assert "HostxEnum" not in done.stderr
     done = python.run("-c", worker, "ATTN_PREFER", "attn-hosty")  # in effect: imported, matches
-    assert (done.stdout, done.stderr) == ("True\n", "hosty imported\n")
+    assert (done.stdout, done.stderr) == ("True\n", "hosty imported\nhostx imported\n")

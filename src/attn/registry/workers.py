@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from attn import _fork
 
-from .controls import exporting, read_controls
+from .controls import canonical_name, exporting, read_controls
 from .enum import _DECLARED, BackendEnumMeta, declared_registries, resolution, state_of
 from .errors import StateMismatchError, parse_path
 from .table import Entry, fingerprint
@@ -117,14 +117,15 @@ class WorkerState:
 def _unpickled(registries: list[object], modules: tuple[str, ...]) -> WorkerState:
     state = WorkerState(tuple(_read(CapturedRegistry, r, "a pickled state") for r in registries))
     kept_out = {  # the driver's plugins that the controls here keep out: their code stays out
-        parse_path(b.path).module.partition(".")[0]: b.distribution
+        canonical_name(b.distribution)
         for r in state.registries
         for b in r.backends
-        if b.origin == "plugin" and b.path and b.distribution
+        if b.origin == "plugin" and b.distribution
         if (c := read_controls(r.env_prefix)).disable_plugins or c.leaves_out(b.distribution)
     }
+    plugins = {r.module: r.host for r in state.registries if canonical_name(r.host) in kept_out}
     for module in modules:
-        if dist := kept_out.get(module.partition(".")[0]):
+        if dist := plugins.get(module):  # a registry a plugin declares with itself as the host
             _UNIMPORTABLE[module] = f"its module is code of {dist}, kept out here"
             continue
         try:
