@@ -770,6 +770,23 @@ def test_a_worker_on_another_version_of_the_host_is_told_to_install_the_drivers(
     )
 
 
+def test_a_plugin_the_drivers_disable_leaves_out_is_not_to_be_uninstalled(acme, monkeypatch):
+    """ATTN_DISABLE_PLUGINS=1 in the driver keeps acme out there: the fix is the variable."""
+    monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "1")
+    fresh_worker()
+    state = attn.capture_state()
+    monkeypatch.delenv("ATTN_DISABLE_PLUGINS")
+    fresh_worker()
+    message = str(mismatch_of(state)).splitlines()
+    assert message[-2:] == [
+        (
+            "ATTN_DISABLE_PLUGINS is '1' in the driver and unset here "
+            "(to match: export ATTN_DISABLE_PLUGINS=1)"
+        ),
+        "To fix it, set the same ATTN_DISABLE_PLUGINS in every process.",
+    ]
+
+
 LOCAL_FIX = (
     "To fix it, call register_backend() and clear_override() in the driver, before "
     "capture_state(); "

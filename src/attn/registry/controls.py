@@ -105,8 +105,8 @@ class Controls(_Settings):
         return self.only is None or canonical_name(distribution) in self.only
 
     def leaves_out(self, distribution: str) -> bool:
-        """Whether the controls keep *distribution* out: blocked, or not selected."""
-        return self.blocks(distribution) or not self.selects(distribution)
+        """Whether the controls keep *distribution* out: disabled, blocked, or not selected."""
+        return self.disable_plugins or self.blocks(distribution) or not self.selects(distribution)
 
     def adding(self, *names: str, prefer: bool = False) -> str:
         """``export <PREFIX>_BLOCK_PLUGINS=...`` (or ``_PREFER``): the names now, then *names*."""

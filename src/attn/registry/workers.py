@@ -117,11 +117,10 @@ class WorkerState:
 def _unpickled(registries: list[object], modules: tuple[str, ...]) -> WorkerState:
     state = WorkerState(tuple(_read(CapturedRegistry, r, "a pickled state") for r in registries))
     kept_out = {  # the driver's plugins that the controls here keep out: their code stays out
-        canonical_name(b.distribution)
+        canonical_name(d)
         for r in state.registries
-        for b in r.backends
-        if b.origin == "plugin" and b.distribution
-        if (c := read_controls(r.env_prefix)).disable_plugins or c.leaves_out(b.distribution)
+        for d in (b.distribution for b in r.backends if b.origin == "plugin")
+        if d and read_controls(r.env_prefix).leaves_out(d)
     }
     plugins = {r.module: r.host for r in state.registries if canonical_name(r.host) in kept_out}
     for module in modules:
