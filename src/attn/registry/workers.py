@@ -357,8 +357,8 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
     if selected := f"{__package__}.selection" in sys.modules:  # else no selection was made here
         with _fork.importing():
             from .selection import recorded  # noqa: PLC0415
-    with _fork.LOCK:  # the table, registrations, clears and selections of one moment
-        rows, snapshot = resolution(registry), state.snapshot()
+    with _fork.LOCK:  # the table, registrations, clears, selections and host of one moment
+        rows, snapshot, host = resolution(registry), state.snapshot(), state.ensure().host_version
         made: tuple[Recorded, ...] = recorded(registry) if selected else ()
     return CapturedRegistry(
         **{k: getattr(state.config, k) for k in ("registry", "group", "host", "env_prefix")},
@@ -373,7 +373,7 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
         cleared=tuple(sorted(snapshot.cleared)),
         controls=control_values(state.config.env_prefix),
         selections=made,
-        host_version=state.ensure().host_version,
+        host_version=host,
     )
 
 
