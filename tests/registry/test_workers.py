@@ -979,6 +979,23 @@ def test_a_plugin_the_drivers_controls_leave_out_is_not_to_be_uninstalled(acme, 
     ]
 
 
+def test_a_state_records_the_controls_its_table_was_discovered_with(acme, monkeypatch):
+    """The driver's table left attn-acme out; the variable was unset after: it is the cause."""
+    monkeypatch.setenv("ATTN_BLOCK_PLUGINS", "attn-acme")
+    assert not AttentionBackendEnum["FLASH_ATTN"].is_overridden()  # the plugin is kept out
+    monkeypatch.delenv("ATTN_BLOCK_PLUGINS")  # as an engine rewriting its environment
+    state = attn.capture_state()
+    assert ("ATTN_BLOCK_PLUGINS", "attn-acme") in captured(state, "AttentionBackendEnum").controls
+    fresh_worker()
+    assert str(mismatch_of(state)).splitlines()[-2:] == [
+        (
+            "ATTN_BLOCK_PLUGINS is 'attn-acme' in the driver and unset here "
+            "(to match: export ATTN_BLOCK_PLUGINS=attn-acme)"
+        ),
+        "To fix it, set the same ATTN_BLOCK_PLUGINS in every process.",
+    ]
+
+
 def _block(monkeypatch: pytest.MonkeyPatch, value: str | None) -> None:
     if value is None:
         monkeypatch.delenv("ATTN_BLOCK_PLUGINS", raising=False)

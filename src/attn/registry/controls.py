@@ -39,6 +39,12 @@ def exporting(variable: str, value: str | None) -> str:
     return f"export {variable}={shell_word(value)}" if value else f"unset {variable}"
 
 
+def control_values(prefix: str) -> tuple[tuple[str, str | None], ...]:
+    """The ``<PREFIX>_*`` controls that change what a registry resolves to, and their values."""
+    names = (f"{prefix}_{c}" for c in ("DISABLE_PLUGINS", "PLUGINS", "BLOCK_PLUGINS", "PREFER"))
+    return tuple((name, os.environ.get(name)) for name in names)
+
+
 def reader(prefix: str = "ATTN", env: Mapping[str, str] = os.environ) -> str:
     """``fast``, unless ``<PREFIX>_READER=reference`` or Python is newer than `NEWEST_COVERED`."""
     variable = READER_VARIABLE.format(prefix=prefix)

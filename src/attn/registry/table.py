@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 from attn import _fork
 
 from ._cache import Outcome, forget, host_scan
-from .controls import Controls, read_controls
+from .controls import Controls, control_values, read_controls
 from .errors import ClassPath, PluginProblemError, PluginWarning, Record
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class Snapshot(Record):
     table: Mapping[str, Entry] = _NOTHING
     cleared: frozenset[str] = frozenset()
     warm: Outcome | None = None
+    controls: tuple[tuple[str, str | None], ...] = ()  # as the environment set them then
 
 
 class RegistryState:
@@ -206,7 +207,10 @@ class RegistryState:
         }
         runtime = self._layers.runtime
         table = MappingProxyType({**discovered, **runtime})
-        self._layers = Snapshot(result, MappingProxyType(discovered), runtime, table, warm=warm)
+        environ = control_values(config.env_prefix)  # workers compare the table's own
+        self._layers = Snapshot(
+            result, MappingProxyType(discovered), runtime, table, warm=warm, controls=environ
+        )
         seen = set() if scan is None else scan.warned
         warned = [w for w in outcome.warnings if w not in seen]
         seen.update(warned)

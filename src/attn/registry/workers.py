@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 import sys
 from dataclasses import MISSING, astuple, dataclass, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from attn import _fork
 
-from .controls import canonical_name, exporting, read_controls
+from .controls import canonical_name, control_values, exporting, read_controls
 from .enum import _DECLARED, BackendEnumMeta, declared_registries, resolution, state_of
 from .errors import StateMismatchError, parse_path
 from .table import Entry, fingerprint
@@ -207,12 +206,6 @@ def _field(name: str, kind: object, obj: Mapping[str, object], where: str) -> ob
     return tuple(_read(rows, item, f"{here}[{i}]") for i, item in enumerate(_of(list, value, here)))
 
 
-def control_values(prefix: str) -> tuple[tuple[str, str | None], ...]:
-    """The ``<PREFIX>_*`` controls that change what a registry resolves to, and their values."""
-    names = (f"{prefix}_{c}" for c in ("DISABLE_PLUGINS", "PLUGINS", "BLOCK_PLUGINS", "PREFER"))
-    return tuple((name, os.environ.get(name)) for name in names)
-
-
 def mismatch(
     pairs: Iterable[tuple[CapturedRegistry, tuple[BackendResolution, ...] | None, str]],
     chose: Sequence[tuple[str, list[str], bool]] = (),  # True: <PREFIX>_<NOUN> differs
@@ -371,7 +364,7 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
             for e in snapshot.runtime.values()
         ),
         cleared=tuple(sorted(snapshot.cleared)),
-        controls=control_values(state.config.env_prefix),
+        controls=snapshot.controls or control_values(state.config.env_prefix),
         selections=made,
         host_version=host,
     )
