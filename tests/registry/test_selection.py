@@ -1061,3 +1061,25 @@ def test_a_selection_made_while_the_table_changed_is_not_kept(host):
     assert second is not first
     assert second == first
     assert select(PickEnum, device="cuda") is second  # the table is still: kept now
+
+
+REGISTERS_AS_IT_IS_IMPORTED = f"""\
+from attn.registry import register
+from {__name__} import PickBackend, PickEnum
+
+class First(PickBackend):
+    pass
+
+class Second(PickBackend):
+    pass
+
+register(PickEnum.CUSTOM, "selfreg:Second")
+"""
+
+
+def test_a_registration_made_while_the_choice_imports_is_what_is_chosen(host):
+    """Importing CUSTOM's class registers another for it: both answers name that one."""
+    host.module("selfreg", REGISTERS_AS_IT_IS_IMPORTED)
+    register(PickEnum.CUSTOM, "selfreg:First")
+    chosen = select(PickEnum, "CUSTOM")
+    assert chosen.backend_class is PickEnum.CUSTOM.get_class() is sys.modules["selfreg"].Second

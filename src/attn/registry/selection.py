@@ -142,7 +142,7 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
 
 
 def _try(
-    registry: _Registry, name: str, settings: Mapping[str, object]
+    registry: _Registry, name: str, settings: Mapping[str, object], retried: bool = False
 ) -> tuple[list[Candidate], type | None]:
     """The rows for *name*'s slot (its entry, then its default) and the chosen class, if any."""
     entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
@@ -163,6 +163,8 @@ def _try(
             reasons = [Reason(Code.LOAD_FAILURE, f"cannot be loaded: {detail}")]
         else:
             reasons = _validation(cls, settings)
+        if source is entry and not retried and registry._attn_state.lookup(name) is not entry:
+            return _try(registry, name, settings, retried=True)  # as get_class(): the new entry
         path = (default if source is None else source.path).dotted  # type: ignore[union-attr]
         dist, version = (getattr(source, k, None) for k in ("distribution", "version"))
         origin: Literal["builtin", "plugin", "runtime"] = getattr(source, "origin", "builtin")
