@@ -142,4 +142,4 @@ def test_a_built_in_that_cannot_be_loaded_is_the_host_s_finding():
         "toyx_missing_module:Backend",
     )
     assert not finding.plugin_code
-    assert finding.fix.startswith("reinstall toyx (pip install --force-reinstall toyx)")
+    assert finding.fix.startswith("reinstall toyx (pip install --force-reinstall --no-deps toyx)")

@@ -554,11 +554,19 @@ def test_a_copy_with_broken_files_is_reinstalled_or_deleted(sites, run_discovery
     if beside:
         sites.new("good").dist("plug", "1.0", entry_points=eps(A="m:A"))
     reinstall = (
-        f"delete {broken} and reinstall plug (pip install --force-reinstall plug); "
+        f"delete {broken} and reinstall plug (pip install --force-reinstall --no-deps plug); "
         "if the new copy is broken too, report it to plug's authors"
     )
     fixes = [f.fix for f in run_discovery().findings]
     assert fixes == [f"delete {broken}" if beside else reinstall]
+
+
+def test_the_reinstall_a_fix_gives_keeps_the_version_and_the_dependencies(site, run_discovery):
+    """A bare ``pip install --force-reinstall plug`` upgrades plug, and attn with it, if it can."""
+    broken = site.dist("plug", "1.0", entry_points=eps(A="m:A"))
+    (broken / "entry_points.txt").write_bytes(b"[attn.backends]\nA\xff = m:A\n")
+    (fix,) = [f.fix for f in run_discovery().findings]
+    assert "(pip install --force-reinstall --no-deps 'plug==1.0');" in fix
 
 
 def test_a_copy_denied_to_the_user_is_made_readable(tmp_path):

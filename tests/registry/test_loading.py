@@ -200,7 +200,8 @@ MISSING = {
     ),
     "plug.kernels": (
         "plug's own package 'plug' has no module 'plug.kernels' (ModuleNotFoundError: No "
-        "module named 'plug.kernels'); reinstall plug (pip install --force-reinstall plug), or "
+        "module named 'plug.kernels'); reinstall plug (pip install --force-reinstall --no-deps "
+        "'plug==1.0'), or "
         "report the broken release to its authors"
     ),
 }

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ._metadata import UNREADABLE_KEY
 from .codes import READER_CODES, Code
 from .controls import canonical_name, exporting
-from .errors import Record
+from .errors import Record, reinstalling
 from .report import Finding
 
 if TYPE_CHECKING:
@@ -143,7 +143,9 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
     return Finding(kind, name, message, fix, *winner.about(group))
 
 
-def unusable_fix(where: str, name: str, problem: Code, *, reinstall: bool = True) -> str:
+def unusable_fix(
+    where: str, name: str, problem: Code, *, reinstall: bool = True, version: str | None = None
+) -> str:
     """The fix for an unusable metadata copy; without *reinstall* (another copy is used), for it."""
     if problem is Code.PERMISSION_DENIED:
         fix = f"make {where} readable (chmod -R a+rX {where})"
@@ -153,7 +155,7 @@ def unusable_fix(where: str, name: str, problem: Code, *, reinstall: bool = True
         return f"delete {where}"
     else:  # its files are broken: a new copy may be too
         return (
-            f"delete {where} and reinstall {name} (pip install --force-reinstall {name}); "
+            f"delete {where} and reinstall {name} ({reinstalling(name, version)}); "
             f"if the new copy is broken too, report it to {name}'s authors"
         )
     return f"{fix}, or reinstall {name}" if reinstall else fix
@@ -165,7 +167,7 @@ def unreadable_findings(records: Iterable[DistributionRecord]) -> Iterator[Findi
         subject, message, distribution = r.location, str(problem), None
         if r.key != UNREADABLE_KEY:
             subject = distribution = r.name
-            fix = unusable_fix(r.location, r.name, problem.code)
+            fix = unusable_fix(r.location, r.name, problem.code, version=r.version)
             lost = "those entries are" if r.entry_points else "any backend it declares is"
             message = f"{r.name}: {problem} (at {r.location}); {lost} not in effect"
         elif problem.code is Code.PATH_UNREADABLE:
@@ -183,7 +185,9 @@ def plugin_findings(
         if p.status == "invalid" and p.code in READER_CODES:  # the metadata's problem
             kind, message = Code.UNREADABLE_METADATA, f"{p.origin_label} declares {p.name!r}, "
             message += f"but {p.reason}"
-            fix = unusable_fix(p.location, p.distribution, Code(p.code))
+            fix = unusable_fix(
+                p.location, p.distribution, Code(p.code), version=p.distribution_version
+            )
         elif p.status == "invalid":
             kind, message = Code.INVALID, f"{p.origin_label}: {p.reason}"
             name = "".join(c if f"_{c}".isidentifier() else "_" for c in p.name)  # not \W: ² is \w

@@ -114,7 +114,9 @@ def _losing_copies(
             used = "attn does not use it" if winner is None else f"attn uses {winner.location}"
             name, where = (winner or other).name, other.location
             message = f"{name}: the metadata copy at {where} cannot be used ({problem}); {used}"
-            fix = _findings.unusable_fix(where, other.name, problem.code, reinstall=winner is None)
+            fix = _findings.unusable_fix(
+                where, other.name, problem.code, reinstall=winner is None, version=other.version
+            )
             yield Finding(Code.EMPTY_METADATA, name, message, fix, name)
 
 

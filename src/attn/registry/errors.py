@@ -71,6 +71,12 @@ def describe(exc: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
+def reinstalling(name: str, version: str | None) -> str:
+    """The pip command reinstalling *name* as installed: no upgrade, its dependencies untouched."""
+    pinned = f"'{name}=={version}'" if version else name
+    return f"pip install --force-reinstall --no-deps {pinned}"
+
+
 def joined(items: Sequence[str], word: str = "and") -> str:
     """``a``, ``a and b``, ``a, b and c``; *word* ``"or"`` for ``a, b or c``."""
     return f"{', '.join(items[:-1])} {word} {items[-1]}" if len(items) > 1 else "".join(items)

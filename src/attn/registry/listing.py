@@ -8,7 +8,7 @@ from typing import IO, TYPE_CHECKING, Literal, TypeAlias, cast
 
 from .codes import Code
 from .enum import BackendEnumMeta, valid_names
-from .errors import AttnError, BackendLoadError, Record, describe, passes_through
+from .errors import AttnError, BackendLoadError, Record, describe, passes_through, reinstalling
 from .loading import interface_of, missing_of, resolve, same_modules, try_load
 from .report import DiscoveryResult, Finding, Origin, PluginRecord, _Fields, _record  # type: ignore[attr-defined]
 from .table import Entry
@@ -235,7 +235,7 @@ def _load_findings(
             yield Finding(
                 *(Code.LOAD_FAILURE, name),
                 f"the built-in {config.noun} {name!r} ({default.dotted}) {what}",
-                f"reinstall {config.host} (pip install --force-reinstall {config.host}); "
+                f"reinstall {config.host} ({reinstalling(config.host, result.host_version)}); "
                 "if that does not help, report a bug",
                 *(config.host, result.host_version, config.group, default.colon),
             )

@@ -21,6 +21,7 @@ from .errors import (
     describe,
     parse_path,
     passes_through,
+    reinstalling,
     shown,
 )
 
@@ -268,8 +269,8 @@ def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> st
             if (spec := find_spec(package)) is not None and spec.has_location:
                 return (
                     f"{dist}'s own package {package!r} has no module {missing!r} "
-                    f"({describe(exc)}); reinstall {dist} (pip install --force-reinstall "
-                    f"{dist}), or report the broken release to its authors"
+                    f"({describe(exc)}); reinstall {dist} ({reinstalling(dist, ctx.version)}), "
+                    "or report the broken release to its authors"
                 )
     return (
         f"missing dependency {missing!r} of {dist} ({describe(exc)}); install it, or reinstall "
