@@ -331,7 +331,7 @@ def test_undeclared_requirement_is_merged_and_reported(site, run_discovery):
             "undeclared-requirement",
             "plug",
             "plug 1.0 declares no requirement on attn, so its compatibility cannot be checked",
-            "add 'attn' with a version range to plug's dependencies",
+            "add 'attn' with a version range to plug's dependencies and reinstall plug",
             *("plug", "1.0", "attn.backends"),  # the distribution's: no entry point's value
         ),
     )
@@ -868,7 +868,7 @@ def test_a_name_declared_twice_by_one_distribution_is_reported_to_its_authors(si
             "plug 1.0 declares 'A' 2 times ('m:First', 'm:Second'); the first declaration "
             "('m:First') is used",
             "remove the other declarations of 'A' from plug's entry points in group "
-            "'attn.backends', or report it to its authors",
+            "'attn.backends' and reinstall plug, or report it to its authors",
             *("plug", "1.0", "attn.backends", "m:First"),
         ),
     )

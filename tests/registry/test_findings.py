@@ -309,8 +309,8 @@ def test_doctor_reports_an_unparseable_requirement(site, python):
         f"bad-req 1.0: has an invalid requirement {BAD!r} (Invalid specifier: '~=01')"
     )
     assert finding["fix"] == (
-        "fix the requirement on attn in bad-req's dependencies to a valid PEP 508 one, or "
-        "report it to its authors"
+        "fix the requirement on attn in bad-req's dependencies to a valid PEP 508 one and "
+        "reinstall bad-req, or report it to its authors"
     )
 
 

@@ -127,7 +127,9 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
         message = f"{winner.origin_label} declares {name!r} {len(conflict.claimants)} times "
         message += f"({values}); the first declaration ({winner.value!r}) is used"
         fix = f"remove the other declarations of {name!r} from {winner.distribution}'s entry points"
-        fix += f" in group {group!r}, or report it to its authors"
+        fix += (
+            f" in group {group!r} and reinstall {winner.distribution}, or report it to its authors"
+        )
     elif controls.preference(winner.distribution) < controls.preference(runner_up.distribution):
         kind, message = Code.PREFERRED, f"{message}{winner.origin_label} wins, as {variable} asks"
         fix = f"nothing to do; change {variable} to choose another"
@@ -196,7 +198,7 @@ def plugin_findings(
                 value = p.value if p.code is Code.INVALID_NAME else ":".join(p.value.rsplit(".", 1))
             fix = (
                 f"fix the requirement on {host} in {p.distribution}'s dependencies to a valid "
-                "PEP 508 one"
+                f"PEP 508 one and reinstall {p.distribution}"
                 if p.code is Code.INVALID_REQUIREMENT
                 else f"fix {p.distribution}'s entry point in group {group!r} to "
                 f'{name} = "{value}" and reinstall {p.distribution}'
@@ -228,7 +230,8 @@ def name_findings(
     for p in undeclared:
         message = f"{p.origin_label} declares no requirement on {host}, so its compatibility "
         message += "cannot be checked"
-        fix = f"add {host!r} with a version range to {p.distribution}'s dependencies"
+        fix = f"add {host!r} with a version range to {p.distribution}'s dependencies "
+        fix += f"and reinstall {p.distribution}"
         kind, data = Code.UNDECLARED_REQUIREMENT, p.about(group)[:3]  # not an entry point's
         yield Finding(kind, p.distribution, message, fix, *data)
     folded = {unicodedata.normalize("NFKC", n).casefold(): n for n in builtin_names}
