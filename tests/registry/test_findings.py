@@ -369,6 +369,14 @@ SHAPES = (
     "attn @ https://example.org/attn-0.1.0.tar.gz",
     BAD,
     "attn>=1,~=2",
+    "attn>=1.0a1,<2.0b2",
+    "attn!=0.1.0.post1",
+    "attn==0.1.0rc1.post2.dev3+g1.abc",
+    # Spellings packaging's SpecifierSet reads but some of its Requirement parsers refuse.
+    "attn>=0.1.0alpha1",
+    "attn<1.0beta2",
+    "attn>=0.1.0preview1",
+    "attn===0.1.0, >=0.1",
 )
 
 
