@@ -990,6 +990,17 @@ def test_unmatched_selection_is_reported_with_the_valid_names(site, run_discover
     ]
 
 
+@pytest.mark.parametrize("variable", ["ATTN_PLUGINS", "ATTN_PREFER"])
+def test_a_selection_matches_the_name_field_not_the_folder(site, run_discovery, variable):
+    """The Name of a copy whose folder is named otherwise is what selects it, and what matches."""
+    site.dist("other-plugin", folder="zzz-2.0.dist-info", entry_points=eps(A="o:A"))
+    result = run_discovery({variable: "other-plugin"})
+    assert [p.status for p in result.plugins] == ["used"]
+    assert [f for f in result.findings if f.kind == "unmatched-selection"] == []
+    result = run_discovery({variable: "zzz"})
+    assert [f.subject for f in result.findings if f.kind == "unmatched-selection"] == ["zzz"]
+
+
 def test_an_unmatched_selection_lists_each_valid_name_once(site, run_discovery):
     """A distribution with several entry points (here in a misspelt group) is named once."""
     site.dist("plug", entry_points={"attn.backend": {"A": "m:A", "B": "m:B"}, **eps(C="m:C")})

@@ -273,7 +273,7 @@ def unmatched_findings(
     controls: Controls, host: str, plugins: Sequence[DistributionRecord], hidden: set[str]
 ) -> Iterator[Finding]:
     """Names in ``<PREFIX>_PLUGINS`` or ``_PREFER`` matching no *plugins* nor the kit's *hidden*."""
-    keys, prefer = {d.key for d in plugins}, controls.prefer_variable
+    keys, prefer = {canonical_name(d.name) for d in plugins}, controls.prefer_variable  # as chosen
     valid = ", ".join(sorted({d.name for d in plugins}))
     none = f"{exporting(controls.plugins_variable, None)} (none installed)"
     only = f"use one of: {valid}" if keys else none
