@@ -238,11 +238,9 @@ class BackendConformance:
                         fits.append((-len(base.__mro__), order, registry.__name__))
             fit = min(fits, default=None)
             other = f", or set registry = {fit[2]} if it is one of its backends" if fit else ""
-            _fail(
-                f"{cls.__qualname__} does not derive from {interface.__module__}."
-                f"{interface.__qualname__}: declare it as "
-                f"class {cls.__name__}({interface.__qualname__}){other}"
-            )
+            where = f"{interface.__module__}.{interface.__qualname__}"
+            msg = f"{cls.__qualname__} does not derive from {where}: declare it as class "
+            _fail(f"{msg}{cls.__name__}({interface.__qualname__}){other}")
         return cls
 
     def _interface(self) -> type:
