@@ -71,10 +71,9 @@ class BackendEnumMeta(enum.EnumMeta):
         if not (isinstance(host, str) and isinstance(group, str)):  # untyped code: group=5
             raise TypeError(f"{cls} must declare host=... (the host's distribution) with group=...")
         if aliases := [name for name, member in members if member.name != name]:
-            raise TypeError(
-                f"{cls}: members must have distinct values, but {', '.join(aliases)} "
-                f"{'repeats' if len(aliases) == 1 else 'repeat'} the value of another member"
-            )
+            verb = "repeats" if len(aliases) == 1 else "repeat"
+            msg = f"{cls}: members must have distinct values, but {', '.join(aliases)} {verb}"
+            raise TypeError(f"{msg} the value of another member")
         defaults = {n: None if m.value is None else parse_path(m.value) for n, m in members}
         if isinstance(interface, str):
             parse_path(interface)  # a malformed path fails here, as a member's value does
@@ -326,14 +325,11 @@ def registration(
         if dist is not None and all(
             p.name != name or p.distribution != dist for p in state.ensure().plugins
         ):
-            warnings.warn(
-                f"plugin code of {entry.plugin_label} registered {config.noun} {name!r} while "
-                f"attn imported it for {during.backend!r}, but {dist} does not declare {name!r}: "
-                "this replaces it past conflict checks and controls. Report it to the plugin's "
-                f"authors; {config.command('doctor --load')} lists such registrations",
-                PluginWarning,
-                stacklevel=stacklevel,  # the registering code
-            )
+            msg = f"plugin code of {entry.plugin_label} registered {config.noun} {name!r} while "
+            msg += f"attn imported it for {during.backend!r}, but {dist} does not declare {name!r}"
+            msg += ": this replaces it past conflict checks and controls. Report it to the plugin's"
+            msg += f" authors; {config.command('doctor --load')} lists such registrations"
+            warnings.warn(msg, PluginWarning, stacklevel=stacklevel)  # the registering code
         state.register(entry)
 
     def decorator(cls: type) -> type:
