@@ -130,22 +130,19 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
         values = ", ".join(repr(c.value) for c in conflict.claimants)
         message = f"{winner.origin_label} declares {name!r} {len(conflict.claimants)} times "
         message += f"({values}); the first declaration ({winner.value!r}) is used"
-        fix = f"remove the other declarations of {name!r} from {winner.distribution}'s entry points"
-        fix += (
-            f" in group {group!r} and reinstall {winner.distribution}, or report it to its authors"
-        )
+        dist = winner.distribution
+        fix = f"remove the other declarations of {name!r} from {dist}'s entry points in group "
+        fix += f"{group!r} and reinstall {dist}, or report it to its authors"
     elif controls.preference(winner.distribution) < controls.preference(runner_up.distribution):
         kind, message = Code.PREFERRED, f"{message}{winner.origin_label} wins, as {variable} asks"
         fix = f"nothing to do; change {variable} to choose another"
     else:
         message += f"{winner.origin_label} wins ({winner.won_because})"
         keep, others = winner.distribution, (c.distribution for c in firsts[1:])
-        fix = (
-            f"choose the winner with {variable} (nothing else changes): "
-            f"{controls.adding(keep, prefer=True)} keeps {keep}, "
-            f"{controls.adding(*others, prefer=True)} makes {runner_up.distribution} win; "
-            "or uninstall all but one"
-        )
+        fix = f"choose the winner with {variable} (nothing else changes): "
+        fix += f"{controls.adding(keep, prefer=True)} keeps {keep}, "
+        fix += f"{controls.adding(*others, prefer=True)} makes {runner_up.distribution} win; "
+        fix += "or uninstall all but one"
     return Finding(kind, name, message, fix, *winner.about(group))
 
 
@@ -160,10 +157,8 @@ def unusable_fix(
     elif not reinstall:
         return f"delete {where}"
     else:  # its files are broken: a new copy may be too
-        return (
-            f"delete {where} and reinstall {name} ({reinstalling(name, version)}); "
-            f"if the new copy is broken too, report it to {name}'s authors"
-        )
+        fix = f"delete {where} and reinstall {name} ({reinstalling(name, version)}); "
+        return f"{fix}if the new copy is broken too, report it to {name}'s authors"
     return f"{fix}, or reinstall {name}" if reinstall else fix
 
 
