@@ -89,7 +89,6 @@ class Controls(_Settings):
 
     __slots__ = ()
 
-    # The names of the host's variables (read-only).
     disable_variable = property(lambda c: f"{c.prefix}_DISABLE_PLUGINS")
     plugins_variable = property(lambda c: f"{c.prefix}_PLUGINS")
     prefer_variable = property(lambda c: f"{c.prefix}_PREFER")
