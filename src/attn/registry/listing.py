@@ -232,25 +232,20 @@ def _load_findings(
         return
     for name, default in registry._attn_defaults.items():
         if default and (what := _failed(*try_load(registry, name, None, output=output))):
-            yield Finding(
-                *(Code.LOAD_FAILURE, name),
-                f"the built-in {config.noun} {name!r} ({default.dotted}) {what}",
-                f"reinstall {config.host} ({reinstalling(config.host, result.host_version)}); "
-                "if that does not help, report a bug",
-                *(config.host, result.host_version, config.group, default.colon),
-            )
+            message = f"the built-in {config.noun} {name!r} ({default.dotted}) {what}"
+            fix = f"reinstall {config.host} ({reinstalling(config.host, result.host_version)}); "
+            fix += "if that does not help, report a bug"
+            builtin = (config.host, result.host_version, config.group, default.colon)
+            yield Finding(Code.LOAD_FAILURE, name, message, fix, *builtin)
     for plugin in result.used:  # a used entry point's value is a valid class path
         dist, path = plugin.distribution, cast("ClassPath", plugin.path)
         entry = Entry(plugin.name, path, "plugin", dist, plugin.distribution_version, plugin.value)
         if (what := _failed(*try_load(registry, plugin.name, entry, output=output))) is None:
             continue
-        yield Finding(
-            *(Code.LOAD_FAILURE, plugin.name),
-            f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}",
-            f"fix or uninstall {dist}, or block it with {controls.adding(dist)}",
-            *plugin.about(config.group),
-            plugin_code=True,
-        )
+        message = f"{plugin.origin_label} provides {plugin.name!r} = {plugin.value!r}, which {what}"
+        fix = f"fix or uninstall {dist}, or block it with {controls.adding(dist)}"
+        about = plugin.about(config.group)
+        yield Finding(Code.LOAD_FAILURE, plugin.name, message, fix, *about, plugin_code=True)
     declared = {(p.name, p.distribution) for p in result.plugins}
     for name, entry in state.snapshot().runtime.items():
         if (by := entry.plugin_distribution) is None or (name, by) in declared:  # in effect
@@ -258,13 +253,10 @@ def _load_findings(
             if finding := _row(registry, name, _Availability(), outcome)[1]:  # list --load's
                 yield finding
         else:
-            yield Finding(
-                Code.REGISTERED_BY_PLUGIN,
-                name,
-                f"plugin code of {entry.plugin_label} registered {name!r} = "
-                f"{entry.path.colon!r} at import, but {by} does not declare {name!r}: it "
-                f"replaces the {config.noun} past attn's conflict checks and controls",
-                f"report it to {by}'s authors, and uninstall {by} or block it "
-                f"with {controls.adding(by)} until it is fixed",
-                *(by, entry.plugin_version, config.group, entry.path.colon, True),
-            )
+            message = f"plugin code of {entry.plugin_label} registered {name!r} = "
+            message += f"{entry.path.colon!r} at import, but {by} does not declare {name!r}: it "
+            message += f"replaces the {config.noun} past attn's conflict checks and controls"
+            fix = f"report it to {by}'s authors, and uninstall {by} or block it "
+            fix += f"with {controls.adding(by)} until it is fixed"
+            culprit = (by, entry.plugin_version, config.group, entry.path.colon, True)
+            yield Finding(Code.REGISTERED_BY_PLUGIN, name, message, fix, *culprit)
