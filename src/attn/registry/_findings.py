@@ -207,10 +207,8 @@ def plugin_findings(
             wanted = f"pip install '{host}{','.join(f.specifier for f in unmet)}'"
             fix = f"install the {host} release {p.distribution} requires ({wanted})"
             if host_version is not None:
-                fix = (
-                    f"install a release of {p.distribution} that supports {host} {host_version} "
-                    f"(pip install --upgrade {p.distribution}), or {fix}"
-                )
+                newer = f"install a release of {p.distribution} that supports {host} {host_version}"
+                fix = f"{newer} (pip install --upgrade {p.distribution}), or {fix}"
             kind = Code.INCOMPATIBLE
             message = f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}"
         else:
@@ -256,11 +254,9 @@ def typo_findings(typos: Sequence[_Declared], group: str) -> Iterator[Finding]:
         name, version = dist.name, dist.version
         message = f"{name} {version or ''}".rstrip() + f" declares {entries} in group {typo!r}, "
         message += f"which looks like a typo of {group!r}; attn does not read it"
-        fix = (
-            f"rename the group to {group!r} where {name} declares it, then reinstall {name} "
-            "(pip install -e . in its checkout, or install the fixed release): the entry points "
-            "attn reads are written at install time, so doctor reports this until the reinstall"
-        )
+        fix = f"rename the group to {group!r} where {name} declares it, then reinstall {name} "
+        fix += "(pip install -e . in its checkout, or install the fixed release): the entry points "
+        fix += "attn reads are written at install time, so doctor reports this until the reinstall"
         yield Finding(Code.TYPO_GROUP, name, message, fix, name, version, typo)
 
 
