@@ -235,12 +235,10 @@ def name_findings(
     for p in plugins:
         other = folded.get(unicodedata.normalize("NFKC", p.name).casefold())
         if other is not None and other != p.name:
-            how = (
-                "only by case (names are case sensitive)"
-                if p.name.casefold() == other.casefold()
-                else "only by the width or form of its characters, such as fullwidth letters "
-                "(names are compared as written)"
-            )
+            how = "only by case (names are case sensitive)"
+            if p.name.casefold() != other.casefold():
+                how = "only by the width or form of its characters, such as fullwidth letters "
+                how += "(names are compared as written)"
             message = f"{p.origin_label} {'adds' if p.status == 'used' else 'declares'} {p.name!r}"
             message += f", which differs from the built-in {other!r} {how}"
             fix = f"rename the entry point to {other!r} to override the built-in"
