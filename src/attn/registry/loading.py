@@ -173,18 +173,14 @@ def _default(registry: Registry, name: str) -> ClassPath:
     if state.was_cleared(name):
         msg = f"{config.noun} {cleared_note(config.registry, name)}"
     elif name in registry._attn_defaults:
-        msg = (
-            f"{config.registry}.{name} has no default {config.noun}: register one with "
-            f"{config.register_hint.replace('NAME', name)}, or declare an entry point "
-            f"named {name!r} in the {config.group!r} group of a plugin distribution"
-        )
+        msg = f"{config.registry}.{name} has no default {config.noun}: register one with "
+        msg += f"{config.register_hint.replace('NAME', name)}, or declare an entry point "
+        msg += f"named {name!r} in the {config.group!r} group of a plugin distribution"
     else:
-        msg = (
-            f"{config.noun} {name!r} is no longer provided: since the last discovery no "
-            "plugin in effect declares it (was its distribution uninstalled, or left out by "
-            f"{config.env_prefix}_PLUGINS or {config.env_prefix}_BLOCK_PLUGINS?); "
-            f"{config.command('list')} shows what is in effect"
-        )
+        msg = f"{config.noun} {name!r} is no longer provided: since the last discovery no "
+        msg += "plugin in effect declares it (was its distribution uninstalled, or left out by "
+        msg += f"{config.env_prefix}_PLUGINS or {config.env_prefix}_BLOCK_PLUGINS?); "
+        msg += f"{config.command('list')} shows what is in effect"
     error = BackendNotRegisteredError if name in registry._attn_defaults else UnknownBackendError
     raise error(msg, name=name, registry=config.registry)  # the first for CUSTOM, no default
 
