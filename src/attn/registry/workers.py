@@ -380,10 +380,8 @@ def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
             return found, ""
         return None, f"{captured.location} here is the registry of group {group!r}"
     if "<locals>" in captured.qualname:
-        return None, (
-            "it was declared inside a function, so no other process can import it; "
-            "declare registries at module level"
-        )
+        why = "it was declared inside a function, so no other process can import it"
+        return None, f"{why}; declare registries at module level"
     return None, _UNIMPORTABLE.get(captured.module) or (  # why unpickling did not import it
         f"no module imported here declares it (a state never makes attn import one); import "
         f"{captured.module} before applying the state (with 'attn doctor --against FILE', add "
