@@ -332,10 +332,9 @@ class BackendConformance:
         samples = self.sample_settings
         if type(samples) not in (tuple, list) or not all(isinstance(s, Mapping) for s in samples):
             one = samples if isinstance(samples, Mapping) else {"device": "cuda"}
-            _fail(
-                f"{type(self).__name__}.sample_settings is {samples!r}, a {type(samples).__name__}"
-                f": make it a tuple of dicts, one call each, e.g. ({one!r},)"
-            )
+            kind = type(samples).__name__
+            msg = f"{type(self).__name__}.sample_settings is {samples!r}, a {kind}: make it a tuple"
+            _fail(f"{msg} of dicts, one call each, e.g. ({one!r},)")
         for settings in samples:
             said = _call(cls, "validate_configuration", **settings)
             if not isinstance(said, list) or not all(isinstance(s, str) for s in said):
