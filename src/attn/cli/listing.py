@@ -228,14 +228,10 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write("\n\n".join(filter(None, blocks)) + "\n")
         return 0
     message = f"Error: unknown backend {name!r} in {joined([r.registry for r in reports], 'or')}.\n"
-    typos = "".join(
-        f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
-        f"looks like a typo of {r.group!r}; attn does not read that group.\n"
-        for r in reports
-        for claimed, label, misspelt in r.misgrouped
-        if claimed == name
-    )
-    message += typos
+    typos = [(r, label, g) for r in reports for n, label, g in r.misgrouped if n == name]
+    for r, label, misspelt in typos:
+        message += f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
+        message += f"looks like a typo of {r.group!r}; attn does not read that group.\n"
     names = [b.name for r in reports for b in r.backends]
     names += [p.name for r in reports for p in r.plugins]
     if others := [r for r in args.known if r not in registries and name in valid_names(r)]:
