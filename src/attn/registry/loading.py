@@ -263,15 +263,12 @@ def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> st
         # A package with an __init__ of its own is the distribution's; a namespace is shared.
         with contextlib.suppress(ImportError, ValueError):
             if (spec := find_spec(package)) is not None and spec.has_location:
-                return (
-                    f"{dist}'s own package {package!r} has no module {missing!r} "
-                    f"({describe(exc)}); reinstall {dist} ({reinstalling(dist, ctx.version)}), "
-                    "or report the broken release to its authors"
-                )
-    return (
-        f"missing dependency {missing!r} of {dist} ({describe(exc)}); install it, or reinstall "
-        f"{dist} with its dependencies (a kernel imported at module level: import it in methods)"
-    )
+                msg = f"{dist}'s own package {package!r} has no module {missing!r} "
+                msg += f"({describe(exc)}); reinstall {dist} ({reinstalling(dist, ctx.version)})"
+                return f"{msg}, or report the broken release to its authors"
+    msg = f"missing dependency {missing!r} of {dist} ({describe(exc)}); install it, or reinstall "
+    msg += f"{dist} with its dependencies"
+    return f"{msg} (a kernel imported at module level: import it in methods)"
 
 
 def load_class(path: ClassPath, interface: type, ctx: LoadContext) -> type:
