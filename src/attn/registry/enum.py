@@ -175,9 +175,8 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
             lines.append(f"{off}; unset it to use installed plugins")
         typos = [(by, group) for n, by, group in result.misgrouped if n == name]
         typo = f"which looks like a typo of {config.group!r}; attn does not read that group"
-        lines += [
-            f"{name!r} is declared by {by} in entry-point group {g!r}, {typo}" for by, g in typos
-        ]
+        for by, g in typos:
+            lines.append(f"{name!r} is declared by {by} in entry-point group {g!r}, {typo}")
         if (close := close_matches(name, valid)) and not (rejected or typos):
             lines.append(f"Did you mean {joined([repr(c) for c in close], 'or')}?")
         if typos or any(p.status != "disabled" for p in rejected):  # doctor has a fix
