@@ -73,14 +73,12 @@ def deduplicate(
         if note and any(declares[1:]):
             continue  # a plugin of a sibling registry: that registry reports it
         for finding in _losing_copies(found, winner, note):
-            if note:
-                finding = replace(  # noqa: PLW2901 - the same finding, as a note
-                    finding,
-                    kind=Code.NON_PLUGIN_COPY,
-                    message=f"{finding.message}; it declares no entry point in the registry's "
-                    "groups, so no backend comes from it",
-                    fix=f"nothing to do for attn; to tidy up, {finding.fix}",
-                )
+            if note:  # the same finding, as a note
+                message = f"{finding.message}; it declares no entry point in the registry's "
+                message += "groups, so no backend comes from it"
+                kind = Code.NON_PLUGIN_COPY
+                fix = f"nothing to do for attn; to tidy up, {finding.fix}"
+                finding = replace(finding, kind=kind, message=message, fix=fix)  # noqa: PLW2901
             findings.append(finding)
     return tuple(r for r in records if chosen.get(r.key) is r), tuple(findings)
 
