@@ -382,11 +382,10 @@ def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
     if "<locals>" in captured.qualname:
         why = "it was declared inside a function, so no other process can import it"
         return None, f"{why}; declare registries at module level"
-    return None, _UNIMPORTABLE.get(captured.module) or (  # why unpickling did not import it
-        f"no module imported here declares it (a state never makes attn import one); import "
-        f"{captured.module} before applying the state (with 'attn doctor --against FILE', add "
-        f"--registry {captured.location})"
-    )
+    why = "no module imported here declares it (a state never makes attn import one); import "
+    why += f"{captured.module} before applying the state (with 'attn doctor --against FILE', add "
+    why += f"--registry {captured.location})"
+    return None, _UNIMPORTABLE.get(captured.module) or why  # why unpickling did not import it
 
 
 def apply_state(state: WorkerState, *, check: bool = True) -> None:
