@@ -141,10 +141,8 @@ def _row(
         if reason is not None:
             status = "broken"
             where = (plugin.distribution, plugin.version) if plugin else (None, None)
-            value = plugin.value if plugin else effective.colon
-            finding = Finding(
-                Code.LOAD_FAILURE, name, message, fix, *where, config.group, value, bool(plugin)
-            )
+            about = (*where, config.group, plugin.value if plugin else effective.colon)
+            finding = Finding(Code.LOAD_FAILURE, name, message, fix, *about, bool(plugin))
     origin = "builtin" if entry is None else entry.origin
     overridden = entry is not None and (name in registry._attn_defaults or origin == "runtime")
     dist, version, by = (getattr(entry, k, None) for k in ("distribution", "version", "registrant"))
