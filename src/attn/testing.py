@@ -361,7 +361,8 @@ class BackendConformance:
         if done.returncode != 0:
             _fail(f"importing {module} in a fresh interpreter failed:\n{done.stderr}")
         if imported := [m for m in done.stdout.splitlines()[-1].split(",") if m]:
-            msg = f"importing {module} imports {', '.join(imported)}: import kernel packages"
-            msg += " inside methods (get_impl_cls, the implementation), never at module level, so"
-            msg += " that listing and selecting backends stay cheap and work"
-            _fail(f"{msg} where the package is missing")
+            _fail(
+                f"importing {module} imports {', '.join(imported)}: import kernel packages inside "
+                "methods (get_impl_cls, the implementation), never at module level, so that "
+                "listing and selecting backends stay cheap and work where the package is missing"
+            )

@@ -266,11 +266,15 @@ def mismatch(
         fixes.append(_plugin_fix(commands, list(differ), [*selecting], unpreferable))
     if missing:
         hosts = ", ".join(dict.fromkeys(r.host for r in missing))
-        fix = f"install the same version of {hosts} on every node, and declare registries in"
-        fixes.append(f"{fix} modules that workers import")
+        fixes.append(
+            f"install the same version of {hosts} on every node, and declare registries in "
+            "modules that workers import"
+        )
     if not differing and any(not by_variable for *_, by_variable in chose):  # else: the table
-        fix = "install the same kernel packages on every node (a rejection above names what is"
-        fixes.append(f"{fix} missing), or pass settings that hold on every node")
+        fixes.append(
+            "install the same kernel packages on every node (a rejection above names "
+            "what is missing), or pass settings that hold on every node"
+        )
     fixes += ["set each variable named above alike on every node"] * any(c[2] for c in chose)
     out.append("To fix it, " + "; ".join(fixes) + ".")
     return StateMismatchError(
