@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import copy
 import pickle
 from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
@@ -656,6 +657,18 @@ def test_plugin_backends_compare_by_registry_and_name(vendor):
     assert hash(again) == hash(vendor)
     assert again != registry.FLASH_ATTN
     assert vendor != "VENDOR"
+
+
+def test_a_plugin_backend_is_read_only_and_copies_to_itself(vendor):
+    """As a member: a key of dicts and sets cannot change, and a copy is the object itself."""
+    with pytest.raises(AttributeError, match="read-only"):
+        vendor.name = "OTHER"
+    with pytest.raises(AttributeError, match="read-only"):
+        del vendor.registry
+    assert (vendor.name, vendor.registry) == ("VENDOR", attn.AttentionBackendEnum)
+    vendor.clear_override()  # a lookup would fail now: copying does none
+    assert copy.copy(vendor) is vendor
+    assert copy.deepcopy([vendor])[0] is vendor
 
 
 def test_a_plugin_backend_is_equal_to_the_one_another_process_looks_up(vendor, python, tmp_path):

@@ -266,10 +266,20 @@ class PluginBackend(_BackendMethods, Generic[_I]):
     """A plugin's new backend: a member's four methods; compared and pickled as (registry, name)."""
 
     __slots__ = ("_generation", "name", "registry")
+    _generation: object
+    name: str
+    registry: BackendEnumMeta
 
     def __init__(self, registry: BackendEnumMeta, name: str, generation: object) -> None:
         """Bind *name* of *registry* (the registry's lookup makes them)."""
-        self.registry, self.name, self._generation = registry, name, generation
+        for slot, value in zip(self.__slots__, (generation, name, registry), strict=True):
+            object.__setattr__(self, slot, value)
+
+    def __setattr__(self, name: str, value: object = None) -> None:
+        """Refused, as for a member: the object is a key of dicts and sets."""
+        raise AttributeError(f"{self!r} is read-only")
+
+    __delattr__ = __setattr__
 
     def _key(self) -> tuple[BackendEnumMeta, str]:
         return self.registry, self.name
@@ -289,6 +299,12 @@ class PluginBackend(_BackendMethods, Generic[_I]):
     def __reduce__(self) -> tuple[object, tuple[BackendEnumMeta, str]]:
         """Pickle as ``registry[name]``, looked up again where loaded."""
         return (operator.getitem, self._key())
+
+    def __copy__(self, memo: object = None) -> Self:
+        """The object itself, as a member's copy and deep copy are."""
+        return self
+
+    __deepcopy__ = __copy__
 
     def get_class(self) -> type[_I]:
         """Import and return the backend class."""
