@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import enum
 import copy
+import enum
 import pickle
 from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
