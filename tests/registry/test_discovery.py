@@ -707,12 +707,13 @@ def test_unreadable_entry_points_are_reported(site, run_discovery):
     result = run_discovery()
     assert result.plugins == ()
     (finding,) = result.findings
-    assert (finding.kind, finding.subject, finding.distribution) == (
+    assert (finding.kind, finding.subject, finding.distribution, finding.version) == (
         "unreadable-metadata",
         "plug",
         "plug",
+        "1.0",
     )
-    assert finding.message.startswith("plug: entry_points.txt cannot be read: line 2 has no '='")
+    assert finding.message.startswith("plug 1.0: entry_points.txt cannot be read: line 2 has ")
     assert finding.message.endswith(f"(at {info}); any backend it declares is not in effect")
 
 
@@ -724,7 +725,7 @@ def test_entries_before_a_header_say_only_those_are_lost(site, run_discovery):
     (finding,) = result.findings
     assert finding.kind == "unreadable-metadata"
     assert finding.message == (
-        "plug: entry_points.txt has entries before any [group] header (first: 'STRAY = a:A'); "
+        "plug 1.0: entry_points.txt has entries before any [group] header (first: 'STRAY = a:A'); "
         f"Python (importlib.metadata) reads none of them (at {info}); those entries are not in "
         "effect"
     )

@@ -165,17 +165,18 @@ def unusable_fix(
 def unreadable_findings(records: Iterable[DistributionRecord]) -> Iterator[Finding]:
     """Entry points that Python cannot read, and ``sys.path`` parts attn cannot see into."""
     for problem, r in ((r.entry_points_problem, r) for r in records if r.entry_points_problem):
-        subject, message, distribution = r.location, str(problem), None
+        subject, message, distribution, version = r.location, str(problem), None, None
         if r.key != UNREADABLE_KEY:
-            subject = distribution = r.name
-            fix = unusable_fix(r.location, r.name, problem.code, version=r.version)
+            subject, distribution, version = r.name, r.name, r.version
+            fix = unusable_fix(r.location, r.name, problem.code, version=version)
             lost = "those entries are" if r.entry_points else "any backend it declares is"
-            message = f"{r.name}: {problem} (at {r.location}); {lost} not in effect"
+            label = f"{r.name} {version}" if version else r.name
+            message = f"{label}: {problem} (at {r.location}); {lost} not in effect"
         elif problem.code is Code.PATH_UNREADABLE:
             fix = f"make {r.location} readable, or take it off sys.path"
         else:
             fix = "fix, update or uninstall the package that adds that finder to sys.meta_path"
-        yield Finding(Code.UNREADABLE_METADATA, subject, message, fix, distribution)
+        yield Finding(Code.UNREADABLE_METADATA, subject, message, fix, distribution, version)
 
 
 def plugin_findings(
