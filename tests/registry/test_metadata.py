@@ -14,6 +14,7 @@ from attn.registry._metadata import (
     DistributionRecord,
     EntryPointRecord,
     Problem,
+    installed_version,
     scan,
 )
 from attn.registry.codes import Code
@@ -321,6 +322,36 @@ def test_scan_agrees_with_importlib_metadata(sites):
     for group in (GROUP, "attn.mla_prefill_backends"):
         assert seam_view(group) == reference_view(group)
     assert ("Alpha.Plugin", "FLASH_ATTN", "alpha:New") in seam_view(GROUP)
+
+
+@pytest.mark.parametrize("reader", ["fast", "reference"])
+def test_scan_tells_copies_apart_as_importlib_metadata_does(sites, tmp_path, monkeypatch, reader):
+    """By the folder's name after a name and an exact lower-case suffix, else by the Name field.
+
+    As ``PathDistribution._normalized_name`` on Python 3.10 to 3.13 and in the backport: an
+    upper-case suffix, no name before it, an egg's EGG-INFO and a folder in a zip go by Name.
+    """
+    monkeypatch.setenv("ATTN_READER", reader)
+    first, second, third = sites.new("first"), sites.new("second"), sites.new("third")
+    first.dist("bar", "1.0", entry_points={GROUP: {"B1": "bar:B1"}})
+    second.dist("bar", "2.0", folder="Foo-2.0.Egg-Info", entry_points={GROUP: {"B2": "bar:B2"}})
+    second.dist("bar", "3.0", folder="notbar-3.0.dist-info", entry_points={GROUP: {"B3": "b:B3"}})
+    third.dist("emptyname", folder=".dist-info", entry_points={GROUP: {"E": "e:E"}})
+    third.dist("dashname", folder="-1.0.dist-info", entry_points={GROUP: {"D": "d:D"}})
+    egg = tmp_path / "eggname-1.0-py3.11.egg" / "EGG-INFO"
+    egg.mkdir(parents=True)
+    (egg / "PKG-INFO").write_text("Name: bar\nVersion: 4.0\n", encoding="utf-8")
+    (egg / "entry_points.txt").write_text(f"[{GROUP}]\nB4 = bar:B4\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(egg.parent))  # first: its bar (by Name) hides bar 1.0
+    importlib.invalidate_caches()
+    assert seam_view(GROUP) == reference_view(GROUP)
+    assert {(d, n) for d, n, _ in seam_view(GROUP)} == {
+        *(("bar", n) for n in ("B4", "B3")),
+        *(("emptyname", "E"), ("dashname", "D")),
+    }
+    # version() still finds copies by their folder's name (Lookup): bar 1.0, and the egg by its own.
+    assert installed_version("bar") == importlib.metadata.version("bar") == "1.0"
+    assert installed_version("eggname") == importlib.metadata.version("eggname") == "4.0"
 
 
 def test_a_problem_with_a_code_of_another_kind_still_renders():

@@ -9,7 +9,6 @@ import importlib.metadata
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import zipfile
@@ -312,6 +311,38 @@ def env_symlinked(sites, tmp_path):
     (loop / "entry_points.txt").write_text("[attn.backends]\nL = l:L\n", encoding="utf-8")
 
 
+def env_named_by_metadata(sites, tmp_path):
+    """Copies importlib.metadata's entry_points() tells apart by Name, not by folder name.
+
+    It goes by the folder's name only for an exact ``.dist-info``/``.egg-info`` suffix after a
+    name (``PathDistribution._name_from_stem``); else by the Name field, so ``Foo-2.0.Egg-Info``
+    named bar is a second copy of bar, and ``.dist-info`` and ``-1.0.dist-info`` are two.
+    """
+    first, second, third = sites.new("first"), sites.new("second"), sites.new("third")
+    plugin(first, "bar", "1.0", backends={"B1": "bar.m:B1"})
+    plugin(second, "bar", "2.0", folder="Foo-2.0.Egg-Info", backends={"B2": "bar.m:B2"})
+    plugin(third, "emptyname", folder=".dist-info")
+    plugin(third, "dashname", folder="-1.0.dist-info")
+    plugin(third, "dotsname", folder="..dist-info")
+    plugin(third, "dotdash", folder=".-x.dist-info")  # by its folder's name: '.'
+    plugin(third, "other", folder="Baz-3.0.DIST-INFO")
+    plugin(third, "bar", "4.0", folder="notbar-4.0.dist-info", backends={"B4": "bar.m:B4"})
+    plugin(third, "aaa", "0.1", folder="Qux-0.1.Egg-Info", backends={"Q1": "aaa.m:Q1"})
+    plugin(third, "qux", "0.2", backends={"Q2": "qux.m:Q2"})
+    plugin(third, "aaa", "0.3", backends={"Q3": "aaa.m:Q3"})
+    plugin(third, "nameless", folder="Nameless-1.Dist-Info", metadata=False)  # Python fails
+    (third.root / "Nameless-1.Dist-Info" / "METADATA").write_text("Version: 1\n", "utf-8")
+    egg = tmp_path / "eggname-1.0-py3.11.egg" / "EGG-INFO"
+    egg.mkdir(parents=True)
+    (egg / "PKG-INFO").write_text("Name: bar\nVersion: 5.0\nRequires-Dist: attn\n", "utf-8")
+    (egg / "entry_points.txt").write_text("[attn.backends]\nB5 = bar.m:B5\n", encoding="utf-8")
+    zipped = tmp_path / "named.zip"
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr("zipname-1.0.dist-info/METADATA", "Name: bar\nVersion: 6.0\n")
+        archive.writestr("zipname-1.0.dist-info/entry_points.txt", "[attn.backends]\nB6 = b:B6\n")
+    sys.path += [str(egg.parent), str(zipped)]
+
+
 ENVIRONMENTS = [
     env_duplicates,
     env_eggs,
@@ -326,6 +357,7 @@ ENVIRONMENTS = [
     env_relative_entries,
     env_zip,
     env_symlinked,
+    env_named_by_metadata,
 ]
 
 
@@ -395,9 +427,9 @@ def test_fast_reader_sees_the_entry_points_importlib_metadata_sees(
             name = dist.metadata.get("Name")
             eps = dist.entry_points.select(group="attn.backends")
             dist.requires  # noqa: B018 - read as attn reads it
+            key = name and dist._normalized_name  # entry_points() tells copies apart by it
         except (TypeError, UnicodeDecodeError, AttributeError, OSError):
             continue
-        key = re.sub(r"[-_.]+", "-", (name or "").lower())
         if not name or key in seen:
             continue
         seen.add(key)

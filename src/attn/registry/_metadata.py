@@ -110,7 +110,7 @@ def _reference_entry(index: int, entry: str, copies: list[tuple[int, Copy]]) -> 
             local = location if path is not None and os.access(location, os.F_OK) else None
             eps, problem = _reference_entry_points(dist, local)
             read = cache(partial(_reference_metadata, dist, local))  # in memory: keyed by Name
-            key = _scan.key_of(location) if path is not None else canonical_name(read().name or "")
+            key = _scan.key_of(location, read) if path else canonical_name(read().name or "")
             copy = DistributionRecord(key, location, index, entry, eps, None, problem)
             copies.append((rank, (copy, read)))  # rank: the finder's place on sys.meta_path
     return failures
@@ -196,7 +196,8 @@ def installed_version(name: str, root: str | None = None) -> str | None:
     except AttnConfigError:  # a bad <PREFIX>_READER is discovery's error, not the version's
         using = "reference"
     records = scan(lambda _: False, (key,), kept_only=True, using=using)
-    copies = [record for record in records if record.key == key and record.version]
+    found = ((r.key if r.location[:1] == "<" else _scan.key_of(r.location), r) for r in records)
+    copies = [r for k, r in found if k == key and r.version]  # as version() finds them (Lookup)
     if root is not None:
         copies.sort(key=lambda copy: not installed_with(copy.path_entry, copy.location, root))
     return copies[0].version if copies else None

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     EntryPoints = tuple[tuple["EntryPointRecord", ...], "Problem | None"]
 
 _FOLDERS = (".dist-info", ".egg-info")
+#: Folders importlib.metadata's _unique tells by their name (_name_from_stem); others by Name.
+_BY_FOLDER = re.compile(r"(?s)(?!-)\.*[^.].*\.(?:dist|egg)-info").fullmatch
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 #: The key of a record for something unreadable on sys.path itself (a folder, a finder).
 UNREADABLE_KEY = "<unreadable>"
@@ -77,7 +79,7 @@ class MetadataRecord(Record):
 class DistributionRecord(Record):
     """One copy of a distribution's metadata on ``sys.path``; ``metadata`` ``None`` if not read."""
 
-    key: str  # the canonical name, from the metadata folder's name
+    key: str  # the canonical name, as importlib.metadata tells copies apart (key_of)
     location: str  # the metadata folder (or legacy egg-info file)
     path_index: int  # the index of the sys.path entry it was found under
     path_entry: str
@@ -98,8 +100,10 @@ class DistributionRecord(Record):
         return self.metadata and self.metadata.problem
 
 
-def key_of(location: str) -> str:
-    """The canonical name of the copy whose metadata folder is *location*."""
+def key_of(location: str, read: Callable[[], MetadataRecord] | None = None) -> str:
+    """The canonical name version() finds *location*'s copy by; with *read*, entry_points()'s."""
+    if read and not _BY_FOLDER(os.path.basename(location)) and (name := read().name):
+        return canonical_name(name)  # as _unique: by Name (an EGG-INFO, a folder in a zip, ...)
     # A folder in a zip file ends with a slash; an egg's EGG-INFO is named after the egg.
     folder = location.rstrip("/")
     egg = os.path.basename(folder).lower() == "egg-info"
@@ -244,13 +248,15 @@ def fast_entry(index: int, entry: str) -> list[Copy] | None:
         root = "//" if entry.startswith("//") and not entry.startswith("///") else "/"
     root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
     # name_key(), not key_of(): a bare name needs no path handling (a microsecond per copy).
-    found = [(name_key(n), root + n) for n in names if n.lower().endswith(_FOLDERS)]
+    found = [(name_key(n), n) for n in names if n.lower().endswith(_FOLDERS)]
     if len(order := dict.fromkeys(key for key, _ in found)) < len(found):  # as importlib.metadata:
         rank = {key: i for i, key in enumerate(order)}  # a name's copies together, first seen first
         found.sort(key=lambda copy: rank[copy[0]])
     copies: list[Copy] = []
-    for key, location in found:  # tuple.__new__: Record's checks of arguments cost 1 µs a copy
-        eps, why = local_entry_points(location)
+    for lookup, name in found:  # tuple.__new__: Record's checks of arguments cost 1 µs a copy
+        eps, why = local_entry_points(location := root + name)
+        read = partial(local_metadata, location)  # read now only where Python goes by Name
+        key = lookup if name[0] not in ".-" and name.endswith(_FOLDERS) else key_of(location, read)
         record = tuple.__new__(DistributionRecord, (key, location, index, entry, eps, None, why))
-        copies.append((record, partial(local_metadata, location)))
+        copies.append((record, read))
     return copies
