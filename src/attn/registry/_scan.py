@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 _FOLDERS = (".dist-info", ".egg-info")
 #: Folders importlib.metadata's _unique tells by their name (_name_from_stem); others by Name.
-_BY_FOLDER = re.compile(r"(?s)(?!-)\.*[^.].*\.(?:dist|egg)-info").fullmatch
+_BY_FOLDER = r"(?s)(?!-)\.*[^.].*\.(?:dist|egg)-info"  # compiled when first needed
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 #: The key of a record for something unreadable on sys.path itself (a folder, a finder).
 UNREADABLE_KEY = "<unreadable>"
@@ -102,7 +102,7 @@ class DistributionRecord(Record):
 
 def key_of(location: str, read: Callable[[], MetadataRecord] | None = None) -> str:
     """The canonical name version() finds *location*'s copy by; with *read*, entry_points()'s."""
-    if read and not _BY_FOLDER(os.path.basename(location)) and (name := read().name):
+    if read and not re.fullmatch(_BY_FOLDER, os.path.basename(location)) and (name := read().name):
         return canonical_name(name)  # as _unique: by Name (an EGG-INFO, a folder in a zip, ...)
     # A folder in a zip file ends with a slash; an egg's EGG-INFO is named after the egg.
     folder = location.rstrip("/")
