@@ -34,7 +34,7 @@ _NAME = re.compile(rf"\s*({_N})")  # which entries name the host; packaging judg
 _RELEASE = r"(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*"
 _TAGS = r"(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?"
 _CLAUSE = rf"(?:~=|==|!=|<=|>=|<|>)[ \t]*{_RELEASE}(?:\.\*|{_TAGS})"
-_CLAUSES_ONLY = re.compile(rf"[ \t]*{_N}[ \t]*((?:{_CLAUSE})(?:[ \t]*,[ \t]*{_CLAUSE})*)?[ \t]*")
+_CLAUSES_ONLY = re.compile(rf"[ \t]*{_N}[ \t]*((?:{_CLAUSE}[ \t]*(?:,[ \t]*(?=\S)|\Z))*)[ \t]*")
 
 
 class Failure(Record):
