@@ -1011,6 +1011,22 @@ def test_a_new_answer_deletes_the_hosts_other_files_and_no_one_elses(env):
     assert set(kept) <= set(env.files())
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a link to another user")
+def test_a_cache_folder_that_is_a_symlink_gets_no_file(env):
+    """A symlink at the cache folder's path (another user's, in a shared one) gets no file."""
+    env.dist("plug")
+    elsewhere = env.root / "elsewhere"
+    elsewhere.mkdir()
+    env.cache.mkdir(mode=0o777)
+    env.cache.chmod(0o777)
+    (env.cache / "attn").symlink_to(elsewhere)
+    os.lchown(env.cache / "attn", 12345, 12345)
+    env.age()
+    first, second = env.run(), env.run()
+    assert flash(first) == flash(second) == ["plug.m:B", "plug", "1.0"]
+    assert (list(elsewhere.iterdir()), second["from_file"]) == ([], False)
+
+
 def test_a_relative_xdg_cache_home_is_ignored(env):
     """A relative XDG_CACHE_HOME is not used (XDG rules): the cache goes to ~/.cache."""
     env.dist("plug")

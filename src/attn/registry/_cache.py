@@ -84,8 +84,8 @@ class HostScan(Record):
 
 def _ours(path: str | int, kind: Callable[[int], bool] = stat.S_ISDIR) -> bool:
     """A folder (or *kind* of file) owned by the current user and writable by no one else."""
-    try:
-        st = os.stat(path)
+    try:  # a folder that is a symlink (another user's, in a shared folder) is not ours
+        st = os.lstat(path) if isinstance(path, str) else os.stat(path)
     except OSError:
         return False
     return kind(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
