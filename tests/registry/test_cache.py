@@ -1011,6 +1011,20 @@ def test_a_new_answer_deletes_the_hosts_other_files_and_no_one_elses(env):
     assert set(kept) <= set(env.files())
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a folder to another user")
+def test_root_makes_no_cache_folder_in_another_users_home(env):
+    """Root with another user's HOME (sudo -E) makes no root-owned ~/.cache there: no cache."""
+    env.dist("plug")
+    home = env.root / "home"
+    home.mkdir()
+    _owned_by_another_user(home)
+    env.age()
+    variables = {"XDG_CACHE_HOME": "", "HOME": str(home)}
+    first, second = env.run(**variables), env.run(**variables)
+    assert flash(first) == flash(second) == ["plug.m:B", "plug", "1.0"]
+    assert (list(home.iterdir()), second["from_file"]) == ([], False)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a link to another user")
 def test_a_cache_folder_that_is_a_symlink_gets_no_file(env):
     """A symlink at the cache folder's path (another user's, in a shared one) gets no file."""

@@ -69,9 +69,13 @@ class HostScan(Record):
         fields = (FORMAT, self.key, self.started, self.stamps, self.records, outcomes)
         data = marshal.dumps(fields)  # type: ignore[arg-type]
         data = crc32(data).to_bytes(4, "big") + data  # see _load
-        folder = os.path.dirname(self.file)
+        existing = folder = os.path.dirname(self.file)
+        while not os.path.lexists(existing):  # where os.makedirs would begin
+            existing = os.path.dirname(existing)
         temporary = f"{self.file}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        try:
+        try:  # root makes no folder in another user's (sudo -E keeps HOME): as pip, no write
+            if os.geteuid() == 0 and os.stat(existing).st_uid != 0:
+                return
             os.makedirs(folder, mode=0o700, exist_ok=True)
             if _ours(folder):
                 with open(temporary, "xb", opener=_open) as stream:
