@@ -74,9 +74,8 @@ class HostScan(Record):
             existing = os.path.dirname(existing)
         temporary = f"{self.file}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         try:  # root makes no folder in another user's (sudo -E keeps HOME): as pip, no write
-            if os.geteuid() == 0 and os.stat(existing).st_uid != 0:
-                return
-            os.makedirs(folder, mode=0o700, exist_ok=True)
+            if os.geteuid() != 0 or os.stat(existing).st_uid == 0:
+                os.makedirs(folder, mode=0o700, exist_ok=True)
             if _ours(folder):
                 with open(temporary, "xb", opener=_open) as stream:
                     stream.write(data)

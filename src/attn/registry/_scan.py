@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     EntryPoints = tuple[tuple["EntryPointRecord", ...], "Problem | None"]
 
 _FOLDERS = (".dist-info", ".egg-info")
-#: Folders importlib.metadata's _unique tells by their name (_name_from_stem); others by Name.
-_BY_FOLDER = r"(?s)(?!-)\.*[^.].*\.(?:dist|egg)-info"  # compiled when first needed
+_BY_FOLDER = r"(?s)(?!-)\.*[^.].*\.(?:dist|egg)-info"  # what Python keys by folder; others by Name
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 #: The key of a record for something unreadable on sys.path itself (a folder, a finder).
 UNREADABLE_KEY = "<unreadable>"

@@ -207,10 +207,8 @@ class RegistryState:
         }
         runtime = self._layers.runtime
         table = MappingProxyType({**discovered, **runtime})
-        environ = control_values(config.env_prefix)  # workers compare the table's own
-        self._layers = Snapshot(
-            result, MappingProxyType(discovered), runtime, table, warm=warm, controls=environ
-        )
+        layers = (result, MappingProxyType(discovered), runtime, table, frozenset[str](), warm)
+        self._layers = Snapshot(*layers, control_values(config.env_prefix))  # workers compare them
         seen = set() if scan is None else scan.warned
         warned = [w for w in outcome.warnings if w not in seen]
         seen.update(warned)
