@@ -8,10 +8,10 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, NoReturn
+from typing import ClassVar, NoReturn
 
 import pytest
 from packaging.version import VERSION_PATTERN
@@ -20,9 +20,6 @@ from attn.registry.controls import TESTING_SITES_VARIABLE, canonical_name
 from attn.registry.enum import ON_DECLARE, BackendEnumMeta, declared_registries, state_of
 from attn.registry.errors import describe, parse_path
 from attn.registry.loading import Backend, attribute, import_names, interface_of, missing_of
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
 
 __all__ = ["AttnPlugins", "BackendConformance", "attn_plugins"]
 
