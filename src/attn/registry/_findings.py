@@ -9,18 +9,14 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
-from ._metadata import UNREADABLE_KEY
+from ._metadata import UNREADABLE_KEY, DistributionRecord, EntryPointRecord
 from .codes import READER_CODES, Code
-from .controls import canonical_name, exporting
+from .controls import Controls, canonical_name, exporting
 from .errors import Record, reinstalling
-from .report import Finding
+from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
-
-    from ._metadata import DistributionRecord, EntryPointRecord
-    from .controls import Controls
-    from .report import Conflict, DiscoveryResult, PluginRecord
 
     _Declared = tuple[EntryPointRecord, DistributionRecord]  # an entry point and its declarer
 
