@@ -15,17 +15,14 @@ from typing import TYPE_CHECKING
 from . import _findings
 from ._metadata import UNREADABLE_KEY, entry_point_pattern, installed_with, project_folder, scan
 from .codes import Code
-from .controls import canonical_name
+from .controls import Controls, canonical_name
 from .errors import ClassPath, InvalidPathError, joined, parse_path
-from .report import Conflict, DiscoveryResult, Finding, PluginRecord
+from .report import Conflict, DiscoveryResult, Finding, PluginRecord, PluginStatus
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator, Sequence
 
-    from ._findings import HostRequirement
     from ._metadata import DistributionRecord, EntryPointRecord
-    from .controls import Controls
-    from .report import PluginStatus
 
 _SEPARATORS = re.compile(r"[-_.\s]+")  # between the words of a group name
 
@@ -197,7 +194,7 @@ def resolve_conflicts(
 
 
 def _status(
-    dist: DistributionRecord, requirement: HostRequirement, controls: Controls
+    dist: DistributionRecord, requirement: _findings.HostRequirement, controls: Controls
 ) -> tuple[PluginStatus, Code | None, str | None] | None:
     """The status of a distribution's entry points, when it does not depend on each (DESIGN 6)."""
     if controls.blocks(dist.name):
