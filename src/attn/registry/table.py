@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING, Literal
 
 from attn import _fork
 
-from ._cache import Outcome, forget, host_scan
+from ._cache import HostScan, Outcome, forget, host_scan
 from .controls import Controls, control_values, read_controls
 from .errors import ClassPath, PluginProblemError, PluginWarning, Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from ._cache import HostScan
     from .report import DiscoveryResult
 
 __all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
