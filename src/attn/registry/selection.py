@@ -278,9 +278,8 @@ class Recorded:
 
 def recorded(registry: _Registry) -> tuple[Recorded, ...]:
     """The selections (not rejections) cached for *registry*'s table whose settings are plain."""
-    token = _token(registry)
-    with _fork.LOCK:
-        results = tuple(_results(registry, token).items())
+    with _fork.LOCK:  # a current token, as select() reads it: a stale one empties the cache
+        results = tuple(_results(registry, _token(registry)).items())
     return tuple(
         Recorded(s.settings, s.name, s.tried[-1].path, by[0], tuple(map(str, s.tried)), by[1])
         for (_, by_variable, *_), s in results
