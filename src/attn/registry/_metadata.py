@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from importlib.metadata import Distribution
 
-    from ._scan import Copy, EntryPoints
-
 __all__ = ["UNREADABLE_KEY", "DistributionRecord", "EntryPointRecord", "MetadataRecord", "Problem"]
 
 #: importlib.metadata.EntryPoint.pattern, as on every Python up to NEWEST_COVERED.
@@ -54,7 +52,7 @@ def entry_point_pattern() -> re.Pattern[str]:
     return EntryPoint.pattern
 
 
-def _reference_entry_points(dist: Distribution, local: str | None) -> EntryPoints:
+def _reference_entry_points(dist: Distribution, local: str | None) -> _scan.EntryPoints:
     # What Python cannot read whole (it stays silent on some of it): attn's reader says which.
     problem = None if local is None else _scan.local_entry_points(local)[1]
     if problem is not None and problem.code is Code.READ_ERROR:
@@ -89,7 +87,7 @@ def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord
     return MetadataRecord(str(name), None if version is None else str(version), requires)
 
 
-def _reference_entry(index: int, entry: str, copies: list[tuple[int, Copy]]) -> list[Problem]:
+def _reference_entry(index: int, entry: str, copies: list[tuple[int, _scan.Copy]]) -> list[Problem]:
     """Add the meta-path finders' copies on *entry* to *copies*, ranked; return their failures."""
     from importlib.metadata import DistributionFinder  # noqa: PLC0415 - kept off import attn
 
@@ -131,7 +129,7 @@ def scan(
     """
     # importlib.metadata reads zips, eggs, other finders' copies; all on Windows or per reader().
     fast = (using or reader()) == "fast" and os.sep == "/" and standard_finders()
-    ranked: list[tuple[int, Copy]] = []
+    ranked: list[tuple[int, _scan.Copy]] = []
     unreadable: dict[Problem, DistributionRecord] = {}
     for index, entry in enumerate(list(sys.path if path is None else path)):
         if not isinstance(entry, str):
