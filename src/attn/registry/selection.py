@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
 
     from .loading import Registry
-    from .table import Entry
 
     class _Registry(Registry, Protocol):  # what selection reads of a registry
         def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
@@ -146,7 +145,7 @@ def _try(
 ) -> tuple[list[Candidate], type | None]:
     """The rows for *name*'s slot (its entry, then its default) and the chosen class, if any."""
     entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
-    sources: list[Entry | None] = [entry] * (entry is not None) + [None] * (default is not None)
+    sources = [entry] * (entry is not None) + [None] * (default is not None)
     if not sources:  # a member without a default (CUSTOM), or a name only a plugin adds
         why = (Reason(Code.UNREGISTERED, "nothing is registered for it and it has no default"),)
         builtin = name in registry._attn_defaults
