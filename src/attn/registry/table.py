@@ -153,8 +153,7 @@ class RegistryState:
     def _scan(self, controls: Controls, fresh: bool) -> HostScan | None:
         if controls.disable_plugins:
             return None
-        groups = (self.config.group, *self._groups)
-        return host_scan(self.config.host, groups, controls=controls, fresh=fresh)
+        return host_scan(self.config.host, self._groups, controls=controls, fresh=fresh)
 
     def _pipeline(self, controls: Controls, scan: HostScan | None) -> DiscoveryResult:
         from ._metadata import records_from  # noqa: PLC0415 - as scan_host, the cold path only
