@@ -115,8 +115,7 @@ class RegistryState:
 
     def ready(self) -> object:
         """`ensure()` on the warm path; returns a token that changes at each discovery."""
-        layers = self._layers
-        if layers.result is None and layers.warm is None:
+        if (layers := self._layers).result is None and layers.warm is None:
             with _fork.LOCK:
                 if not self.discovered_yet:
                     self._discover()
