@@ -7,6 +7,7 @@ import importlib.metadata
 import json
 import random
 import sys
+import zipfile
 
 import pytest
 
@@ -384,6 +385,19 @@ def test_a_distribution_in_three_sys_path_entries_is_one_finding(
             *("plug", "2.0"),  # the first ignored copy
         ),
     )
+
+
+def test_a_copy_in_a_wheel_on_sys_path_is_deleted_with_the_wheel(sites, run_discovery, monkeypatch):
+    """A duplicate inside an archive on sys.path: the fix names the archive, which can go."""
+    good = sites.new("first").dist("plug", "2.0", entry_points=eps(A="m:New"))
+    wheel = good.parent.parent / "plug-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("plug-1.0.dist-info/METADATA", "Name: plug\nVersion: 1.0\n")
+        archive.writestr("plug-1.0.dist-info/entry_points.txt", f"[{GROUP}]\nA = m:Old\n")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(wheel)])
+    (finding,) = run_discovery().findings
+    assert finding.message.endswith(f"1.0 at {wheel}/plug-1.0.dist-info/ (ignored)")
+    assert finding.fix.startswith(f"delete {wheel},")  # the folder inside it cannot be deleted
 
 
 def test_copies_match_by_normalized_name(sites, run_discovery):

@@ -95,7 +95,8 @@ def _losing_copies(
         at = [f"{c.version} at {c.location} ({'used' if c is winner else 'ignored'})" for c in each]
         message = f"{name} is installed {times}: {joined(at)}"
         keep = next((c for c in each if os.access(f"{c.location}/RECORD", os.F_OK)), each[0])
-        fix = f"delete {joined([c.location for c in each if c is not keep])}"
+        gone = (c.path_entry if c.location.endswith("/") else c.location for c in each)  # a zip's
+        fix = f"delete {joined([g for g, c in zip(gone, each, strict=True) if c is not keep])}"
         fix += "" if keep is each[0] else f" ({keep.location} is the copy pip installed)"
         venv = realpath(sys.prefix) + os.sep if sys.prefix != sys.base_prefix else ""
         inside = [not venv or real(c.location).startswith(venv) for c in each]  # pip's reach
