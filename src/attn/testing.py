@@ -170,8 +170,8 @@ def _fail(message: str) -> NoReturn:
 def _requires(cls: type) -> tuple[str, ...]:
     """*cls*'s requires, once it is a tuple (else each check that reads it fails saying so)."""
     if not isinstance(requires := getattr(cls, "requires", ()), tuple):
-        msg = f"{cls.__qualname__}.requires is {requires!r}: make it a tuple"
-        _fail(f"{msg} of the distribution names the kernel needs, e.g. ('flash-attn',)")
+        msg = f"{cls.__qualname__}.requires is {requires!r}: make it a tuple of the distribution"
+        _fail(f"{msg} names the kernel needs, e.g. ('flash-attn',)")
     return requires
 
 
@@ -302,8 +302,8 @@ class BackendConformance:
             } - {"__pycache__"}  # a module's cached bytecode, not a package
             if provided and (top := module.split(".", 1)[0]) not in provided:
                 msg = f"{cls.__qualname__}: {dist_name} is installed but provides "
-                msg += f"{', '.join(sorted(provided))}, not {top!r}: set requires_modules to"
-                _fail(f"{msg} the import names, in the order of requires")
+                msg += f"{', '.join(sorted(provided))}, not {top!r}: "
+                _fail(f"{msg}set requires_modules to the import names, in the order of requires")
 
     def test_is_available_returns_a_bool(self) -> None:
         """``is_available()`` returns a ``bool``."""
@@ -330,8 +330,8 @@ class BackendConformance:
         if type(samples) not in (tuple, list) or not all(isinstance(s, Mapping) for s in samples):
             one = samples if isinstance(samples, Mapping) else {"device": "cuda"}
             kind = type(samples).__name__
-            msg = f"{type(self).__name__}.sample_settings is {samples!r}, a {kind}: make it a tuple"
-            _fail(f"{msg} of dicts, one call each, e.g. ({one!r},)")
+            msg = f"{type(self).__name__}.sample_settings is {samples!r}, a {kind}: "
+            _fail(f"{msg}make it a tuple of dicts, one call each, e.g. ({one!r},)")
         for settings in samples:
             said = _call(cls, "validate_configuration", **settings)
             if not isinstance(said, list) or not all(isinstance(s, str) for s in said):

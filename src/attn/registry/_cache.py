@@ -70,7 +70,7 @@ class HostScan(Record):
         data = marshal.dumps(fields)  # type: ignore[arg-type]
         data = crc32(data).to_bytes(4, "big") + data  # see _load
         existing = folder = os.path.dirname(self.file)
-        while not os.path.lexists(existing):  # where os.makedirs would begin
+        while os.geteuid() == 0 and not os.path.lexists(existing):  # where makedirs would begin
             existing = os.path.dirname(existing)
         temporary = f"{self.file}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         try:  # root makes no folder in another user's (sudo -E keeps HOME): as pip, no write

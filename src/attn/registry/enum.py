@@ -342,8 +342,9 @@ def registration(
         ):
             msg = f"plugin code of {entry.plugin_label} registered {config.noun} {name!r} while "
             msg += f"attn imported it for {during.backend!r}, but {dist} does not declare {name!r}"
-            msg += ": this replaces it past conflict checks and controls. Report it to the plugin's"
-            msg += f" authors; {config.command('doctor --load')} lists such registrations"
+            msg += ": this replaces it past conflict checks and controls. "
+            doctor = config.command("doctor --load")
+            msg += f"Report it to the plugin's authors; {doctor} lists such registrations"
             warnings.warn(msg, PluginWarning, stacklevel=stacklevel)  # the registering code
         state.register(entry)
 

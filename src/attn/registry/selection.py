@@ -110,8 +110,9 @@ def frozen(value: object, key: str) -> Hashable:
     if isinstance(value, (list, tuple)):
         return tuple(frozen(v, f"{key}[]") for v in value)
     if type(value).__hash__ is None:  # a dict or a set: it cannot be a cache key, nor held
-        msg = f"setting {key.partition('[')[0]!r} holds a {type(value).__name__}: settings must be"
-        raise TypeError(f"{msg} hashable once lists are tuples (a tuple of pairs for a mapping)")
+        msg = f"setting {key.partition('[')[0]!r} holds a {type(value).__name__}: "
+        msg += "settings must be hashable once lists are tuples (a tuple of pairs for a mapping)"
+        raise TypeError(msg)
     return value
 
 
