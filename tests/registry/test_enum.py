@@ -328,11 +328,12 @@ def test_duplicate_values_are_refused():
 
 
 def test_malformed_member_values_are_refused():
-    """A member value that is not a class path fails at class creation."""
-    with pytest.raises(InvalidPathError):
+    """A member value that is not a class path fails at class creation, naming the member."""
+    with pytest.raises(InvalidPathError, match=r"no module part; .* \(the value of _Bad\.B\)$"):
 
         class _Bad(BackendEnum, group="bad.backends", host="bad", interface=ToyBackend):
-            A = "not a path"
+            A = "m:C"
+            B = "not a path"
 
 
 def test_members_need_a_group():

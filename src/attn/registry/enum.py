@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, final
 
 from attn import _fork
 
+from . import errors
 from .controls import canonical_name
 from .errors import ClassPath, PluginWarning, UnknownBackendError, joined, parse_path, shown
 from .loading import Backend, LoadContext, cleared_note, code_root, load, loading_now, resolve
@@ -31,6 +32,13 @@ _DECLARED: dict[str, BackendEnumMeta] = {}  # every registry, by module:qualname
 #: Called with each registry as it is declared: the testing kit isolates one declared mid-test.
 ON_DECLARE: list[Callable[[BackendEnumMeta], object]] = []
 _NOT_LOADING = LoadContext("", "", "", "", "")
+
+
+def _path(registry: str, name: str, value: object) -> ClassPath:  # a member's value, named
+    try:
+        return parse_path(value)
+    except errors.InvalidPathError as exc:
+        raise type(exc)(value, f"{exc.reason} (the value of {registry}.{name})") from None
 
 
 def _keyword(name: str) -> Any:  # a property of the metaclass: read-only, per registry
@@ -74,7 +82,7 @@ class BackendEnumMeta(enum.EnumMeta):
             verb = "repeats" if len(aliases) == 1 else "repeat"
             msg = f"{cls}: members must have distinct values, but {', '.join(aliases)} {verb}"
             raise TypeError(f"{msg} the value of another member")
-        defaults = {n: None if m.value is None else parse_path(m.value) for n, m in members}
+        defaults = {n: None if m.value is None else _path(cls, n, m.value) for n, m in members}
         if isinstance(interface, str):
             parse_path(interface)  # a malformed path fails here, as a member's value does
         elif not isinstance(interface, (type, type(None))):  # untyped code can pass anything
