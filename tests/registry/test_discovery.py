@@ -1307,6 +1307,16 @@ def test_testing_sites_limit_plugins_to_their_folders(sites, run_discovery):
     assert [p.name for p in run_discovery().plugins] == ["FLASH_ATTN", "VENDOR"]
 
 
+def test_a_plugin_the_kit_hides_is_matched_by_its_name_field(sites, run_discovery):
+    """Naming an installed plugin the kit hides is no unmatched selection, whatever its folder."""
+    sites.new("installed").dist(
+        "other-plugin", folder="zzz-2.0.dist-info", entry_points=eps(A="o:A")
+    )
+    fake = sites.new("fake")
+    result = run_discovery({"_ATTN_TESTING_SITES": str(fake.root), "ATTN_PLUGINS": "other-plugin"})
+    assert (result.plugins, result.findings) == ((), ())
+
+
 # -- the hand-written matchers agree with the patterns they stand for ----------
 
 _VALUE_RE = importlib.metadata.EntryPoint.pattern

@@ -269,7 +269,7 @@ def unmatched_findings(
     named = [(controls.plugins_variable, w) for w in controls.only_as_written]
     named += [(prefer, w) for w in controls.prefer_as_written]
     for variable, written in named:
-        if canonical_name(written) not in keys | hidden:
+        if canonical_name(written) not in keys | {*map(canonical_name, hidden)}:
             message = f"{variable} names {written!r}, which is not an installed {host} "
             message += "plugin distribution"
             fix = drop if variable == prefer else only

@@ -256,7 +256,7 @@ def discover(
         return DiscoveryResult(group, None, (), (), (), plugins_disabled=True)
     if (sites := controls.testing_sites) is not None:  # the kit's folders, os.pathsep-separated
         allowed = {realpath(site) for site in sites.split(os.pathsep) if site}
-        hidden = {r.key for r in records if any(ep.group in groups for ep in r.entry_points)}
+        hidden = {r.name for r in records if any(ep.group in groups for ep in r.entry_points)}
         records = [r for r in records if r.key == host_key or realpath(r.path_entry) in allowed]
     records = imported_first(records, host_key, host_root)
     relevant = {r.key for r in records if any(ep.group == group for ep in r.entry_points)}
