@@ -619,3 +619,17 @@ def test_registry_arguments_may_follow_an_option(run):
     assert run("list", "attn.backends", "--json", "attn.mla_prefill_backends") == together
     assert together[0] == 0
     assert run("select", "attn.backends", "--json", "attn.mla_prefill_backends")[0] == 2
+
+
+def test_strict_mode_at_a_registry_modules_import_is_no_usage_error(run, tinyinfer, monkeypatch):
+    """A host module looking a backend up at import, under TINYINFER_STRICT=1: exit 1, no hint."""
+    monkeypatch.setenv("TINYINFER_STRICT", "1")
+    tinyinfer.module("eager_host", f"from {__name__} import SamplerEnum\nSamplerEnum['GREEDY']\n")
+    for command in (["list"], ["doctor"]):
+        code, out, err = run(*command, "--registry", "eager_host:SamplerEnum")
+        assert (code, out) == (1, "")
+        assert err.startswith(
+            "Error: cannot import registry 'eager_host:SamplerEnum': PluginProblemError: "
+            "TINYINFER_STRICT=1 and the sampler plugins in group "
+        )
+        assert err.endswith(f"Run 'attn doctor --registry {REGISTRY}' for the fixes.\n")

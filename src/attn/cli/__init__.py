@@ -143,7 +143,10 @@ def _imported(value: str, prog: str, err: IO[str]) -> BackendEnumMeta:
     except BaseException as exc:
         if passes_through(exc):
             raise
-        raise UsageError(f"cannot import registry {value!r}: {describe(exc)}", prog) from None
+        failed = f"cannot import registry {value!r}: {describe(exc)}"
+        if isinstance(exc, PluginProblemError):  # strict mode at import: no usage error, exit 1
+            raise AttnError(failed) from None
+        raise UsageError(failed, prog) from None
     if not is_registry(obj):
         msg = f"invalid registry {value!r}: it is {shown(obj)}, not a BackendEnum with a group"
         raise UsageError(msg, prog)
