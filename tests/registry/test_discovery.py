@@ -305,6 +305,19 @@ def test_incompatible_finding_without_the_host_installed(site):
     assert finding.fix == "install the toy release plug requires (pip install 'toy<3,>=2')"
 
 
+def test_incompatible_finding_with_the_hosts_version_not_pep440(site):
+    """A host whose version is no version: reinstall it; no plugin release can support that."""
+    site.dist("toy", "not.a.version!", requires=())
+    site.dist("plug", entry_points={"toy.backends": {"A": "m:A"}}, requires=["toy>=2"])
+    controls = read_controls("TOY", {})
+    records = discovery.scan_host("toy", ("toy.backends",), controls.reader)
+    result = discovery.discover(
+        group="toy.backends", host="toy", controls=controls, builtin_names=[], records=records
+    )
+    (finding,) = result.findings
+    assert finding.fix == "install the toy release plug requires (pip install 'toy>=2')"
+
+
 def test_marker_excluding_the_requirement(site, run_discovery):
     """A requirement on attn whose marker is false for this interpreter does not apply."""
     requirement = f"attn>=9.0; python_version < '{sys.version_info.major}'"

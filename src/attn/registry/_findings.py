@@ -203,7 +203,7 @@ def plugin_findings(
             unmet = check_host_requirement(p.requirements, host, host_version).failures
             wanted = f"pip install '{host}{','.join(f.specifier for f in unmet)}'"
             fix = f"install the {host} release {p.distribution} requires ({wanted})"
-            if host_version is not None:
+            if host_version is not None and not any(f.error for f in unmet):  # none supports it
                 newer = f"install a release of {p.distribution} that supports {host} {host_version}"
                 fix = f"{newer} (pip install --upgrade {p.distribution}), or {fix}"
             kind = Code.INCOMPATIBLE
