@@ -866,6 +866,31 @@ def test_settings_equal_in_python_but_of_other_types_are_checked_again():
     assert rejected(FlagEnum, flag=(1,)).tried[0].reasons[0].message == "flag=(1,)"
 
 
+class Device(str):
+    """A str subclass: its repr() is the plain str's."""
+
+    __slots__ = ()
+
+
+class WantsPlainText(PickBackend):
+    @classmethod
+    def validate_configuration(cls, **settings: object) -> list[str]:
+        device = settings.get("device")
+        return [] if type(device) is str else [f"device is a {type(device).__name__}"]
+
+
+class TextEnum(BackendEnum, group="text.backends", host="text", interface=PickBackend):
+    ONE = f"{__name__}:WantsPlainText"
+
+
+def test_a_str_subclass_equal_to_a_str_of_the_same_repr_is_checked_again():
+    """Device('cpu') == 'cpu' and their reprs agree, but the types differ: each is checked."""
+    assert rejected(TextEnum, device=Device("cpu")).tried[0].reasons[0].message == (
+        "device is a Device"
+    )
+    assert select(TextEnum, device="cpu").settings == (("device", "cpu"),)
+
+
 class EmptyEnum(BackendEnum, group="empty.backends", host="empty", interface=PickBackend):
     ONE = f"{__name__}:Accepts"
 

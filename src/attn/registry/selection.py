@@ -218,11 +218,16 @@ def _choose(
     return SelectionError(message, registry.__name__, tuple(tried), explicit is not None)
 
 
-_Key = tuple[object, bool, Settings, str]  # repr: 1, 1.0 and True are equal, not to every check
+_Key = tuple[object, bool, Settings, object]  # with the types: 1, 1.0, True, a str subclass
 #: Per registry: its table's token, and every result in the order made (under `_fork.LOCK`);
 #: unbounded, as a worker state records every choice. Choosing runs outside the lock: threads
 #: racing on a new key may choose twice, equally.
 _CACHE: dict[_Registry, tuple[object, dict[_Key, Selection | SelectionError]]] = {}
+
+
+def _types(value: object) -> object:
+    """The type of *value*, of each item for a tuple: equal settings of other types differ."""
+    return tuple(map(_types, value)) if type(value) is tuple else type(value)
 
 
 def _results(registry: _Registry, token: object) -> dict[_Key, Any]:
@@ -246,7 +251,7 @@ def select(registry: _Registry, /, backend: object = None, **settings: object) -
         named = f"{owned[0].__name__}.{owned[1]}"
     explicit = os.environ.get(_words(registry)[0], "").strip() or None if by_env else str(named)
     held = tuple(sorted((key, frozen(value, key)) for key, value in settings.items()))
-    key = (explicit, by_env, held, repr(held))
+    key = (explicit, by_env, held, _types(held))
     with _fork.LOCK:  # the token read here is current: a stale one would empty the cache
         found = _results(registry, token := _token(registry)).get(key)
     if found is None:
