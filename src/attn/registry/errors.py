@@ -95,8 +95,6 @@ def shown(value: object, width: int = 60) -> str:
 class AttnError(Exception):
     """Base class of every attn error; each is also the builtin callers catch, and pickles whole."""
 
-    __module__ = "attn"
-
     def __init__(self, *args: object, **culprit: object) -> None:
         """Hold the message (*args*) and each keyword of the *culprit* as an attribute."""
         super().__init__(*args)
@@ -114,34 +112,24 @@ class AttnError(Exception):
 class AttnWarning(UserWarning):
     """Base class of every warning issued by attn."""
 
-    __module__ = "attn"
-
 
 @final
 class ConflictWarning(AttnWarning):
     """Two or more distributions claim the same backend name in one group."""
-
-    __module__ = "attn"
 
 
 @final
 class PluginWarning(AttnWarning):
     """A plugin or a plugin control needs the user's attention."""
 
-    __module__ = "attn.registry"
-
 
 @final
 class RejectedPluginWarning(AttnWarning):
     """A plugin entry point was rejected; the name it claims keeps its default or stays unknown."""
 
-    __module__ = "attn"
-
 
 class InvalidPathError(AttnError, ValueError):
     """A class path is not of the form ``module:QualName`` or ``module.QualName``."""
-
-    __module__ = "attn.registry"
 
     def __init__(self, path: object, reason: str) -> None:
         """Record the offending *path* and why it was refused."""
@@ -195,8 +183,6 @@ def parse_path(path: object) -> ClassPath:
 class UnknownBackendError(AttnError, ValueError):
     """A backend name that no built-in, plugin or registration provides."""
 
-    __module__ = "attn"
-
     name: str
     registry: str
 
@@ -205,16 +191,12 @@ class UnknownBackendError(AttnError, ValueError):
 class BackendNotRegisteredError(AttnError, ValueError):
     """A member without a default (``CUSTOM``) was used before registration."""
 
-    __module__ = "attn.registry"
-
     name: str
     registry: str
 
 
 class BackendLoadError(AttnError, ImportError):
     """A backend's class could not be imported or is not a backend class."""
-
-    __module__ = "attn"
 
     backend: str
     registry: str
@@ -227,14 +209,10 @@ class BackendLoadError(AttnError, ImportError):
 class BackendInterfaceError(BackendLoadError):
     """The object a backend path names is not a class of the registry's interface."""
 
-    __module__ = "attn.registry"
-
 
 @final
 class PluginProblemError(AttnError, RuntimeError):
     """Strict mode (``ATTN_STRICT=1``) found a problem with installed plugins."""
-
-    __module__ = "attn.registry"
 
     heading: str  # the switch, the registry's group and the number of problems
     problems: tuple[str, ...]  # one sentence each
@@ -248,8 +226,6 @@ class PluginProblemError(AttnError, RuntimeError):
 class AttnConfigError(AttnError, ValueError):
     """An ``ATTN_*`` environment variable has a value attn cannot use."""
 
-    __module__ = "attn.registry"
-
     def __init__(self, variable: str, value: str, expected: str) -> None:
         """Record the *variable*, its *value*, and what was *expected*."""
         self.variable, self.value = variable, value
@@ -260,8 +236,6 @@ class AttnConfigError(AttnError, ValueError):
 class StateMismatchError(AttnError):
     """A worker resolves backends differently from the driver whose state it applied."""
 
-    __module__ = "attn"
-
     differences: tuple[tuple[str, str], ...] = ()  # (registry, name) that resolve differently
     missing_registries: tuple[str, ...] = ()
     selections: tuple[str, ...] = ()  # the registries whose selections differ
@@ -269,8 +243,6 @@ class StateMismatchError(AttnError):
 
 class SelectionError(AttnError, ValueError):
     """No candidate is valid, or the explicit choice is not: every candidate with its reasons."""
-
-    __module__ = "attn"
 
     def __init__(
         self,
@@ -286,3 +258,14 @@ class SelectionError(AttnError, ValueError):
     def __str__(self) -> str:
         """The message alone."""
         return str(self.args[0])
+
+
+# Each class shows (in reprs, tracebacks and pickles) as of the package users import it from.
+for _module, _classes in (
+    ("attn", (AttnError, AttnWarning, ConflictWarning, RejectedPluginWarning, BackendLoadError)),
+    ("attn", (UnknownBackendError, StateMismatchError, SelectionError)),
+    ("attn.registry", (PluginWarning, InvalidPathError, BackendNotRegisteredError)),
+    ("attn.registry", (BackendInterfaceError, PluginProblemError, AttnConfigError)),
+):
+    for _cls in _classes:
+        _cls.__module__ = _module

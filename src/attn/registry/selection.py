@@ -225,8 +225,7 @@ _Key = tuple[object, bool, Settings, object]  # with the types: 1, 1.0, True, a 
 _CACHE: dict[_Registry, tuple[object, dict[_Key, Selection | SelectionError]]] = {}
 
 
-def _types(value: object) -> object:
-    """The type of *value*, of each item for a tuple: equal settings of other types differ."""
+def _types(value: object) -> object:  # the type of each value: equal ones may differ in type
     return tuple(map(_types, value)) if type(value) is tuple else type(value)
 
 
