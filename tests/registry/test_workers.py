@@ -464,6 +464,22 @@ def test_a_distribution_name_written_otherwise_resolves_alike(plugin_module):
     assert AttentionBackendEnum.FLASH_ATTN.get_path() == "plug.mod.Backend"
 
 
+@pytest.mark.parametrize(("driver", "here"), [("1.0", "1.0+cu121"), ("1.0", "1.0.0")])
+def test_a_version_that_pip_takes_for_the_drivers_pin_is_reinstalled_exactly(
+    plugin_module, driver, here
+):
+    """pip keeps 1.0+cu121 or 1.0.0 for 'attn-acme==1.0': the fix reinstalls 1.0 itself."""
+    info = plugin_module.dist("attn-acme", driver, entry_points=ACME)
+    state = attn.capture_state()
+    metadata = info / "METADATA"
+    metadata.write_text(metadata.read_text("utf-8").replace(driver, here), "utf-8")
+    fresh_worker()
+    message = str(mismatch_of(state))
+    assert f"plug.mod.Backend (plugin attn-acme {here})" in message
+    assert "(here: pip install --force-reinstall --no-deps 'attn-acme===1.0')" in message
+    assert "pip install 'attn-acme==1.0'" not in message
+
+
 def test_fingerprint_is_a_sha256_hex_string():
     """fingerprint() is 64 hex digits, stable across calls."""
     value = AttentionBackendEnum.fingerprint()

@@ -326,13 +326,18 @@ def _described(row: BackendResolution | None) -> str:
 
 def _commands(driver: CapturedRegistry, *sides: BackendResolution | None) -> tuple[list[str], bool]:
     """The pip commands to match *driver* (its plugins kept); True if one installs its plugin."""
-    from ._metadata import installed_version  # noqa: PLC0415 - an error's path only
+    from ._findings import check_host_requirement  # noqa: PLC0415 - an error's path only
+    from ._metadata import installed_version  # noqa: PLC0415
 
     (theirs, mine), installs, removes = sides, [], []
     if theirs and theirs.origin == "plugin" and (wanted := theirs.distribution):
         pin = "" if theirs.version is None else f"=={theirs.version}"
-        if not pin or installed_version(wanted) != theirs.version:  # else: the controls
-            installs.append(f"pip install '{wanted}{pin}'")
+        if not pin or (here := installed_version(wanted)) != theirs.version:  # else: the controls
+            command = f"pip install '{wanted}{pin}'"
+            # pip keeps a version that ==1.0 takes (1.0.0, 1.0+cu121): reinstall exactly 1.0.
+            if pin and here and check_host_requirement([wanted + pin], wanted, here).code is None:
+                command = f"pip install --force-reinstall --no-deps '{wanted}={pin}'"
+            installs.append(command)
     kept = {b.distribution for b in driver.backends if b.origin == "plugin"}
     drivers = read_controls(driver.env_prefix, {v: was for v, was in driver.controls if was})
     mine_dist = mine.distribution if mine and mine.origin == "plugin" else None
