@@ -1272,3 +1272,23 @@ def test_unpickling_a_state_imports_no_plugin_module_the_controls_keep_out(site,
         assert "HostxEnum" not in done.stderr
     done = python.run("-c", worker, "ATTN_PREFER", "attn-hosty")  # in effect: imported, matches
     assert (done.stdout, done.stderr) == ("True\n", "hosty imported\nhostx imported\n")
+
+
+def test_a_registry_kept_out_by_the_controls_gets_the_controls_fix_alone(site, python, tmp_path):
+    """attn-hosty is installed alike here, only blocked: no 'install the same version' of it."""
+    site.dist("attn-hosty", "1.0", entry_points={"attn.backends": {"HOSTY": "hosty:B"}})
+    site.module("hosty", HOSTY)
+    state = tmp_path / "state.pickle"
+    driver = "import attn, pickle\nattn.AttentionBackendEnum['HOSTY'].get_class()\n"
+    python.run(
+        "-c", f"{driver}open({str(state)!r}, 'wb').write(pickle.dumps(attn.capture_state()))"
+    )
+    worker = (
+        "import os, pickle\nos.environ['ATTN_BLOCK_PLUGINS'] = 'attn-hosty'\n"
+        f"state = pickle.loads(open({str(state)!r}, 'rb').read())\n"
+        "import attn\nattn.apply_state(state)\n"
+    )
+    done = python.run("-c", worker, check=False)
+    assert done.returncode == 1
+    assert "    worker: absent: its module is code of attn-hosty, kept out here\n" in done.stderr
+    assert done.stderr.endswith("To fix it, set the same ATTN_BLOCK_PLUGINS in every process.\n")

@@ -24,6 +24,7 @@ __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 
 _HEADER = {"format": "attn-worker-state", "version": 1}
 _UNIMPORTABLE: dict[str, str] = {}
+_KEPT_OUT: set[str] = set()  # modules of those: a plugin's, kept out by the controls here
 _LOCAL_FIX = "call register_backend() and clear_override() in the driver, before capture_state()"
 
 
@@ -125,7 +126,9 @@ def _unpickled(registries: list[object], modules: tuple[str, ...]) -> WorkerStat
     for module in modules:
         if dist := plugins.get(module):  # a registry a plugin declares with itself as the host
             _UNIMPORTABLE[module] = f"its module is code of {dist}, kept out here"
+            _KEPT_OUT.add(module)
             continue
+        _KEPT_OUT.discard(module)
         try:
             importlib.import_module(module)
         except Exception as exc:  # noqa: BLE001 - apply_state reports each as a mismatch
@@ -264,8 +267,8 @@ def mismatch(
     fixes += [_LOCAL_FIX] if local else []
     if differing and (plugins or not local):  # no plugin undoes a registration made here
         fixes.append(_plugin_fix(commands, list(differ), [*selecting], unpreferable))
-    if missing:
-        hosts = ", ".join(dict.fromkeys(r.host for r in missing))
+    if unexplained := [r for r in missing if not (differ and r.module in _KEPT_OUT)]:
+        hosts = ", ".join(dict.fromkeys(r.host for r in unexplained))  # else: the controls
         fixes.append(
             f"install the same version of {hosts} on every node, and declare registries in "
             "modules that workers import"
