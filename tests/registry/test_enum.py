@@ -515,6 +515,18 @@ def test_a_plugin_registering_another_name_is_warned_about_at_its_own_line(site)
     assert record[1].lineno in {decorator + 1, decorator + 2}  # the decorator, or its class
 
 
+def test_the_warning_about_a_plugin_registering_another_name_names_the_class_it_registered(site):
+    """The warning names the backend, the distribution and version, the value and what to do."""
+    site.module("regmod", REGISTERING)
+    site.dist("regplug", "2.0", entry_points={"attn.backends": {"REG": "regmod:B"}})
+    with pytest.warns(PluginWarning) as record:
+        attn.AttentionBackendEnum["REG"].get_class()
+    message = str(record[0].message)
+    assert "plugin code of regplug 2.0 registered attention backend 'TORCH_SDPA'" in message
+    assert "this replaces it with 'regmod:B' past conflict checks" in message
+    assert "Report it to the plugin's authors" in message
+
+
 SELF_REGISTERING = """\
 import attn
 from attn import AttentionBackend

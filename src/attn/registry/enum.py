@@ -350,7 +350,7 @@ def registration(
         ):
             msg = f"plugin code of {entry.plugin_label} registered {config.noun} {name!r} while "
             msg += f"attn imported it for {during.backend!r}, but {dist} does not declare {name!r}"
-            msg += ": this replaces it past conflict checks and controls. "
+            msg += f": this replaces it with {path.colon!r} past conflict checks and controls. "
             doctor = config.command("doctor --load")
             msg += f"Report it to the plugin's authors; {doctor} lists such registrations"
             warnings.warn(msg, PluginWarning, stacklevel=stacklevel)  # the registering code
