@@ -312,6 +312,46 @@ def test_a_name_of_the_hosts_order_that_no_installed_plugin_adds_is_a_plugins_ro
     assert (chosen.name, chosen.origin, chosen.verdict) == ("ONE", "builtin", "chosen")
 
 
+class Listing(BackendEnum, group="listing.backends", host="listing", interface=PickBackend):
+    ONE = f"{__name__}:Accepts"
+
+    @classmethod
+    def priorities(cls, **_settings: object) -> list[str]:
+        return ["FAST_PLUGIN", "ONE"]
+
+
+@pytest.mark.parametrize(
+    ("requires", "blocked", "reason"),
+    [
+        (("listing>=9",), "", "is incompatible: requires listing>=9, installed 1.0"),
+        (
+            ("listing>=1",),
+            "fast-plugin",
+            "is disabled: blocked by LISTING_BLOCK_PLUGINS=fast-plugin",
+        ),
+    ],
+    ids=["incompatible", "blocked"],
+)
+def test_a_name_of_the_hosts_order_an_installed_plugin_claims_in_vain_says_why(
+    site, monkeypatch, requires, blocked, reason
+):
+    """Installed but not in effect: the row names the plugin and why, as the unknown-name error."""
+    monkeypatch.setenv("LISTING_BLOCK_PLUGINS", blocked)
+    site.dist("listing", "1.0", requires=())
+    site.dist("fast-plugin", "2.0", entry_points={"listing.backends": {"FAST_PLUGIN": "x:Y"}},
+              requires=requires)  # fmt: skip
+    state_of(Listing).reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = select(Listing).tried[0]
+    assert (first.name, first.origin, first.reasons[0].code) == (
+        "FAST_PLUGIN",
+        "plugin",
+        "unregistered",
+    )
+    assert first.reasons[0].message == f"'FAST_PLUGIN' is provided by fast-plugin 2.0 but {reason}"
+
+
 @pytest.mark.parametrize(
     ("returned", "shown"),
     [

@@ -148,7 +148,13 @@ def _try(
     entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
     sources = [entry] * (entry is not None) + [None] * (default is not None)
     if not sources:  # a member without a default (CUSTOM), or a name only a plugin adds
-        why = (Reason(Code.UNREGISTERED, "nothing is registered for it and it has no default"),)
+        plugins = registry._attn_state.ensure().plugins  # one that claims it in vain says why
+        vain = [p for p in plugins if p.name == name and p.status != "used"]
+        said = [
+            f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}" for p in vain
+        ]
+        said = said or ["nothing is registered for it and it has no default"]
+        why = tuple(Reason(Code.UNREGISTERED, reason) for reason in said)
         builtin = name in registry._attn_defaults
         row = Candidate(name, "builtin" if builtin else "plugin", None, None, None, "rejected", why)
         return [row], None
