@@ -145,6 +145,7 @@ def test_variables_follow_the_prefix():
         controls.prefer_variable,
         controls.block_variable,
         controls.strict_variable,
+        controls.no_cache_variable,
     )
     assert names == (
         "TOY_DISABLE_PLUGINS",
@@ -152,6 +153,7 @@ def test_variables_follow_the_prefix():
         "TOY_PREFER",
         "TOY_BLOCK_PLUGINS",
         "TOY_STRICT",
+        "TOY_NO_CACHE",
     )
 
 

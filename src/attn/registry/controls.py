@@ -94,6 +94,7 @@ class Controls(_Settings):
     prefer_variable = property(lambda c: f"{c.prefix}_PREFER")
     block_variable = property(lambda c: f"{c.prefix}_BLOCK_PLUGINS")
     strict_variable = property(lambda c: f"{c.prefix}_STRICT")
+    no_cache_variable = property(lambda c: f"{c.prefix}_NO_CACHE")
 
     def preference(self, distribution: str) -> int:
         """Where *distribution* stands in ``<PREFIX>_PREFER`` (unlisted: after every listed one)."""
