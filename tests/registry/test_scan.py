@@ -644,6 +644,19 @@ def test_a_finder_that_raises_is_reported_once(site, monkeypatch, error, detail)
     assert "on-disk" in {r.key for r in records}
 
 
+def test_a_finder_that_is_a_class_is_named_as_itself(site, monkeypatch):
+    """A class on sys.meta_path (as PathFinder is) is named by its own name, not builtins.type."""
+
+    class ClassFinder:
+        @classmethod
+        def find_distributions(cls, context=None):
+            raise RuntimeError("broken")
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, ClassFinder])
+    problems = [r.entry_points_problem for r in scan(wants_groups) if r.key == UNREADABLE_KEY]
+    assert [p.finder for p in problems] == [f"{__name__}.{ClassFinder.__qualname__}"]
+
+
 def test_a_finder_lets_keyboard_interrupt_through(site, monkeypatch):
     """Ctrl-C in a meta-path finder stops the scan, as the user asked."""
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder(raising(KeyboardInterrupt()))])

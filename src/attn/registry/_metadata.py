@@ -100,7 +100,8 @@ def _reference_entry(index: int, entry: str, copies: list[tuple[int, _scan.Copy]
         except BaseException as exc:  # plugin code: contained, reported, never an exit
             if passes_through(exc):
                 raise
-            label = f"{type(finder).__module__}.{type(finder).__qualname__}"
+            kind = finder if isinstance(finder, type) else type(finder)  # a class, as PathFinder
+            label = f"{kind.__module__}.{kind.__qualname__}"
             failures.append(Problem(Code.FINDER_FAILED, detail=describe(exc), finder=label))
         for dist in dists:
             path = getattr(dist, "_path", None)  # a PathDistribution's metadata folder
