@@ -649,7 +649,7 @@ def test_a_finder_that_is_a_class_is_named_as_itself(site, monkeypatch):
 
     class ClassFinder:
         @classmethod
-        def find_distributions(cls, context=None):
+        def find_distributions(cls, context=None):  # noqa: ARG003 - as importlib calls it
             raise RuntimeError("broken")
 
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, ClassFinder])
