@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -97,3 +98,29 @@ def test_json_output_is_written_at_once(site, monkeypatch, command):
     assert main(command) == 0
     assert stream.writes == 1
     assert json.loads(stream.getvalue())["attn_version"] == attn.__version__
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _plain(monkeypatch: pytest.MonkeyPatch, stream: io.StringIO, command: list[str]) -> str:
+    monkeypatch.setattr(sys, "stdout", stream)
+    main(command)
+    return re.sub(r"\033\[[0-9;]*m", "", stream.getvalue())
+
+
+def test_colour_does_not_change_where_a_broken_reason_wraps(site, monkeypatch):
+    """``list --load`` wraps a broken backend's reason as on a pipe: colour changes no layout."""
+    message = "this backend module always fails when it is imported, as one whose library is gone"
+    site.module("acme_broken", f"raise RuntimeError({message!r})\n")
+    site.dist("attn-acme", entry_points={"attn.backends": {"ACME_ATTN": "acme_broken:B"}})
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    command = ["list", "--load", "attn.backends"]
+    coloured = _plain(monkeypatch, _Terminal(), command)
+    plain = _plain(monkeypatch, io.StringIO(), command)
+    assert "when it is imported, as one\n    whose library is gone\n" in plain  # 97 columns
+    assert coloured == plain

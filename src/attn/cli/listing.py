@@ -46,9 +46,10 @@ def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> l
         rows.append([b.name, b.origin, text, _YES[b.overridden], b.status, available])
         if b.status == "unregistered":
             how = f"{say(f'show {b.name}')} says how to register one."
-            notes.append(f"{b.name}: unregistered (no built-in default); {how}")
+            notes.append(wrap(f"{b.name}: unregistered (no built-in default); {how}", "  "))
         elif b.status == "broken" and b.reason:
-            notes.append(f"{b.name} is {style('broken')}: {b.reason}")
+            note = wrap(f"{b.name} is broken: {b.reason}", "  ")  # plain: colour moves no break
+            notes.append(note.replace("broken:", f"{style('broken')}:", 1))  # a name has no ':'
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(_HEADERS)]
     widths[0] = min(widths[0], _MAX_NAME)
     # FROM takes what the other columns leave, at least 12 characters; longer ones end in "...".
@@ -66,7 +67,7 @@ def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> l
     lines = [style(f"{report.registry} (entry-point group {report.group})", BOLD)]
     lines.append(line(_HEADERS, [style(h, BOLD) for h in _HEADERS]))
     lines += [line(r, [*r[:4], style(r[4]), r[5]]) for r in rows]
-    return lines + [wrap(note, "  ") for note in notes]
+    return lines + notes
 
 
 def _listing(
