@@ -124,3 +124,16 @@ def test_colour_does_not_change_where_a_broken_reason_wraps(site, monkeypatch):
     plain = _plain(monkeypatch, io.StringIO(), command)
     assert "when it is imported, as one\n    whose library is gone\n" in plain  # 97 columns
     assert coloured == plain
+
+
+def test_a_plugin_not_in_effect_is_wrapped_to_100_columns(site, monkeypatch, capsys):
+    """The row of a plugin not in effect breaks after its quoted value, as the reasons do."""
+    value = "acme_attention_kernels.backends.flash:AcmeFlashAttentionBackend"
+    eps = {"attn.backends": {"ACME_FLASH_ATTN": value}}
+    site.dist("acme-attention-kernels", "2.0", entry_points=eps, requires=("attn>=99",))
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert main(["list", "attn.backends"]) == 0
+    out = capsys.readouterr().out
+    assert max(map(len, out.splitlines())) <= 100
+    row = f"  ACME_FLASH_ATTN = '{value}' from\n      acme-attention-kernels 2.0: incompatible\n"
+    assert f"{row}    requires attn>=99, installed {attn.__version__}\n" in out

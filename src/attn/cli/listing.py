@@ -84,7 +84,8 @@ def _listing(
     rejected = [p for p in report.plugins if p.status != "used"]
     lines += ["Plugins not in effect:"] if rejected else []
     for p in rejected:
-        lines.append(f"  {p.name} = {p.value!r} from {p.origin_label}: {style(p.status)}")
+        row = wrap(f"{p.name} = {p.value!r} from {p.origin_label}: {p.status}", "  ", "      ")
+        lines.append(row.removesuffix(p.status) + style(p.status))  # plain while wrapped
         lines += [wrap(p.reason, "    ")] if p.reason else []
     if report.misgrouped:  # not this registry's plugins, but meant to be: say so here too
         lines.append(f"Not read (misspelt entry-point group, a typo of {report.group!r}):")
