@@ -34,12 +34,14 @@ if TYPE_CHECKING:
     Which: TypeAlias = Entry | Literal["in effect"] | None
 
     class Registry(Protocol):
-        """What loading reads of a registry class."""
+        """What loading and selection read of a registry class."""
 
         __name__: str
         _attn_state: RegistryState
         _attn_defaults: dict[str, ClassPath | None]
         _attn_interface: type | str
+
+        def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401, D105 - a member or a plugin backend
 
 
 _MEMO = _local()  # per thread, while same_modules() is in effect: whether each module is found

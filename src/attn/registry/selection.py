@@ -6,7 +6,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from attn import _fork
 
@@ -20,10 +20,6 @@ if TYPE_CHECKING:
 
     from .loading import Registry
 
-    class _Registry(Registry, Protocol):  # what selection reads of a registry
-        def __getitem__(self, name: str, /) -> Any: ...  # noqa: ANN401 - a member or a plugin backend
-
-
 __all__ = ["Candidate", "Reason", "Selection", "dtype_name", "select"]
 _TEXT = re.compile(r"(?!(?:true|false|null)$)[A-Za-z_][\w.:/+-]*").fullmatch  # never JSON
 _JSON = json.JSONEncoder(  # what JSON cannot write: a numpy scalar's Python value, else the text
@@ -31,7 +27,7 @@ _JSON = json.JSONEncoder(  # what JSON cannot write: a numpy scalar's Python val
 ).encode
 
 
-def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]:
+def _words(registry: Registry, settings: Settings = ()) -> tuple[str, str, str]:
     """The explicit choice's variable (``ATTN_ATTENTION_BACKEND``), the noun, the select command."""
     config = registry._attn_state.config
     noun = "".join(c if c.isascii() and c.isalnum() else "_" for c in config.noun.upper())
@@ -41,7 +37,7 @@ def _words(registry: _Registry, settings: Settings = ()) -> tuple[str, str, str]
     return f"{config.env_prefix}_{noun}", config.noun, config.command(f"select{named}")
 
 
-def _token(registry: _Registry) -> object:
+def _token(registry: Registry) -> object:
     """An object replaced at every change of the table (runs discovery)."""
     registry._attn_state.ready()
     return registry._attn_state._layers.table  # the same until a discovery or registration
@@ -142,7 +138,7 @@ def _validation(cls: type, settings: Mapping[str, object]) -> list[Reason]:
 
 
 def _try(
-    registry: _Registry, name: str, settings: Mapping[str, object], retried: bool = False
+    registry: Registry, name: str, settings: Mapping[str, object], retried: bool = False
 ) -> tuple[list[Candidate], type | None]:
     """The rows for *name*'s slot (its entry, then its default) and the chosen class, if any."""
     entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
@@ -183,7 +179,7 @@ def _try(
 
 
 def _choose(
-    registry: _Registry, explicit: str | None, settings: Settings, *, by_variable: bool
+    registry: Registry, explicit: str | None, settings: Settings, *, by_variable: bool
 ) -> Selection | SelectionError:
     values, (variable, noun, command) = dict(settings), _words(registry, settings)
     if explicit is not None:
@@ -228,20 +224,20 @@ _Key = tuple[object, bool, Settings, object]  # with the types: 1, 1.0, True, a 
 #: Per registry: its table's token, and every result in the order made (under `_fork.LOCK`);
 #: unbounded, as a worker state records every choice. Choosing runs outside the lock: threads
 #: racing on a new key may choose twice, equally.
-_CACHE: dict[_Registry, tuple[object, dict[_Key, Selection | SelectionError]]] = {}
+_CACHE: dict[Registry, tuple[object, dict[_Key, Selection | SelectionError]]] = {}
 
 
 def _types(value: object) -> object:  # the type of each value: equal ones may differ in type
     return tuple(map(_types, value)) if type(value) is tuple else type(value)
 
 
-def _results(registry: _Registry, token: object) -> dict[_Key, Any]:
+def _results(registry: Registry, token: object) -> dict[_Key, Any]:
     if (held := _CACHE.get(registry)) is None or held[0] is not token:
         held = _CACHE[registry] = (token, {})
     return held[1]
 
 
-def select(registry: _Registry, /, backend: object = None, **settings: object) -> Selection:
+def select(registry: Registry, /, backend: object = None, **settings: object) -> Selection:
     """Choose *registry*'s backend for *settings*: the first valid candidate, or *backend* alone.
 
     ``<PREFIX>_<NOUN>`` chooses when *backend* is not given; cached until the table changes.
@@ -286,7 +282,7 @@ class Recorded:
     variable: str | None = None  # the name <PREFIX>_<NOUN> chose
 
 
-def recorded(registry: _Registry) -> tuple[Recorded, ...]:
+def recorded(registry: Registry) -> tuple[Recorded, ...]:
     """The selections (not rejections) cached for *registry*'s table whose settings are plain."""
     with _fork.LOCK:  # a current token, as select() reads it: a stale one empties the cache
         results = tuple(_results(registry, _token(registry)).items())
@@ -298,7 +294,7 @@ def recorded(registry: _Registry) -> tuple[Recorded, ...]:
     )
 
 
-def reselect(registry: _Registry, driver: Recorded) -> tuple[list[str], bool]:
+def reselect(registry: Registry, driver: Recorded) -> tuple[list[str], bool]:
     """Select as the driver's code would here: lines if the choice differs; if the variable does."""
     try:
         mine = select(registry, driver.explicit, **dict(driver.settings))
