@@ -843,6 +843,20 @@ def test_a_host_installed_as_an_egg_info_file_is_found(
     assert [(p.distribution, p.status) for p in result.plugins] == [("plug", "used")]
 
 
+def test_a_metadata_python_cannot_open_leaves_pkg_info_read_as_python_reads_it(site):
+    """METADATA a folder (or denied): importlib.metadata reads PKG-INFO, and so does attn."""
+    info = site.dist("plug", "1.5", entry_points={"attn.backends": {"A": "m:C"}}, metadata=False)
+    (info / "METADATA").mkdir()
+    (info / "PKG-INFO").write_text("Name: plug\nVersion: 1.5\nRequires-Dist: attn>=0.1\n")
+    importlib.invalidate_caches()
+    (dist,) = importlib.metadata.distributions(path=[str(site.root)])
+    for using in ("fast", "reference"):
+        (record,) = scan(wants_groups, (), [str(site.root)], using=using)
+        assert record.metadata == _metadata.MetadataRecord(
+            dist.metadata["Name"], dist.version, tuple(dist.requires)
+        ), using
+
+
 @pytest.mark.parametrize(("file", "code"), [("requires.txt", Code.IS_A_FOLDER)])
 def test_a_requires_txt_that_cannot_be_read_makes_the_metadata_unusable(site, file, code):
     """Python reads no requirement from it; attn says so rather than skip the version check."""

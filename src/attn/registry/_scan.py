@@ -176,9 +176,12 @@ def egg_requirements(text: str) -> tuple[str, ...]:
 
 def local_metadata(location: str) -> MetadataRecord:
     """Name, version and requirements of the copy at *location*, or why they cannot be used."""
+    skipped = None  # a METADATA that Python cannot open (a folder, denied): it reads PKG-INFO
     for file in ("METADATA", "PKG-INFO"):
         text, problem = read_text(f"{location}/{file}", file)
-        if problem is not None or text:
+        if problem and problem.code in {Code.IS_A_FOLDER, Code.PERMISSION_DENIED} and not skipped:
+            skipped, problem = problem, None
+        elif problem is not None or text:
             break
     else:  # a legacy egg-info file (pkg-1.0.egg-info), unless *location* is the folder
         file = os.path.basename(location)
@@ -186,7 +189,7 @@ def local_metadata(location: str) -> MetadataRecord:
         if problem is not None and problem.code is Code.IS_A_FOLDER:
             text = problem = None
     if problem is not None or not text:
-        return MetadataRecord(None, None, (), problem or Problem(Code.NO_METADATA))
+        return MetadataRecord(None, None, (), problem or skipped or Problem(Code.NO_METADATA))
     fields: dict[str, list[str]] = {"name": [], "version": [], "requires-dist": []}
     for field, value in parse_headers(text):
         if (found := fields.get(field.lower())) is not None:
