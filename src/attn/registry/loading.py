@@ -235,11 +235,8 @@ def _fail(ctx: LoadContext, path: ClassPath, detail: str, interface: bool) -> Ba
     return (BackendInterfaceError if interface else BackendLoadError)(
         f"Cannot load {ctx.noun} {ctx.backend!r} from {ctx.source} "
         f"(path {path.colon!r}): {detail}. {ctx.fix}",
-        backend=ctx.backend,
-        registry=ctx.registry,
         path=path.colon,
-        distribution=ctx.distribution,
-        version=ctx.version,
+        **{key: getattr(ctx, key) for key in ("backend", "registry", "distribution", "version")},
         detail=detail,
     )
 
