@@ -293,29 +293,26 @@ def test_incompatible_finding(site, run_discovery):
     )
 
 
-def test_incompatible_finding_without_the_host_installed(site):
-    """With the host not installed, the fix is the command that installs the release it needs."""
-    site.dist("plug", entry_points={"toy.backends": {"A": "m:A"}}, requires=["toy>=2,<3"])
+@pytest.mark.parametrize(
+    ("host_version", "requires", "wanted"),
+    [(None, "toy>=2,<3", "toy<3,>=2"), ("not.a.version!", "toy>=2", "toy>=2")],
+    ids=["host-not-installed", "host-version-not-pep440"],
+)
+def test_incompatible_finding_that_no_plugin_release_can_fix(site, host_version, requires, wanted):
+    """No host, or a host whose version is no version: the fix installs the release it needs.
+
+    No plugin release can support a host that is missing or has no PEP 440 version.
+    """
+    if host_version is not None:
+        site.dist("toy", host_version, requires=())
+    site.dist("plug", entry_points={"toy.backends": {"A": "m:A"}}, requires=[requires])
     controls = read_controls("TOY", {})
     records = discovery.scan_host("toy", ("toy.backends",), controls.reader)
     result = discovery.discover(
         group="toy.backends", host="toy", controls=controls, builtin_names=[], records=records
     )
     (finding,) = result.findings
-    assert finding.fix == "install the toy release plug requires (pip install 'toy<3,>=2')"
-
-
-def test_incompatible_finding_with_the_hosts_version_not_pep440(site):
-    """A host whose version is no version: reinstall it; no plugin release can support that."""
-    site.dist("toy", "not.a.version!", requires=())
-    site.dist("plug", entry_points={"toy.backends": {"A": "m:A"}}, requires=["toy>=2"])
-    controls = read_controls("TOY", {})
-    records = discovery.scan_host("toy", ("toy.backends",), controls.reader)
-    result = discovery.discover(
-        group="toy.backends", host="toy", controls=controls, builtin_names=[], records=records
-    )
-    (finding,) = result.findings
-    assert finding.fix == "install the toy release plug requires (pip install 'toy>=2')"
+    assert finding.fix == f"install the toy release plug requires (pip install '{wanted}')"
 
 
 def test_marker_excluding_the_requirement(site, run_discovery):
