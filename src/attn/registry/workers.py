@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["WorkerState", "apply_state", "capture_state", "ray_setup_hook"]
 
 _HEADER = {"format": "attn-worker-state", "version": 1}
-_UNIMPORTABLE: dict[str, str] = {}
-_KEPT_OUT: set[str] = set()  # modules of those: a plugin's, kept out by the controls here
+_UNIMPORTABLE: dict[str, str] = {}  # module: why unpickling a state could not import it
+_KEPT_OUT: dict[str, str] = {}  # module: the plugin, kept out here, whose code it is
 _LOCAL_FIX = "call register_backend() and clear_override() in the driver, before capture_state()"
 
 
@@ -125,10 +125,9 @@ def _unpickled(registries: list[object], modules: tuple[str, ...]) -> WorkerStat
     plugins = {r.module: r.host for r in state.registries if canonical_name(r.host) in kept_out}
     for module in modules:
         if dist := plugins.get(module):  # a registry a plugin declares with itself as the host
-            _UNIMPORTABLE[module] = f"its module is code of {dist}, kept out here"
-            _KEPT_OUT.add(module)
+            _KEPT_OUT[module] = dist
             continue
-        _KEPT_OUT.discard(module)
+        _KEPT_OUT.pop(module, None)
         try:
             importlib.import_module(module)
         except Exception as exc:  # noqa: BLE001 - apply_state reports each as a mismatch
@@ -397,7 +396,9 @@ def _find(captured: CapturedRegistry) -> tuple[BackendEnumMeta | None, str]:
     why = "no module imported here declares it (a state never makes attn import one); import "
     why += f"{captured.module} before applying the state (with 'attn doctor --against FILE', add "
     why += f"--registry {captured.location})"
-    return None, _UNIMPORTABLE.get(captured.module) or why  # why unpickling did not import it
+    if dist := _KEPT_OUT.get(captured.module):  # why unpickling did not import it
+        return None, f"its module is code of {dist}, kept out here"
+    return None, _UNIMPORTABLE.get(captured.module) or why
 
 
 def apply_state(state: WorkerState, *, check: bool = True) -> None:
