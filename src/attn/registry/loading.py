@@ -232,13 +232,10 @@ def _context(registry: Registry, name: str, entry: Entry | None) -> LoadContext:
 
 
 def _fail(ctx: LoadContext, path: ClassPath, detail: str, interface: bool) -> BackendLoadError:
-    return (BackendInterfaceError if interface else BackendLoadError)(
-        f"Cannot load {ctx.noun} {ctx.backend!r} from {ctx.source} "
-        f"(path {path.colon!r}): {detail}. {ctx.fix}",
-        path=path.colon,
-        **{key: getattr(ctx, key) for key in ("backend", "registry", "distribution", "version")},
-        detail=detail,
-    )
+    error = BackendInterfaceError if interface else BackendLoadError
+    message = f"Cannot load {ctx.noun} {ctx.backend!r} from {ctx.source} (path {path.colon!r}): "
+    about = {key: getattr(ctx, key) for key in ("backend", "registry", "distribution", "version")}
+    return error(f"{message}{detail}. {ctx.fix}", path=path.colon, **about, detail=detail)
 
 
 def loading_now() -> LoadContext | None:
