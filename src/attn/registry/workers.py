@@ -268,15 +268,11 @@ def mismatch(
         fixes.append(_plugin_fix(commands, list(differ), [*selecting], unpreferable))
     if unexplained := [r for r in missing if not (differ and r.module in _KEPT_OUT)]:
         hosts = ", ".join(dict.fromkeys(r.host for r in unexplained))  # else: the controls
-        fixes.append(
-            f"install the same version of {hosts} on every node, and declare registries in "
-            "modules that workers import"
-        )
+        same = f"install the same version of {hosts} on every node, and declare registries in"
+        fixes.append(f"{same} modules that workers import")
     if not differing and any(not by_variable for *_, by_variable in chose):  # else: the table
-        fixes.append(
-            "install the same kernel packages on every node (a rejection above names "
-            "what is missing), or pass settings that hold on every node"
-        )
+        kernels = "install the same kernel packages on every node (a rejection above names what"
+        fixes.append(f"{kernels} is missing), or pass settings that hold on every node")
     fixes += ["set each variable named above alike on every node"] * any(c[2] for c in chose)
     out.append("To fix it, " + "; ".join(fixes) + ".")
     return StateMismatchError(
