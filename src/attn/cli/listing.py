@@ -64,10 +64,9 @@ def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> l
         padded = (p + " " * (w - len(c)) for c, p, w in zip(cells, painted, widths, strict=True))
         return "  ".join(padded).rstrip()
 
-    lines = [style(f"{report.registry} (entry-point group {report.group})", BOLD)]
-    lines.append(line(_HEADERS, [style(h, BOLD) for h in _HEADERS]))
-    lines += [line(r, [*r[:4], style(r[4]), r[5]]) for r in rows]
-    return lines + notes
+    head = style(f"{report.registry} (entry-point group {report.group})", BOLD)
+    body = [line(r, [*r[:4], style(r[4]), r[5]]) for r in rows]
+    return [head, line(_HEADERS, [style(h, BOLD) for h in _HEADERS]), *body, *notes]
 
 
 def _listing(
