@@ -633,3 +633,15 @@ def test_strict_mode_at_a_registry_modules_import_is_no_usage_error(run, tinyinf
             "TINYINFER_STRICT=1 and the sampler plugins in group "
         )
         assert err.endswith(f"Run 'attn doctor --registry {REGISTRY}' for the fixes.\n")
+
+
+def test_a_registry_its_module_declares_but_the_command_was_not_told_is_named(run, site):
+    """Naming a sibling registry by group or class name: no near spelling, its MODULE:CLASS."""
+    source = "from attn.registry import BackendEnum\n\n"
+    source += "class Kernels(BackendEnum, group='twin.kernels', host='twin'):\n    pass\n\n"
+    source += "class Prefill(BackendEnum, group='twin.prefill', host='twin'):\n    pass\n"
+    site.module("twin_host", source)
+    for name in ("twin.prefill", "Prefill"):
+        code, out, err = run("list", "--registry", "twin_host:Kernels", name)
+        assert (code, out) == (2, "")
+        assert err.splitlines()[0].endswith("as MODULE:CLASS; name it as twin_host:Prefill")

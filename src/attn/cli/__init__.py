@@ -13,7 +13,7 @@ import warnings
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 from attn import _fork, _version
-from attn.registry.enum import BackendEnumMeta, close_matches
+from attn.registry.enum import BackendEnumMeta, close_matches, declared_registries
 from attn.registry.errors import (
     AttnConfigError,
     AttnError,
@@ -169,6 +169,13 @@ def selected_registries(args: argparse.Namespace, *named: str | None) -> list[Ba
         if name not in spellings:
             valid = ", ".join(f"{r.__name__} ({r.group})" for r in known) + ", or another host's"
             msg = f"unknown registry {name!r}; valid registries are: {valid} as MODULE:CLASS"
+            # Declared beside a MODULE:CLASS named, but not named: that one, not a near spelling.
+            near = {r.__module__ for r in imported.values()}
+            here = {f"{r.__module__}:{r.__qualname__}": r for r in declared_registries()}
+            if declared := [
+                k for k, r in here.items() if r.__module__ in near and name in (r.__name__, r.group)
+            ]:
+                raise UsageError(f"{msg}; name it as {joined(declared, 'or')}", args.prog)
             raise UsageError(msg + did_you_mean(name, spellings), args.prog)
         if len(found := spellings[name]) > 1:  # two hosts' registries of one class name
             paths = joined([f"{r.__module__}:{r.__qualname__}" for r in found], "or")
