@@ -1084,8 +1084,13 @@ def test_the_testing_kits_variables_key_the_cached_merge(env):
     assert (kit["from_file"], kit["AttentionBackendEnum"]) == (True, {})
 
 
-def test_an_edit_of_attns_own_code_invalidates_the_cache(env, tmp_path):
-    """A process running other attn code (an upgrade, an edit) does not trust the file."""
+@pytest.mark.parametrize("module", ["_findings.py", "codes.py", "errors.py"])
+def test_an_edit_of_attns_own_code_invalidates_the_cache(env, tmp_path, module):
+    """A process running other attn code (an upgrade, an edit) does not trust the file.
+
+    A cached merge holds `Code` values and errors.py's texts: a checkout that changes only
+    codes.py made every warm `attn list` fail decoding a code the enum no longer had.
+    """
     copy = tmp_path / "attn-copy"
     shutil.copytree(
         Path(attn.__file__).parent, copy / "attn", ignore=shutil.ignore_patterns("__pycache__")
@@ -1096,7 +1101,7 @@ def test_an_edit_of_attns_own_code_invalidates_the_cache(env, tmp_path):
     env.age()
     env.run()
     assert env.run()["from_file"] is True
-    checks = copy / "attn" / "registry" / "_findings.py"
+    checks = copy / "attn" / "registry" / module
     before = checks.stat()
     checks.write_text(checks.read_text(encoding="utf-8") + "\n# 0.1.1\n", encoding="utf-8")
     os.utime(checks, ns=(before.st_atime_ns, before.st_mtime_ns))

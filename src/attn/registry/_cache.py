@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 FORMAT = 11  # bumped whenever the layout of the file changes
 RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
 TICK_NS = 20_000_000  # how far the kernel's file clock (st_ctime) may lag time.time_ns()
-#: attn's own modules whose code decides what is cached: editing one invalidates.
-_SOURCES = ("_cache", "_findings", "_metadata", "_scan", "controls", "discovery", "report", "table")
+#: attn's modules whose code decides what a cached merge holds: editing one invalidates.
+_SOURCES: tuple[str, ...] = ("_cache", "_findings", "_metadata", "_scan", "codes", "controls")
+_SOURCES += ("discovery", "errors", "report", "table")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
 _SHARED: dict[str, tuple[tuple[object, ...], HostScan]] = {}  # by host: this process's scan
