@@ -944,8 +944,13 @@ def test_no_edit_of_the_file_splits_listing_from_lookups(env):
         assert used == ([distribution] if overridden else []), where
 
 
-def test_a_refresh_that_finds_another_answer_is_seen_by_every_next_process(env):
-    """After refresh() finds what the cache missed, the next processes see it, any sys.path."""
+@pytest.mark.parametrize("first_here", [False, True])
+def test_a_refresh_that_finds_another_answer_is_seen_by_every_next_process(env, first_here):
+    """After refresh() finds what the cache missed, the next processes see it, any sys.path.
+
+    *first_here*: the refreshing process's own sys.path has no file yet, so its first lookup
+    already scanned the edit and its refresh() finds the answer it held: the other files go too.
+    """
     env.dist("plug")
     other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
     elsewhere = env.root / "elsewhere"
@@ -964,7 +969,8 @@ def test_a_refresh_that_finds_another_answer_is_seen_by_every_next_process(env):
     refreshed = SCRIPT.replace(
         "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
     )
-    assert "NEW" in env.run(refreshed)["AttentionBackendEnum"]
+    third = {"PYTHONPATH": os.pathsep.join((str(elsewhere), str(env.site)))} if first_here else {}
+    assert "NEW" in env.run(refreshed, **third)["AttentionBackendEnum"]
     for extra in ({}, wider):
         assert "NEW" in env.run(**extra)["AttentionBackendEnum"]
 

@@ -171,15 +171,13 @@ def host_scan(host: str, groups: Iterable[str], *, controls: Controls, fresh: bo
         stamps = tuple((p, entries[p] if p in entries else _stamp(p)) for p in dict.fromkeys(paths))
         # A metadata file that is missing needs no stamp: creating it changes its folder's.
         stamps = tuple((p, s) for p, s in stamps if s is not None or p in entries)
-        # refresh() reads no file, and a new answer makes the host's other files stale too.
-        if fresh and file is not None:
-            folder = os.path.dirname(file)
-            if (held is None or held[1].records != records) and _ours(folder):
-                # f"{host}-{16 hex digits}.marshal", not another host's whose name starts so.
-                for name in os.listdir(folder):
-                    if name.startswith(f"{host_key}-") and len(name) == len(host_key) + 25:
-                        with contextlib.suppress(OSError):
-                            os.unlink(os.path.join(folder, name))
+        # refresh() reads no file and deletes the host's others: what it repairs may be in them.
+        if fresh and file is not None and _ours(folder := os.path.dirname(file)):
+            # f"{host}-{16 hex digits}.marshal", not another host's whose name starts so.
+            for name in os.listdir(folder):
+                if name.startswith(f"{host_key}-") and len(name) == len(host_key) + 25:
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(folder, name))
         found = HostScan(key, stamps, records, file, started, False, {}, set())  # noqa: FBT003
     _SHARED[host_key] = (process_key, found)
     return found
