@@ -293,6 +293,18 @@ def test_incompatible_finding(site, run_discovery):
     )
 
 
+def test_incompatible_fix_installs_every_range_of_the_plugin(site, run_discovery):
+    """The pip command of the fix names every range on attn, not only the unmet ones.
+
+    Hatchling writes ``dependencies = ["attn>=9.0", "attn<10"]`` as two Requires-Dist lines;
+    ``pip install 'attn>=9.0'`` alone installs the newest attn, which the other line rules out.
+    """
+    site.dist("plug", entry_points=eps(A="m:A"), requires=["attn>=9.0", "attn<10", "attn<9.5"])
+    (finding,) = run_discovery().findings
+    assert finding.message.endswith(f"requires attn>=9.0, installed {VERSION}")
+    assert finding.fix.endswith("(pip install 'attn>=9.0,<10,<9.5')")
+
+
 @pytest.mark.parametrize(
     ("host_version", "requires", "wanted"),
     [(None, "toy>=2,<3", "toy<3,>=2"), ("not.a.version!", "toy>=2", "toy>=2")],

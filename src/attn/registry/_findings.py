@@ -201,7 +201,8 @@ def plugin_findings(
             ) + ", or report it to its authors"
         elif p.status == "incompatible":
             unmet = check_host_requirement(p.requirements, host, host_version).failures
-            wanted = f"pip install '{host}{','.join(f.specifier for f in unmet)}'"
+            every = check_host_requirement(p.requirements, host, None).failures  # each range
+            wanted = f"pip install '{host}{','.join(f.specifier for f in every)}'"
             fix = f"install the {host} release {p.distribution} requires ({wanted})"
             if host_version is not None and not any(f.error for f in unmet):  # none supports it
                 newer = f"install a release of {p.distribution} that supports {host} {host_version}"
@@ -222,12 +223,11 @@ def name_findings(
 ) -> Iterator[Finding]:
     """Plugins that declare no requirement on the host, and names only like a built-in's."""
     for p in undeclared:
-        message = f"{p.origin_label} declares no requirement on {host}, so its compatibility "
-        message += "cannot be checked"
+        msg = f"{p.origin_label} declares no requirement on {host}, so its compatibility "
+        msg += "cannot be checked"
         fix = f"add {host!r} with a version range to {p.distribution}'s dependencies "
         fix += f"and reinstall {p.distribution}"
-        kind, data = Code.UNDECLARED_REQUIREMENT, p.about(group)[:3]  # not an entry point's
-        yield Finding(kind, p.distribution, message, fix, *data)
+        yield Finding(Code.UNDECLARED_REQUIREMENT, p.distribution, msg, fix, *p.about(group)[:3])
     folded = {unicodedata.normalize("NFKC", n).casefold(): n for n in builtin_names}
     for p in plugins:
         other = folded.get(unicodedata.normalize("NFKC", p.name).casefold())
