@@ -398,6 +398,17 @@ def test_strict_raises_at_discovery(  # noqa: PLR0917 - fixtures plus the case t
     assert isinstance(info.value, AttnError)
 
 
+def test_strict_lists_each_problem_once_as_doctor_counts_it(state, site, monkeypatch):
+    """One unparseable requirement on attn is one problem, however many backends it declares."""
+    site.dist("plug", entry_points=eps(X="m:X", Y="m:Y"), requires=["attn ===0.1.0,~=01"])
+    (problem,) = dict.fromkeys(f.message for f in state.diagnose().findings)  # doctor's one line
+    monkeypatch.setenv("ATTN_STRICT", "1")
+    with pytest.raises(PluginProblemError) as info:
+        state.ensure()
+    assert info.value.problems == (problem,)
+    assert "have 1 problem(s):\n" in str(info.value)
+
+
 def _typo_group(sites, monkeypatch):
     sites.new().dist("plug", entry_points={"attn.backend": {"X": "plug.mod:Backend"}})
 

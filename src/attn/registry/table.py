@@ -186,7 +186,7 @@ class RegistryState:
             from .report import plain  # noqa: PLC0415
 
             result = self._pipeline(controls, scan)
-            problems = tuple(f.message for f in result.findings if f.is_problem)
+            problems = tuple(dict.fromkeys(f.message for f in result.findings if f.is_problem))
             doctor = config.command("doctor")
             if controls.strict and problems:  # a failing merge is not cached: worked out each time
                 heading = f"{controls.strict_variable}=1 and the {config.noun} plugins in group "
