@@ -1700,6 +1700,24 @@ def misgrouped(site):
     return site
 
 
+def test_show_names_a_declaration_in_a_typo_group(run, site):
+    """`attn show` of a built-in that a plugin overrides in a misspelt group says so.
+
+    It said "claimants: none: no plugin declares 'FLASH_ATTN'" and nothing more.
+    """
+    site.dist("vendor-attn", "1.2", entry_points={"attn.backend": {"FLASH_ATTN": "v:B"}})
+    result = run("show", "FLASH_ATTN", "--registry", "attn.backends")
+    assert result.code == 0
+    claimants = " ".join(result.out.split()).partition("claimants: ")[2]
+    assert claimants == (
+        "none: no plugin declares 'FLASH_ATTN'; not read: vendor-attn 1.2 declares it in "
+        "'attn.backend', a typo of the group"
+    )
+    assert (
+        "not read" not in run("show", "FLASH_ATTN", "--registry", "attn.mla_prefill_backends").out
+    )
+
+
 def test_list_names_entry_points_of_a_typo_group(run, misgrouped):
     """`attn list` says which entry points sit in a misspelt group and points at doctor."""
     result = run("list", "AttentionBackendEnum")

@@ -183,10 +183,8 @@ def _detail(
     claimants = [p for p in report.plugins if p.name == name]
     if row is None and not claimants:
         return None
-    why = "has no built-in default" if name in registry._attn_defaults else "is not a built-in"
-    default = (
-        f"{row.default_path} (built-in)" if row and row.default_path else f"none: {name} {why}"
-    )
+    no = "has no built-in default" if name in registry._attn_defaults else "is not a built-in"
+    default = f"{row.default_path} (built-in)" if row and row.default_path else f"none: {name} {no}"
     controls = registry._attn_state.controls()
     if row is None:
         fix = f"{command(args, registry, 'doctor')} says how to fix it"
@@ -213,6 +211,8 @@ def _detail(
         fields["claimants"] = f"{count} named {name!r} in {report.group}"
     else:
         fields["claimants"] = f"none: no plugin declares {name!r}"
+    for _, by, typo in (m for m in report.misgrouped if m[0] == name):  # doctor: typo-group
+        fields["claimants"] += f"; not read: {by} declares it in {typo!r}, a typo of the group"
     head = style(f"{name} in {report.registry} (entry-point group {report.group})", BOLD)
     choice = len({p.distribution_key for p in claimants}) > 1  # else ATTN_PREFER has none
     rows = (line for p in claimants for line in _claimant(p, style, controls, choice))
