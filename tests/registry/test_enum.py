@@ -461,7 +461,10 @@ def test_unknown_name_declared_in_a_typo_group(site, name):
     """The unknown-name error cites an entry point in a misspelt group and points at doctor,
     with no near names: it has said where the name is."""
     site.dist("vendor-attn", "1.2", entry_points={"attn.backend": {name: "v:B"}})
-    with pytest.raises(ValueError, match=f"Unknown attention backend: '{name}'") as info:
+    with (
+        pytest.warns(RejectedPluginWarning, match="looks like a typo"),
+        pytest.raises(ValueError, match=f"Unknown attention backend: '{name}'") as info,
+    ):
         attn.AttentionBackendEnum[name]
     assert str(info.value).splitlines()[1:] == [
         (
@@ -470,6 +473,19 @@ def test_unknown_name_declared_in_a_typo_group(site, name):
         ),
         "Run 'attn doctor' for the fix.",
     ]
+
+
+def test_a_built_in_a_plugin_overrides_in_a_typo_group_warns_that_it_stays(site):
+    """An override in a misspelt group is not read: the lookup says so, never silently."""
+    site.dist("vendor-attn", "1.2", entry_points={"attn.backend": {"FLASH_ATTN": "v:B"}})
+    with pytest.warns(RejectedPluginWarning) as caught:
+        path = attn.AttentionBackendEnum.FLASH_ATTN.get_path()
+    assert path == "attn.backends.attention.FlashAttentionBackend"
+    (message,) = [str(w.message) for w in caught]
+    assert message.startswith(
+        "vendor-attn 1.2 declares 'FLASH_ATTN' in group 'attn.backend', which looks like a typo "
+        "of 'attn.backends'; attn does not read it; rename the group to 'attn.backends' where "
+    )
 
 
 def test_a_name_a_rejected_plugin_declares_gets_its_reason_not_a_suggestion(site):

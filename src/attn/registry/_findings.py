@@ -281,7 +281,7 @@ def merge_warnings(
 ) -> list[tuple[str, str]]:
     """The ``(code, message)`` of every warning merging *result* issues (*doctor*: for fixes)."""
     in_group = f"In entry-point group {result.group!r}, "
-    where = {Code.SHADOWED: in_group, Code.UNMATCHED_SELECTION: ""}
+    where = {Code.SHADOWED: in_group, Code.UNMATCHED_SELECTION: "", Code.TYPO_GROUP: ""}
     warned = [
         (f.kind.value, f"{where[f.kind]}{f.message}; {f.fix}")
         for f in result.findings

@@ -67,5 +67,5 @@ ENVIRONMENT_CODES = frozenset((*_METADATA_CODES, Code.NON_PLUGIN_COPY, Code.UNMA
 
 #: The warning a merge issues for each code (PluginWarning for the other codes).
 WARNINGS: dict[str, type[AttnWarning]] = {Code.SHADOWED: ConflictWarning}
-_REJECTED = (Code.INCOMPATIBLE, Code.INVALID, Code.UNREADABLE_METADATA)
+_REJECTED = (Code.INCOMPATIBLE, Code.INVALID, Code.UNREADABLE_METADATA, Code.TYPO_GROUP)
 WARNINGS.update(dict.fromkeys(_REJECTED, RejectedPluginWarning))
