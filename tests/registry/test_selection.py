@@ -353,6 +353,48 @@ def test_a_name_of_the_hosts_order_an_installed_plugin_claims_in_vain_says_why(
 
 
 @pytest.mark.parametrize(
+    ("how", "reasons"),
+    [
+        (
+            "cleared",
+            [
+                (
+                    "'FAST_PLUGIN' was removed with clear_override(); "
+                    "Listing.refresh() discovers it again"
+                )
+            ],
+        ),
+        (
+            "disabled",
+            [
+                "nothing is registered for it and it has no default",
+                "plugins are disabled: unset LISTING_DISABLE_PLUGINS to use them",
+            ],
+        ),
+    ],
+)
+def test_a_name_of_the_hosts_order_cleared_or_with_plugins_disabled_says_so(
+    site, monkeypatch, how, reasons
+):
+    """As the unknown-name error: the clear_override() note alone, or that plugins are off."""
+    monkeypatch.setenv("LISTING_BLOCK_PLUGINS", "")
+    monkeypatch.setenv("LISTING_DISABLE_PLUGINS", "1" if how == "disabled" else "")
+    site.dist("listing", "1.0", requires=())
+    for dist in ("fast-plugin", "fast-rival"):  # a conflict: the shadowed one is no reason
+        site.dist(dist, "2.0", entry_points={"listing.backends": {"FAST_PLUGIN": "x:Y"}},
+                  requires=("listing>=1",))  # fmt: skip
+    state_of(Listing).reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if how == "cleared":
+            assert select(Listing).tried[0].verdict == "rejected"  # x:Y cannot be imported
+            Listing.lookup("FAST_PLUGIN").clear_override()
+        first = select(Listing).tried[0]
+    assert (first.name, first.origin) == ("FAST_PLUGIN", "plugin")
+    assert [(r.code, r.message) for r in first.reasons] == [("unregistered", r) for r in reasons]
+
+
+@pytest.mark.parametrize(
     ("returned", "shown"),
     [
         (lambda _: None, "None"),

@@ -113,9 +113,8 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
         if type(loaded) is not tuple or loaded[:2] != (FORMAT, key):
             return None
         _, _, began, stamps, records, outcomes = loaded
-        # A path modified in the scan's clock tick may change again unseen (git's racy entries):
-        # only older ones are trusted. A change whose mtime is set back (cp -p) has a new ctime,
-        # late by a tick, or by up to a second on file systems that keep whole seconds (ext3).
+        # Paths modified in the scan's clock tick may change unseen (git's racy entries): only
+        # older ones are trusted; an mtime set back (cp -p) leaves a new ctime, late by a tick.
         racy = any(
             s
             and (s[0] >= began - RACY_NS or s[3] >= began - (TICK_NS if s[3] % 10**9 else RACY_NS))
@@ -140,8 +139,7 @@ def host_scan(host: str, groups: Iterable[str], *, controls: Controls, fresh: bo
     with contextlib.suppress(OSError):
         cwd = os.getcwd()
     resolved = tuple(os.path.join(cwd, e) if isinstance(e, str) else repr(e) for e in sys.path)
-    # Off with <PREFIX>_NO_CACHE, with another meta-path finder (stat cannot check what it
-    # provides), and without os.geteuid (no file is provably the user's own).
+    # Off with <PREFIX>_NO_CACHE, another meta-path finder (stat cannot check it), no geteuid.
     off = controls.no_cache or not standard_finders(backport=True)
     process_key, held = (ordered, tuple(sys.path), resolved, using), _SHARED.get(host_key)
     if not fresh and held is not None and held[0] == process_key:  # set since: write no file

@@ -13,7 +13,7 @@ from attn import _fork
 from .codes import Code
 from .controls import exporting, shell_word
 from .errors import SelectionError, UnknownBackendError, describe, passes_through, shown
-from .loading import load, missing_of
+from .loading import cleared_note, load, missing_of
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
@@ -144,12 +144,15 @@ def _try(
     entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
     sources = [entry] * (entry is not None) + [None] * (default is not None)
     if not sources:  # a member without a default (CUSTOM), or a name only a plugin adds
-        plugins = registry._attn_state.ensure().plugins  # one that claims it in vain says why
-        vain = [p for p in plugins if p.name == name and p.status != "used"]
+        state, result = registry._attn_state, registry._attn_state.ensure()  # as _unknown() says
+        vain = [p for p in result.plugins if p.name == name and p.status != "used"]
         said = [
             f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}" for p in vain
         ]
+        said = [cleared_note(registry.__name__, name)] if state.was_cleared(name) else said
         said = said or ["nothing is registered for it and it has no default"]
+        off = f"plugins are disabled: unset {state.config.env_prefix}_DISABLE_PLUGINS to use them"
+        said += [off] * result.plugins_disabled
         why = tuple(Reason(Code.UNREGISTERED, reason) for reason in said)
         builtin = name in registry._attn_defaults
         row = Candidate(name, "builtin" if builtin else "plugin", None, None, None, "rejected", why)
@@ -221,9 +224,8 @@ def _choose(
 
 
 _Key = tuple[object, bool, Settings, object]  # with the types: 1, 1.0, True, a str subclass
-#: Per registry: its table's token, and every result in the order made (under `_fork.LOCK`);
-#: unbounded, as a worker state records every choice. Choosing runs outside the lock: threads
-#: racing on a new key may choose twice, equally.
+#: Per registry: its table's token and every result in order (under `_fork.LOCK`), unbounded
+#: (a worker state records every choice); threads racing on a new key may choose twice, equally.
 _CACHE: dict[Registry, tuple[object, dict[_Key, Selection | SelectionError]]] = {}
 
 
