@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import attn.cli
 from attn import AttentionBackendEnum, SelectionError, UnknownBackendError
 from attn.cli import UsageError, _parser
 from attn.cli import doctor as command
@@ -276,3 +277,17 @@ def test_json_output_without_a_choice_follows_the_schema():
     document = json.loads(out)
     validate(document)
     assert (status, document["chosen"], document["tried"]) == (1, None, [])
+
+
+def test_a_rejected_plugin_claiming_a_candidates_name_is_a_warning(site, capsys):
+    """The row is the built-in's: the warning names the installed plugin and why it is out."""
+    site.dist("vendor-cpu", "1.0", entry_points={"attn.backends": {"CPU_ATTN": "vendor_cpu:B"}},
+              requires=("attn>=9",))  # fmt: skip
+    assert attn.cli.main(["select", "AttentionBackendEnum", "--set", "device=cpu"]) == 1
+    out, err = capsys.readouterr()
+    assert "  CPU_ATTN (builtin): rejected: needs torch, not installed\n" in out
+    assert err.startswith(
+        "Warning: attention backend 'CPU_ATTN' from vendor-cpu 1.0 (entry point 'vendor_cpu:B') "
+        "is incompatible: requires attn>=9, installed "
+    )
+    assert err.endswith("; the built-in CPU_ATTN stays in effect. Run 'attn doctor' for the fix.\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from contextlib import nullcontext
 from dataclasses import asdict
 from typing import IO, TYPE_CHECKING
@@ -11,7 +12,7 @@ from typing import IO, TYPE_CHECKING
 from attn import _version
 from attn.registry.codes import ENVIRONMENT_CODES, Code
 from attn.registry.controls import shell_word
-from attn.registry.errors import SelectionError, StateMismatchError
+from attn.registry.errors import RejectedPluginWarning, SelectionError, StateMismatchError
 from attn.registry.loading import plugin_output_to
 
 from . import Style, UsageError, command, plural, selected_registries, wrap
@@ -224,6 +225,7 @@ def run_select(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         names = ", ".join(spelt[r in args.known].format(r) for r in registries)
         raise UsageError(f"select needs one registry; name one of: {names}", args.prog)
     (registry,) = registries
+    warnings.simplefilter("always", RejectedPluginWarning)  # its rows name no rejected plugin
     try:
         with plugin_output_to(err):
             outcome: Selection | SelectionError = select(registry, args.backend, **settings)

@@ -103,8 +103,7 @@ def key_of(location: str, read: Callable[[], MetadataRecord] | None = None) -> s
     """The canonical name version() finds *location*'s copy by; with *read*, entry_points()'s."""
     if read and not re.fullmatch(_BY_FOLDER, os.path.basename(location)) and (name := read().name):
         return canonical_name(name)  # as _unique: by Name (an EGG-INFO, a folder in a zip, ...)
-    # A folder in a zip file ends with a slash; an egg's EGG-INFO is named after the egg.
-    folder = location.rstrip("/")
+    folder = location.rstrip("/")  # a zip's folders end in "/"; an egg's EGG-INFO is named after it
     egg = os.path.basename(folder).lower() == "egg-info"
     return name_key(os.path.basename(os.path.dirname(folder) if egg else folder))
 
@@ -202,8 +201,7 @@ def local_metadata(location: str) -> MetadataRecord:
         if problem is not None:  # Python reads the name and version all the same
             return MetadataRecord(name or None, version, (), problem)
         requires = list(egg_requirements(egg or ""))
-    # A byte-order mark hides every header from Python's email parser: say so.
-    bom = text.startswith("\ufeff")
+    bom = text.startswith("\ufeff")  # a BOM hides every header from Python's email parser: say so
     why = None if name else (Problem(Code.BYTE_ORDER_MARK, file) if bom else Problem(Code.NO_NAME))
     return MetadataRecord(name or None, version, tuple(requires), why)
 
