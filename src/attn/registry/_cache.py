@@ -114,7 +114,8 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
             return None
         _, _, began, stamps, records, outcomes = loaded
         # Paths modified in the scan's clock tick may change unseen (git's racy entries): only
-        # older ones are trusted; an mtime set back (cp -p) leaves a new ctime, late by a tick.
+        # older ones are trusted. An mtime set back (cp -p) leaves a new ctime, late by a tick,
+        # or by up to a second where the file system keeps whole seconds (ext3).
         racy = any(
             s
             and (s[0] >= began - RACY_NS or s[3] >= began - (TICK_NS if s[3] % 10**9 else RACY_NS))
