@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 _N = r"[A-Za-z0-9][A-Za-z0-9._-]*\b"  # as packaging reads a name; its blanks: spaces and tabs
 _NAME = re.compile(rf"\s*({_N})")  # which entries name the host; packaging judges them
 
-# Name and version clauses only, handed to SpecifierSet, of versions in normal form, which every
-# packaging reads alike (22.0's Requirement stops at "alpha"'s "a"; to 26.3 "===" takes a comma).
+# An entry of the name and version clauses only: the clauses are handed to SpecifierSet. Only
+# versions in normal form, which every packaging release reads as SpecifierSet does (22.0's
+# Requirement stops at the "a" of "alpha"; up to 26.3 a "===" takes a comma with it).
 _RELEASE = r"(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*"
 _TAGS = r"(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?"
 _CLAUSE = rf"(?:~=|==|!=|<=|>=|<|>)[ \t]*{_RELEASE}(?:\.\*|{_TAGS})"
