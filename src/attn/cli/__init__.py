@@ -370,7 +370,7 @@ def main(
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AttnWarning)
-            warnings.simplefilter("ignore", RejectedPluginWarning)  # each command shows them
+            warnings.simplefilter("ignore", RejectedPluginWarning)  # rows show them; not select's
             try:  # a fork meanwhile waits: the command imports modules, plugins' too
                 with _fork.importing():
                     return _run(argv, err, listed, prog or "attn")
