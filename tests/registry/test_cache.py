@@ -975,6 +975,35 @@ def test_a_refresh_that_finds_another_answer_is_seen_by_every_next_process(env, 
         assert "NEW" in env.run(**extra)["AttentionBackendEnum"]
 
 
+def test_a_process_started_before_a_refresh_does_not_write_its_old_scan_back(env):
+    """A process that read the file before a refresh() leaves the repaired file alone."""
+    env.dist("plug")
+    other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
+    env.age()
+    attention_only = "import attn\nattn.AttentionBackendEnum.FLASH_ATTN.get_path()\n"
+    for _ in range(2):  # the file holds the scan and the attention registry's merge only
+        env.run(attention_only + "print('{}')")
+    later = "attn.MLAPrefillBackendEnum.FLASH_ATTN.get_path()\nprint('done')\n"
+    engine = subprocess.Popen(  # an engine started now: it merges its other registry later
+        [sys.executable, "-c", f"{attention_only}print('up', flush=True)\ninput()\n{later}"],
+        cwd=env.cwd,
+        env=env.environ(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert engine.stdout is not None
+    assert engine.stdout.readline() == "up\n"
+    with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen by stamps
+        handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
+    refreshed = SCRIPT.replace(
+        "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
+    )
+    assert "NEW" in env.run(refreshed)["AttentionBackendEnum"]
+    assert engine.communicate("\n", timeout=60)[0] == "done\n"
+    assert "NEW" in env.run()["AttentionBackendEnum"]  # the engine wrote nothing back
+
+
 def test_a_refresh_right_after_an_install_writes_the_cache_again(env):
     """refresh() within the racy tick of an install writes the file; it is trusted once aged."""
     env.dist("plug")

@@ -31,6 +31,7 @@ _SOURCES += ("discovery", "errors", "report", "table")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
 _SHARED: dict[str, tuple[tuple[object, ...], HostScan]] = {}  # by host: this process's scan
+_SEEN: dict[str, Stamp] = {}  # each file as this process last read or wrote it
 
 
 class Outcome(Record):
@@ -64,8 +65,8 @@ class HostScan(Record):
     def remember(self, context: MergeContext, outcome: Outcome) -> None:
         """Keep *outcome* of the merge in *context*, and write the file."""
         self.outcomes[context] = outcome
-        if self.file is None:
-            return
+        if self.file is None or _SEEN.get(self.file, stamp := _stamp(self.file)) != stamp:
+            return  # another process wrote the file since: it may hold a newer answer (refresh())
         outcomes = {k: tuple(v) for k, v in self.outcomes.items()}
         fields = (FORMAT, self.key, self.started, self.stamps, self.records, outcomes)
         data = marshal.dumps(fields)  # type: ignore[arg-type]
@@ -81,6 +82,7 @@ class HostScan(Record):
                 with open(temporary, "xb", opener=_open) as stream:
                     stream.write(data)
                 os.replace(temporary, self.file)  # atomic: a temporary file in the same folder
+                _SEEN[self.file] = _stamp(self.file)
         except OSError:  # a cache that cannot be written is not an error: attn works uncached
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
@@ -113,9 +115,8 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
         if type(loaded) is not tuple or loaded[:2] != (FORMAT, key):
             return None
         _, _, began, stamps, records, outcomes = loaded
-        # Paths modified in the scan's clock tick may change unseen (git's racy entries): only
-        # older ones are trusted. An mtime set back (cp -p) leaves a new ctime, late by a tick,
-        # or by up to a second where the file system keeps whole seconds (ext3).
+        # Only paths older than the scan's clock tick are trusted (git's racy entries); an mtime
+        # set back (cp -p) leaves a new ctime, late by a tick, or by 1 s with whole seconds (ext3).
         racy = any(
             s
             and (s[0] >= began - RACY_NS or s[3] >= began - (TICK_NS if s[3] % 10**9 else RACY_NS))
@@ -123,7 +124,7 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
         )
         if racy or any(_stamp(path) != stamp for path, stamp in stamps):
             return None
-        outcomes = {k: Outcome(*v) for k, v in dict(outcomes).items()}
+        outcomes, _SEEN[file] = {k: Outcome(*v) for k, v in dict(outcomes).items()}, _stamp(file)
     # MemoryError: a damaged size; the others: a checksummed payload of another shape (by hand).
     except (OSError, EOFError, ValueError, TypeError, LookupError, MemoryError):
         return None
@@ -178,6 +179,7 @@ def host_scan(host: str, groups: Iterable[str], *, controls: Controls, fresh: bo
                     with contextlib.suppress(OSError):
                         os.unlink(os.path.join(folder, name))
         found = HostScan(key, stamps, records, file, started, False, {}, set())  # noqa: FBT003
+        _SEEN.pop(file or "", None)  # what is there now, this process's scan replaces
     _SHARED[host_key] = (process_key, found)
     return found
 

@@ -59,9 +59,7 @@ class Entry(Record):
     @property
     def plugin_label(self) -> str | None:
         """``DIST VERSION`` of the plugin whose code made a runtime registration."""
-        if self.plugin_distribution is None or self.plugin_version is None:
-            return self.plugin_distribution
-        return f"{self.plugin_distribution} {self.plugin_version}"
+        return " ".join(filter(None, (self.plugin_distribution, self.plugin_version))) or None
 
     @property
     def registrant(self) -> str | None:
