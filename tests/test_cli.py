@@ -1520,7 +1520,8 @@ def test_doctor_disabled_plugins(run, plugins, monkeypatch):
     monkeypatch.setenv("ATTN_DISABLE_PLUGINS", "true")
     assert run("doctor") == Result(
         0,
-        "Plugins are disabled (ATTN_DISABLE_PLUGINS is set): no plugin was checked.\n"
+        "Plugins are disabled (ATTN_DISABLE_PLUGINS is set): no plugin in attn.backends or\n"
+        "    attn.mla_prefill_backends was checked.\n"
         + NOT_IMPORTED.format(builtin=29, plugin="0 plugin backends")
         + "attn doctor: no problems found (2 groups, 0 plugin entry points).\n",
         "",

@@ -283,6 +283,9 @@ def test_each_hosts_controls_are_its_own(run, tinyinfer, monkeypatch):
     SamplerEnum.refresh()  # the controls apply at discovery, once per process
     _, out, _ = run("list", "--registry", REGISTRY)
     assert "Plugins are disabled (TINYINFER_DISABLE_PLUGINS is set)" in out
+    _, out, _ = run("doctor", "--registry", REGISTRY, "--registry", "AttentionBackendEnum")
+    said = " ".join(out.split())  # wrapped
+    assert "(TINYINFER_DISABLE_PLUGINS is set): no plugin in tinyinfer.samplers was checked" in said
 
 
 # -- bad --registry values ------------------------------------------------------------

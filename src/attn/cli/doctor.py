@@ -36,15 +36,15 @@ def _controls_note(checked: Sequence[tuple[BackendEnumMeta, DiscoveryResult]]) -
     text = ""
     for prefix, controls in {r.env_prefix: r._attn_state.controls() for r, _ in checked}.items():
         results = [result for r, result in checked if r.env_prefix == prefix]
-        if all(result.plugins_disabled for result in results):
-            text += f"Plugins are disabled ({controls.disable_variable} is set): "
-            text += "no plugin was checked.\n"
+        groups = " or ".join(result.group for result in results)  # this host's, the ones checked
+        if all(result.plugins_disabled for result in results):  # another host's may be checked
+            note = f"Plugins are disabled ({controls.disable_variable} is set): no plugin in "
+            text += wrap(f"{note}{groups} was checked.", "") + "\n"
         elif controls.block:
             setting = f"{controls.block_variable}={','.join(controls.block_as_written)}"
             blocked = [p.origin_label for r in results for p in r.plugins if p.code is Code.BLOCKED]
             names = ", ".join(dict.fromkeys(blocked))
             note = f"Blocked by {setting}: {names} (disabled; their code is never imported)."
-            groups = " or ".join(result.group for result in results)  # the ones checked
             text += wrap(note if blocked else f"{setting} blocks no plugin in {groups}.", "") + "\n"
     return text
 
