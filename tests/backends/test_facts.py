@@ -122,6 +122,11 @@ def test_a_size_or_flag_of_the_wrong_type_is_a_reason_not_a_pass():
     ]
     assert check(head_size=IntLike(128)) == check(use_mla=0) == []
     assert check(use_mla="False") == ["use_mla must be true or false, not 'False'"]
+    any_size = AttentionBackendEnum.TORCH_SDPA.get_class().validate_configuration
+    assert any_size(head_size=True, block_size=False) == [  # a bool is no size, though an int
+        "head_size must be an int, not True",
+        "block_size must be an int, not False",
+    ]
     # A kernel for any capability refuses a malformed one too, as every kernel does a size.
     triton = AttentionBackendEnum.TRITON_ATTN.get_class().validate_configuration
     assert triton(capability=9.0) == ["capability must be a (major, minor) pair of ints, not 9.0"]

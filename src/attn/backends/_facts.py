@@ -36,7 +36,7 @@ class Sizes:
     def refuses(self, key: str, size: object) -> list[str]:
         """Why the setting *key* = *size* (an int, or a numpy integer) is refused, if it is."""
         index = getattr(type(size), "__index__", None)
-        if size is not None and index is None:
+        if isinstance(size, bool) or (size is not None and index is None):  # True is no size
             return [f"{key} must be an int, not {size!r}"]
         if index is None or self.accepts(number := index(size)):
             return []
