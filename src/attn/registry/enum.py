@@ -78,10 +78,8 @@ class BackendEnumMeta(enum.EnumMeta):
             return new
         if not (isinstance(host, str) and isinstance(group, str)):  # untyped code: group=5
             raise TypeError(f"{cls} must declare host=... (the host's distribution) with group=...")
-        if aliases := [name for name, member in members if member.name != name]:
-            verb = "repeats" if len(aliases) == 1 else "repeat"
-            msg = f"{cls}: members must have distinct values, but {', '.join(aliases)} {verb}"
-            raise TypeError(f"{msg} the value of another member")
+        if aliases := [f"{n} repeats the value of {m.name}" for n, m in members if m.name != n]:
+            raise TypeError(f"{cls}: members must have distinct values, but {joined(aliases)}")
         defaults = {n: None if m.value is None else _path(cls, n, m.value) for n, m in members}
         if isinstance(interface, str):
             parse_path(interface)  # a malformed path fails here, as a member's value does
