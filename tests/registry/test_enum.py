@@ -399,7 +399,9 @@ def test_an_interface_path_that_fails_to_import_is_the_hosts_error(site):
 
 def test_an_interface_that_cannot_be_one_is_refused_at_declaration():
     """A malformed interface path, or an interface that is no class, fails as a bad member does."""
-    with pytest.raises(InvalidPathError):
+    with pytest.raises(
+        InvalidPathError, match=r"no module part; .* \(the value of _Path's interface=\)$"
+    ):
 
         class _Path(BackendEnum, group="badifc.backends", host="badifc", interface="nosuch"):
             A = "m:C"

@@ -34,11 +34,11 @@ ON_DECLARE: list[Callable[[BackendEnumMeta], object]] = []
 _NOT_LOADING = LoadContext("", "", "", "", "")
 
 
-def _path(registry: str, name: str, value: object) -> ClassPath:  # a member's value, named
+def _path(where: str, value: object) -> ClassPath:  # a member's value, or interface=, named
     try:
         return parse_path(value)
     except errors.InvalidPathError as exc:
-        raise type(exc)(value, f"{exc.reason} (the value of {registry}.{name})") from None
+        raise type(exc)(value, f"{exc.reason} (the value of {where})") from None
 
 
 def _keyword(name: str) -> Any:  # a property of the metaclass: read-only, per registry
@@ -80,9 +80,9 @@ class BackendEnumMeta(enum.EnumMeta):
             raise TypeError(f"{cls} must declare host=... (the host's distribution) with group=...")
         if aliases := [f"{n} repeats the value of {m.name}" for n, m in members if m.name != n]:
             raise TypeError(f"{cls}: members must have distinct values, but {joined(aliases)}")
-        defaults = {n: None if m.value is None else _path(cls, n, m.value) for n, m in members}
+        paths = {n: None if m.value is None else _path(f"{cls}.{n}", m.value) for n, m in members}
         if isinstance(interface, str):
-            parse_path(interface)  # a malformed path fails here, as a member's value does
+            _path(f"{cls}'s interface=", interface)  # fails here, as a member's value does
         elif not isinstance(interface, (type, type(None))):  # untyped code can pass anything
             msg = f"{cls}: interface= takes a class or a 'module:QualName' string"  # type: ignore[unreachable]
             raise TypeError(f"{msg}, not {shown(interface)}")
@@ -97,8 +97,8 @@ class BackendEnumMeta(enum.EnumMeta):
             cls, group, host, noun or f"{host} backend", prefix, hint, code_root(module), where
         )
         (groups := _GROUPS.setdefault(prefix, {}))[group] = None
-        type.__setattr__(new, "_attn_defaults", defaults)
-        type.__setattr__(new, "_attn_state", RegistryState(config, tuple(defaults), groups))
+        type.__setattr__(new, "_attn_defaults", paths)  # the default paths of the members
+        type.__setattr__(new, "_attn_state", RegistryState(config, tuple(paths), groups))
         type.__setattr__(new, "_attn_interface", Backend if interface is None else interface)
         _DECLARED[f"{new.__module__}:{new.__qualname__}"] = new
         for hook in ON_DECLARE:
