@@ -384,6 +384,17 @@ def test_distribution_in_two_sys_path_entries_counts_once(sites, run_discovery):
     )
 
 
+def test_a_copy_without_a_version_is_described_in_words_not_as_none(sites, run_discovery):
+    """A copy whose METADATA has no Version field: the message says so, never 'None'."""
+    first, second = sites.new("first"), sites.new("second")
+    bare = first.dist("plug", None, entry_points=eps(A="m:New"))
+    old = second.dist("plug", "1.0", entry_points=eps(A="m:Old"))
+    (finding,) = run_discovery().findings
+    assert finding.message == (
+        f"plug is installed twice: no version at {bare} (used) and 1.0 at {old} (ignored)"
+    )
+
+
 @pytest.mark.parametrize("venv", [True, False])
 def test_a_distribution_in_three_sys_path_entries_is_one_finding(
     sites, run_discovery, monkeypatch, venv

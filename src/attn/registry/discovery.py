@@ -92,7 +92,10 @@ def _losing_copies(
     if len(each) > 1:  # the finding's version is the first ignored copy's
         name, n, ignored = each[0].name, len(each), each[1:]
         both, times = ("both", "twice") if n == 2 else (f"all {n}", f"{n} times")  # noqa: PLR2004
-        at = [f"{c.version} at {c.location} ({'used' if c is winner else 'ignored'})" for c in each]
+        at = [
+            f"{c.version or 'no version'} at {c.location} ({'used' if c is winner else 'ignored'})"
+            for c in each
+        ]
         message = f"{name} is installed {times}: {joined(at)}"
         keep = next((c for c in each if os.access(f"{c.location}/RECORD", os.F_OK)), each[0])
         gone = (c.path_entry if c.location.endswith("/") else c.location for c in each)  # a zip's
