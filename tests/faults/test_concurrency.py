@@ -282,14 +282,15 @@ def test_forks_while_threads_discover_refresh_and_register(plugin):
 
 
 CACHE_SCRIPT = """
-import json
+import json, time
+START = time.time_ns()  # a scan the process read from the file began before it started
 import attn
 from attn.registry import _cache
 
 path = attn.AttentionBackendEnum["PLUG_X"].get_path()
 flash = attn.AttentionBackendEnum["FLASH_ATTN"].get_path()
 scan = _cache._SHARED["attn"][1]
-print(json.dumps({"path": path, "flash": flash, "from_file": scan.from_file}))
+print(json.dumps({"path": path, "flash": flash, "from_file": scan.started < START}))
 """
 
 
@@ -729,10 +730,12 @@ for thread in threads:
 )
 
 FROM_FILE = """
+import time
+START = time.time_ns()  # a scan the process read from the file began before it started
 import attn
 from attn.registry import _cache
 attn.AttentionBackendEnum["PLUG_X"].get_path()
-print(_cache._SHARED["attn"][1].from_file)
+print(_cache._SHARED["attn"][1].started < START)
 """
 
 

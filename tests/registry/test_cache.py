@@ -93,7 +93,8 @@ def test_realpath_only_for_names_found_twice(sites, monkeypatch):
 # -- the cache on disk ---------------------------------------------------------
 
 SCRIPT = """
-import json, sys, warnings
+import json, sys, time, warnings
+START = time.time_ns()  # a scan the process read from the file began before it started
 warnings.simplefilter("always")
 import attn
 from attn.registry import _cache
@@ -113,10 +114,15 @@ with warnings.catch_warnings(record=True) as caught:
         out["error"] = [type(exc).__name__, str(exc)]
 out["warnings"] = [[w.category.__name__, str(w.message)] for w in caught]
 held = _cache._SHARED.get("attn")
-out["from_file"] = held is not None and held[1].from_file
+out["from_file"] = held is not None and held[1].started < START
 out["discovery_imported"] = "attn.registry.discovery" in sys.modules
 print(json.dumps(out))
 """
+
+#: SCRIPT, with a refresh() of each registry after its first discovery.
+REFRESHED = SCRIPT.replace(
+    "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
+)
 
 
 def age(*paths: Path, seconds: float = 3600) -> None:
@@ -966,11 +972,8 @@ def test_a_refresh_that_finds_another_answer_is_seen_by_every_next_process(env, 
     with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:
         handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
     assert "NEW" not in env.run(**wider)["AttentionBackendEnum"]
-    refreshed = SCRIPT.replace(
-        "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
-    )
     third = {"PYTHONPATH": os.pathsep.join((str(elsewhere), str(env.site)))} if first_here else {}
-    assert "NEW" in env.run(refreshed, **third)["AttentionBackendEnum"]
+    assert "NEW" in env.run(REFRESHED, **third)["AttentionBackendEnum"]
     for extra in ({}, wider):
         assert "NEW" in env.run(**extra)["AttentionBackendEnum"]
 
@@ -996,12 +999,35 @@ def test_a_process_started_before_a_refresh_does_not_write_its_old_scan_back(env
     assert engine.stdout.readline() == "up\n"
     with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen by stamps
         handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
-    refreshed = SCRIPT.replace(
-        "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
-    )
-    assert "NEW" in env.run(refreshed)["AttentionBackendEnum"]
+    assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
     assert engine.communicate("\n", timeout=60)[0] == "done\n"
     assert "NEW" in env.run()["AttentionBackendEnum"]  # the engine wrote nothing back
+
+
+def test_a_cache_folder_attn_cannot_write_to_is_not_read(env):
+    """A file that refresh() could not replace is not trusted: the next process scans."""
+    env.dist("plug")
+    other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
+    env.age()
+    env.run()
+    assert env.run()["from_file"] is True
+    folder = env.cache / "attn"
+    if os.geteuid() == 0:  # root writes anywhere but in an immutable folder
+        made = subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False)
+        if made.returncode != 0:
+            pytest.skip(f"chattr +i is not available here: {made.stderr.decode().strip()}")
+    else:
+        folder.chmod(0o500)
+    try:
+        with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen
+            handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
+        assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
+        after = env.run()
+        assert (after["from_file"], "NEW" in after["AttentionBackendEnum"]) == (False, True)
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o700)
 
 
 def test_a_refresh_right_after_an_install_writes_the_cache_again(env):
@@ -1012,10 +1038,7 @@ def test_a_refresh_right_after_an_install_writes_the_cache_again(env):
     (before,) = env.files()
     written = (env.cache / "attn" / before).read_bytes()
     env.dist("new", entry_points={GROUP: {"NEW": "new.m:N"}})  # installed a moment ago
-    refreshed = SCRIPT.replace(
-        "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
-    )
-    assert "NEW" in env.run(refreshed)["AttentionBackendEnum"]
+    assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
     assert env.files() == [before]
     assert (env.cache / "attn" / before).read_bytes() != written  # the new answer, on disk
     assert env.run()["from_file"] is False  # within the racy tick: not trusted, scanned again
@@ -1038,10 +1061,7 @@ def test_a_new_answer_deletes_the_hosts_other_files_and_no_one_elses(env):
         (folder / name).write_bytes(b"")
     with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:
         handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
-    refreshed = SCRIPT.replace(
-        "            state.ready()\n", "            state.ready()\n            registry.refresh()\n"
-    )
-    assert "NEW" in env.run(refreshed)["AttentionBackendEnum"]
+    assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
     assert stale not in env.files()
     assert set(kept) <= set(env.files())
 
@@ -1250,9 +1270,10 @@ def test_cached_scan_gives_the_reference_discovery(  # noqa: PLR0917
         warnings.simplefilter("always")
         for state in registries:
             state.ready()
+    before = time.time_ns()
     _cache.forget()
     cached = [state.diagnose() for state in registries]
-    assert _cache._SHARED["attn"][1].from_file  # read from the file
+    assert _cache._SHARED["attn"][1].started < before  # read from the file: an earlier scan
     assert cached == _reference_discovery(monkeypatch, registries)
 
 

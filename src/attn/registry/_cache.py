@@ -58,7 +58,6 @@ class HostScan(Record):
     records: tuple[RecordData, ...]
     file: str | None
     started: int  # time.time_ns() when the scan began: stamps this close to it are racy
-    from_file: bool
     outcomes: dict[MergeContext, Outcome]  # each registry's merge, per controls
     warned: set[WarningData]  # the warnings issued for this scan (each is issued once)
 
@@ -89,12 +88,13 @@ class HostScan(Record):
 
 
 def _ours(path: str | int, kind: Callable[[int], bool] = stat.S_ISDIR) -> bool:
-    """A folder (or *kind* of file) owned by the current user and writable by no one else."""
+    """A folder (or *kind* of file) owned by the current user, writable by it and no one else."""
     try:  # a folder that is a symlink (another user's, in a shared folder) is not ours
         st = os.lstat(path) if isinstance(path, str) else os.stat(path)
     except OSError:
         return False
-    return kind(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+    mine = kind(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+    return mine and (type(path) is int or os.access(path, os.W_OK))  # so refresh() can repair
 
 
 def _open(path: str, flags: int) -> int:
@@ -128,7 +128,7 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
     # MemoryError: a damaged size; the others: a checksummed payload of another shape (by hand).
     except (OSError, EOFError, ValueError, TypeError, LookupError, MemoryError):
         return None
-    return HostScan(key, stamps, records, file, began, True, outcomes, set())  # noqa: FBT003
+    return HostScan(key, stamps, records, file, began, outcomes, set())
 
 
 def host_scan(host: str, groups: Iterable[str], *, controls: Controls, fresh: bool) -> HostScan:
@@ -178,7 +178,7 @@ def host_scan(host: str, groups: Iterable[str], *, controls: Controls, fresh: bo
                 if name.startswith(f"{host_key}-") and len(name) == len(host_key) + 25:
                     with contextlib.suppress(OSError):
                         os.unlink(os.path.join(folder, name))
-        found = HostScan(key, stamps, records, file, started, False, {}, set())  # noqa: FBT003
+        found = HostScan(key, stamps, records, file, started, {}, set())
         _SEEN.pop(file or "", None)  # what is there now, this process's scan replaces
     _SHARED[host_key] = (process_key, found)
     return found
