@@ -66,6 +66,8 @@ def test_it_runs_on_the_cpu_only():
         "runs on the CPU only, not 'cuda'",
         "no multi-head latent attention (MLA)",
     ]
+    assert check(use_mla=False) == []
+    assert check(use_mla="False") == ["use_mla must be true or false, not 'False'"]  # not JSON
 
 
 def test_selection_accepts_it_on_the_cpu_and_refuses_it_elsewhere(attn_plugins):

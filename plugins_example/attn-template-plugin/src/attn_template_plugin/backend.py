@@ -41,7 +41,10 @@ class TemplateAttentionBackend(AttentionBackend):
         device = settings.get("device")
         if device is not None and device != "cpu":
             reasons.append(f"runs on the CPU only, not {device!r}")
-        if settings.get("use_mla"):
+        use_mla = settings.get("use_mla")
+        if use_mla not in (None, True, False):  # `attn select --set use_mla=False` passes "False"
+            reasons.append(f"use_mla must be true or false, not {use_mla!r}")
+        elif use_mla:
             reasons.append("no multi-head latent attention (MLA)")
         return reasons
 
