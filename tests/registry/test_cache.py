@@ -1030,6 +1030,28 @@ def test_a_cache_folder_attn_cannot_write_to_is_not_read(env):
         folder.chmod(0o700)
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chattr +i needs root")
+def test_a_cache_file_attn_cannot_replace_is_not_read(env):
+    """An immutable file (chattr +i), which refresh() can neither delete nor replace: not read."""
+    env.dist("plug")
+    other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
+    env.age()
+    env.run()
+    assert env.run()["from_file"] is True
+    (file,) = (env.cache / "attn").iterdir()
+    made = subprocess.run(["chattr", "+i", str(file)], capture_output=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"chattr +i is not available here: {made.stderr.decode().strip()}")
+    try:
+        with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen
+            handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
+        assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
+        after = env.run()
+        assert (after["from_file"], "NEW" in after["AttentionBackendEnum"]) == (False, True)
+    finally:
+        subprocess.run(["chattr", "-i", str(file)], check=True)
+
+
 def test_a_refresh_right_after_an_install_writes_the_cache_again(env):
     """refresh() within the racy tick of an install writes the file; it is trusted once aged."""
     env.dist("plug")

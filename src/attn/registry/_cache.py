@@ -103,7 +103,7 @@ def _open(path: str, flags: int) -> int:
 
 def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
     """The scan in *file*, if attn wrote it (its checksum matches), for *key*, and up to date."""
-    if not _ours(os.path.dirname(file)):
+    if not _ours(os.path.dirname(file)) or not os.access(file, os.W_OK):  # chattr +i: no repair
         return None
     try:  # only a regular file of ours: owned by us, writable by us only
         with open(file, "rb", opener=_open) as stream:
