@@ -131,6 +131,11 @@ def test_a_size_or_flag_of_the_wrong_type_is_a_reason_not_a_pass():
     triton = AttentionBackendEnum.TRITON_ATTN.get_class().validate_configuration
     assert triton(capability=9.0) == ["capability must be a (major, minor) pair of ints, not 9.0"]
     assert triton(capability=(9, 0)) == triton(capability=[12, 1]) == []
+    flash = AttentionBackendEnum.FLASH_ATTN.get_class().validate_configuration
+    for cap in ((9, True), (True, 0), [10, False]):  # a bool is no major or minor, as no size
+        assert flash(capability=cap) == [
+            f"capability must be a (major, minor) pair of ints, not {tuple(cap)!r}"
+        ]
 
 
 class TorchLike:

@@ -94,7 +94,7 @@ class Facts:
 
     def _check_capability(self, cap: object) -> list[str]:
         cap = tuple(cap) if isinstance(cap, list) else cap  # [9, 0] as JSON gives it
-        if not (isinstance(cap, tuple) and [isinstance(p, int) for p in cap] == [True, True]):
+        if not (isinstance(cap, tuple) and [type(p) for p in cap] == [int, int]):  # not a bool
             return [f"capability must be a (major, minor) pair of ints, not {cap!r}"]
         low, high = self.capability or ((0, 0), None)
         wrong = f"capability {_version(cap)} not supported ({self.capabilities})"
