@@ -1004,6 +1004,54 @@ def test_a_process_started_before_a_refresh_does_not_write_its_old_scan_back(env
     assert "NEW" in env.run()["AttentionBackendEnum"]  # the engine wrote nothing back
 
 
+#: An engine whose read of the file is held (after the bytes, before its checks) until told.
+HELD_READ = """
+import marshal
+import attn
+from attn.registry import _cache
+
+class Held:
+    def __getattr__(self, name):
+        return getattr(marshal, name)
+
+    def loads(self, data):
+        print("read", flush=True)
+        input()  # another process refreshes meanwhile
+        return marshal.loads(data)
+
+_cache.marshal = Held()
+attn.AttentionBackendEnum.FLASH_ATTN.get_path()
+_cache.marshal = marshal
+attn.MLAPrefillBackendEnum.FLASH_ATTN.get_path()
+print("done")
+"""
+
+
+def test_a_file_replaced_while_a_process_reads_it_is_not_overwritten_by_that_process(env):
+    """A refresh() that writes while another process reads the old file: that one writes none."""
+    env.dist("plug")
+    other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
+    env.age()
+    attention_only = "import attn\nattn.AttentionBackendEnum.FLASH_ATTN.get_path()\nprint('{}')\n"
+    for _ in range(2):  # the file holds the scan and the attention registry's merge only
+        env.run(attention_only)
+    engine = subprocess.Popen(
+        [sys.executable, "-c", HELD_READ],
+        cwd=env.cwd,
+        env=env.environ(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert engine.stdout is not None
+    assert engine.stdout.readline() == "read\n"  # the old file's bytes, read
+    with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen by stamps
+        handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
+    assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
+    assert engine.communicate("\n", timeout=60)[0] == "done\n"
+    assert "NEW" in env.run()["AttentionBackendEnum"]  # the engine wrote its old scan nowhere
+
+
 def test_a_cache_folder_attn_cannot_write_to_is_not_read(env):
     """A file that refresh() could not replace is not trusted: the next process scans."""
     env.dist("plug")

@@ -41,7 +41,7 @@ class Outcome(Record):
     result: tuple[Any, ...]
 
 
-def _stamp(path: str) -> Stamp:
+def _stamp(path: str | int) -> Stamp:
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -108,6 +108,7 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
     try:  # only a regular file of ours: owned by us, writable by us only
         with open(file, "rb", opener=_open) as stream:
             data = stream.read() if _ours(stream.fileno(), stat.S_ISREG) else b""
+            seen = _stamp(stream.fileno())  # the file read: one replaced meanwhile differs
         # Only the bytes attn wrote, as git checks its index: any other change fails the checksum.
         if data[:4] != crc32(data[4:]).to_bytes(4, "big"):
             return None
@@ -124,7 +125,7 @@ def _load(file: str, key: tuple[object, ...]) -> HostScan | None:
         )
         if racy or any(_stamp(path) != stamp for path, stamp in stamps):
             return None
-        outcomes, _SEEN[file] = {k: Outcome(*v) for k, v in dict(outcomes).items()}, _stamp(file)
+        outcomes, _SEEN[file] = {k: Outcome(*v) for k, v in dict(outcomes).items()}, seen
     # MemoryError: a damaged size; the others: a checksummed payload of another shape (by hand).
     except (OSError, EOFError, ValueError, TypeError, LookupError, MemoryError):
         return None
