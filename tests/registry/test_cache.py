@@ -1052,6 +1052,49 @@ def test_a_file_replaced_while_a_process_reads_it_is_not_overwritten_by_that_pro
     assert "NEW" in env.run()["AttentionBackendEnum"]  # the engine wrote its old scan nowhere
 
 
+#: A process whose scan is held (done, not yet written) until told.
+HELD_SCAN = """
+import attn
+from attn.registry import discovery
+
+real = discovery.scan_host
+
+def held(*args, **kwargs):
+    scanned = real(*args, **kwargs)
+    print("scanned", flush=True)
+    input()  # another process refreshes meanwhile
+    return scanned
+
+discovery.scan_host = held
+attn.AttentionBackendEnum.FLASH_ATTN.get_path()
+print("done")
+"""
+
+
+def test_a_scan_that_began_before_a_refresh_does_not_write_over_it(env):
+    """A process that scanned before another's refresh() wrote the file leaves that file alone."""
+    env.dist("plug")
+    other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
+    env.age()
+    engine = subprocess.Popen(
+        [sys.executable, "-c", HELD_SCAN],
+        cwd=env.cwd,
+        env=env.environ(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert engine.stdout is not None
+    assert engine.stdout.readline() == "scanned\n"  # before the change
+    with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen by stamps
+        handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
+    assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
+    (file,) = (env.cache / "attn").iterdir()
+    refreshed = file.read_bytes()
+    assert engine.communicate("\n", timeout=60)[0] == "done\n"
+    assert file.read_bytes() == refreshed  # the older scan is not written over it
+
+
 def test_a_cache_folder_attn_cannot_write_to_is_not_read(env):
     """A file that refresh() could not replace is not trusted: the next process scans."""
     env.dist("plug")

@@ -159,7 +159,7 @@ def host_scan(host: str, groups: Iterable[str], *, controls: Controls, fresh: bo
     found = None if file is None or fresh else _load(file, key)
     if found is None:
         # sys.path's folders are stamped before they are read: one switched meanwhile mismatches.
-        entries = {path: _stamp(path) for path in resolved} if file is not None else {}
+        entries = {path: _stamp(path) for path in (*resolved, file)} if file is not None else {}
         from .discovery import scan_host  # noqa: PLC0415 - the cold path only
         from .report import plain  # noqa: PLC0415
 
@@ -180,7 +180,8 @@ def host_scan(host: str, groups: Iterable[str], *, controls: Controls, fresh: bo
                     with contextlib.suppress(OSError):
                         os.unlink(os.path.join(folder, name))
         found = HostScan(key, stamps, records, file, started, {}, set())
-        _SEEN.pop(file or "", None)  # what is there now, this process's scan replaces
+        _SEEN.pop(file or "", None)  # refresh(): its scan replaces whatever is there; another
+        _SEEN.update({file: entries[file]} if file and not fresh else {})  # only what it began on
     _SHARED[host_key] = (process_key, found)
     return found
 
