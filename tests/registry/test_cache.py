@@ -1048,8 +1048,11 @@ def test_a_file_replaced_while_a_process_reads_it_is_not_overwritten_by_that_pro
     with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen by stamps
         handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
     assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
+    (file,) = (env.cache / "attn").iterdir()
+    refreshed = file.read_bytes()
     assert engine.communicate("\n", timeout=60)[0] == "done\n"
-    assert "NEW" in env.run()["AttentionBackendEnum"]  # the engine wrote its old scan nowhere
+    assert file.read_bytes() == refreshed  # the engine wrote its old scan nowhere
+    assert "NEW" in env.run()["AttentionBackendEnum"]
 
 
 #: A process whose scan is held (done, not yet written) until told.
