@@ -180,8 +180,8 @@ def host_scan(host: str, groups: Iterable[str], *, controls: Controls, fresh: bo
                     with contextlib.suppress(OSError):
                         os.unlink(os.path.join(folder, name))
         found = HostScan(key, stamps, records, file, started, {}, set())
-        _SEEN.pop(file or "", None)  # refresh(): its scan replaces whatever is there; another
-        _SEEN.update({file: entries[file]} if file and not fresh else {})  # only what it began on
+        if file is not None:  # it writes over the file its scan began on only (refresh(): none)
+            _SEEN[file] = _stamp(file) if fresh else entries[file]
     _SHARED[host_key] = (process_key, found)
     return found
 
