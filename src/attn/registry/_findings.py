@@ -192,13 +192,11 @@ def plugin_findings(
             name, value = re.sub(r"^(?=\d)", "_", name) or "NAME", "module:Class"
             if p.code is Code.INVALID_NAME or re.fullmatch(r"([^\W\d]\w*\.)+[A-Z]\w*", p.value):
                 value = p.value if p.code is Code.INVALID_NAME else ":".join(p.value.rsplit(".", 1))
-            fix = (
-                f"fix the requirement on {host} in {p.distribution}'s dependencies to a valid "
-                f"PEP 508 one and reinstall {p.distribution}"
-                if p.code is Code.INVALID_REQUIREMENT
-                else f"fix {p.distribution}'s entry point in group {group!r} to "
-                f'{name} = "{value}" and reinstall {p.distribution}'
-            ) + ", or report it to its authors"
+            fix = f'fix {p.distribution}\'s entry point in group {group!r} to {name} = "{value}"'
+            if p.code is Code.INVALID_REQUIREMENT:
+                fix = f"fix the requirement on {host} in {p.distribution}'s dependencies to a "
+                fix += "valid PEP 508 one"
+            fix += f" and reinstall {p.distribution}, or report it to its authors"
         elif p.status == "incompatible":
             unmet = check_host_requirement(p.requirements, host, host_version).failures
             every = check_host_requirement(p.requirements, host, None).failures  # each range
