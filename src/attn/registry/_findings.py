@@ -143,7 +143,7 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
 
 
 def unusable_fix(
-    where: str, name: str, problem: Code, *, reinstall: bool = True, version: str | None = None
+    where: str, name: str, problem: Code, version: str | None, *, reinstall: bool = True
 ) -> str:
     """The fix for an unusable metadata copy; without *reinstall* (another copy is used), for it."""
     if problem is Code.PERMISSION_DENIED:
@@ -164,7 +164,7 @@ def unreadable_findings(records: Iterable[DistributionRecord]) -> Iterator[Findi
         subject, message, distribution, version = r.location, str(problem), None, None
         if r.key != UNREADABLE_KEY:
             subject, distribution, version = r.name, r.name, r.version
-            fix = unusable_fix(r.location, r.name, problem.code, version=version)
+            fix = unusable_fix(r.location, r.name, problem.code, version)
             lost = "those entries are" if r.entry_points else "any backend it declares is"
             label = f"{r.name} {version}" if version else r.name
             message = f"{label}: {problem} (at {r.location}); {lost} not in effect"
@@ -183,9 +183,7 @@ def plugin_findings(
         if p.status == "invalid" and p.code in READER_CODES:  # the metadata's problem
             kind, message = Code.UNREADABLE_METADATA, f"{p.origin_label} declares {p.name!r}, "
             message += f"but {p.reason}"
-            fix = unusable_fix(
-                p.location, p.distribution, Code(p.code), version=p.distribution_version
-            )
+            fix = unusable_fix(p.location, p.distribution, Code(p.code), p.distribution_version)
         elif p.status == "invalid":
             kind, message = Code.INVALID, f"{p.origin_label}: {p.reason}"
             name = "".join(c if f"_{c}".isidentifier() else "_" for c in p.name)  # not \W: ² is \w

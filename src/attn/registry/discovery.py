@@ -114,7 +114,7 @@ def _losing_copies(
             name, where = (winner or other).name, other.location
             message = f"{name}: the metadata copy at {where} cannot be used ({problem}); {used}"
             fix = _findings.unusable_fix(
-                where, other.name, problem.code, reinstall=winner is None, version=other.version
+                where, other.name, problem.code, other.version, reinstall=winner is None
             )
             yield Finding(Code.EMPTY_METADATA, name, message, fix, name)
 
