@@ -137,8 +137,7 @@ def host_scan(host: str, groups: Iterable[str], *, controls: Controls, fresh: bo
     host_key, ordered, using = canonical_name(host), tuple(sorted(set(groups))), controls.reader
     # importlib_metadata, once imported, reads every copy by its own rules: its code is stamped.
     backport = [f for f in [getattr(sys.modules.get("importlib_metadata"), "__file__", None)] if f]
-    # Without a working folder, relative entries stay relative: no other process's key equals.
-    cwd = ""
+    cwd = ""  # no working folder: relative entries stay relative, so no other process's key equals
     with contextlib.suppress(OSError):
         cwd = os.getcwd()
     resolved = tuple(os.path.join(cwd, e) if isinstance(e, str) else repr(e) for e in sys.path)
