@@ -135,8 +135,7 @@ class RegistryState:
         try:
             warned = self._merge(fresh=fresh)
         except BaseException:
-            # Strict mode, a bad ATTN_* value: every access fails until it is fixed.
-            self.invalidate()
+            self.invalidate()  # strict mode, a bad ATTN_* value: every access fails until fixed
             raise
         # Once the table is set (-W error fails only this access), at the first caller outside attn.
         frame, level = sys._getframe(), 1
