@@ -242,8 +242,7 @@ def fast_entry(index: int, entry: str) -> list[Copy] | None:
         return None if os.path.isfile(entry) else []
     except OSError:
         return []  # missing, no permission (scan says so), a link loop: nothing
-    # As str(pathlib.Path(entry, name)): entry's parts but empty and '.' ones, after '/' or '//'.
-    root = ""
+    root = ""  # as str(pathlib.Path(entry, name)): entry's parts but '' and '.', after '/' or '//'
     if entry.startswith("/"):
         root = "//" if entry.startswith("//") and not entry.startswith("///") else "/"
     root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
