@@ -26,14 +26,13 @@ from .errors import (
 )
 from .loading import Backend
 
-# Listing, selection, workers and the codes load on first use: a lookup needs none of them.
 if TYPE_CHECKING:
     from .codes import Code
     from .listing import build_report, diagnose
     from .selection import Candidate, Reason, Selection
     from .workers import WorkerState, apply_state, capture_state, ray_setup_hook
 
-_LAZY = {
+_LAZY = {  # listing, selection, workers and the codes load on first use: a lookup needs none
     "Code": "codes",
     **dict.fromkeys(("Candidate", "Reason", "Selection"), "selection"),
     **dict.fromkeys(("build_report", "diagnose"), "listing"),
