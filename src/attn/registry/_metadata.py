@@ -67,8 +67,7 @@ def _reference_entry_points(dist: Distribution, local: str | None) -> _scan.Entr
 
 
 def _reference_metadata(dist: Distribution, local: str | None) -> MetadataRecord:
-    if local is not None:
-        # A file Python cannot read, or reads nothing from: attn's reader says which.
+    if local is not None:  # attn's reader says which file Python cannot read, or reads nothing from
         record = _scan.local_metadata(local)
         if record.problem is not None and record.problem.code is not Code.NO_NAME:
             return record
