@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
     from .report import DiscoveryResult
 
-__all__ = ["Entry", "RegistryConfig", "RegistryState", "Snapshot"]
-
 _NOTHING: Mapping[str, Entry] = MappingProxyType({})
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # attn's folder
 
