@@ -344,8 +344,7 @@ class BackendConformance:
         cls, target = self._backend(), self.backend_class
         module = parse_path(target).module if isinstance(target, str) else cls.__module__
         tops = sorted({m.split(".", 1)[0] for m in _modules(cls)[1]})
-        # sys.modules is read first: a package the check itself imports cannot hide behind it.
-        script = (
+        script = (  # sys.modules is read first: a package the check imports cannot hide behind it
             f"import os, sys\nbefore = set(sys.modules)\n__import__({module!r})\nprint('\\n' + "
             f"','.join(m for m in {tops!r} if m in sys.modules and m not in before), flush=True)\n"
             "os._exit(0)  # the answer stays the last line: no output at exit after it\n"
