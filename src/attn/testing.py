@@ -323,8 +323,7 @@ class BackendConformance:
 
     def test_validate_configuration_returns_a_list_of_str(self) -> None:
         """``validate_configuration(**settings)``, when defined, returns a list of ``str``."""
-        cls = self._backend()
-        if not hasattr(cls, "validate_configuration"):
+        if not hasattr(cls := self._backend(), "validate_configuration"):
             pytest.skip(f"{cls.__qualname__} declares no validate_configuration")
         samples = self.sample_settings
         if type(samples) not in (tuple, list) or not all(isinstance(s, Mapping) for s in samples):
