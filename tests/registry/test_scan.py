@@ -963,6 +963,20 @@ def test_installed_version_is_importlib_metadata_s(sites, tmp_path, monkeypatch,
             assert installed_version(name) == reference_version(name), (name, using)
 
 
+@pytest.mark.parametrize("build", ENVIRONMENTS, ids=lambda f: f.__name__[4:])
+def test_a_scan_of_some_names_gives_their_copies_as_a_whole_scan(
+    sites, tmp_path, monkeypatch, build
+):
+    """``only`` (what installed_version() reads) keeps each name's copies, in the same order."""
+    monkeypatch.chdir(tmp_path)
+    build(sites, tmp_path)
+    importlib.invalidate_caches()
+    whole = _metadata.scan(wants_everything)
+    for key in {r.key for r in whole} | {"not-installed"}:
+        copies = [r for r in _metadata.scan(wants_everything, only={key}) if r.key == key]
+        assert copies == [r for r in whole if r.key == key], key
+
+
 def test_header_lines_are_told_apart_as_email_tells_them():
     """The header rule is email.feedparser's ``headerRE``."""
     assert _scan._HEADER.pattern == email.feedparser.headerRE.pattern

@@ -16,7 +16,7 @@ from .controls import canonical_name, reader, standard_finders
 from .errors import AttnConfigError, describe, passes_through
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Container, Iterable, Sequence
     from importlib.metadata import Distribution
 
 __all__ = ["UNREADABLE_KEY", "DistributionRecord", "EntryPointRecord", "MetadataRecord", "Problem"]
@@ -121,11 +121,13 @@ def scan(
     *,
     kept_only: bool = False,
     using: str | None = None,
+    only: Container[str] | None = None,
 ) -> tuple[DistributionRecord, ...]:
     """One record per copy on *path* (default ``sys.path``), in Python's order, not de-duplicated.
 
     Metadata is read for copies with entry points *wants_metadata* wants or that cannot be read,
-    of the names in *also* and of names found twice; *kept_only* leaves the others out.
+    of the names in *also* and of names found twice; *kept_only* leaves the others out. With
+    *only*, the fast reader reads the copies of those names alone (the others may be missing).
     """
     # importlib.metadata reads zips, eggs, other finders' copies; all on Windows or per reader().
     fast = (using or reader()) == "fast" and os.sep == "/" and standard_finders()
@@ -134,7 +136,7 @@ def scan(
     for index, entry in enumerate(list(sys.path if path is None else path)):
         if not isinstance(entry, str):
             continue
-        found = _scan.fast_entry(index, entry) if fast else None
+        found = _scan.fast_entry(index, entry, only) if fast else None
         failed = [] if found is not None else _reference_entry(index, entry, ranked)
         ranked += [(0, c) for c in found or ()]  # the fast reader: the path finder's alone
         if os.path.isdir(entry) and not os.access(entry, os.R_OK | os.X_OK):  # noqa: PTH112
@@ -193,7 +195,7 @@ def installed_version(name: str, root: str | None = None) -> str | None:
         using = reader()
     except AttnConfigError:  # a bad <PREFIX>_READER is discovery's error, not the version's
         using = "reference"
-    records = scan(lambda _: False, (key,), kept_only=True, using=using)
+    records = scan(lambda _: False, (key,), kept_only=True, using=using, only={key})
     found = ((r.key if r.location[:1] == "<" else _scan.key_of(r.location), r) for r in records)
     copies = [r for k, r in found if k == key and r.version]  # as version() finds them (Lookup)
     if root is not None:

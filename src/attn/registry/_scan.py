@@ -15,7 +15,7 @@ from .controls import canonical_name
 from .errors import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Container
 
     Copy = tuple["DistributionRecord", Callable[[], "MetadataRecord"]]
     EntryPoints = tuple[tuple["EntryPointRecord", ...], "Problem | None"]
@@ -232,8 +232,8 @@ def local_entry_points(location: str) -> EntryPoints:
     return tuple(found), problem
 
 
-def fast_entry(index: int, entry: str) -> list[Copy] | None:
-    """Every copy in the ``sys.path`` folder *entry*, in order; ``None`` for a file or an egg."""
+def fast_entry(index: int, entry: str, only: Container[str] | None = None) -> list[Copy] | None:
+    """Copies (*only*: of those names) in the sys.path folder *entry*, in order; None: zip, egg."""
     if os.path.basename(entry).lower().endswith(".egg"):
         return None
     try:
@@ -248,6 +248,8 @@ def fast_entry(index: int, entry: str) -> list[Copy] | None:
     root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
     # name_key(), not key_of(): a bare name needs no path handling (a microsecond per copy).
     found = [(name_key(n), n) for n in names if n.lower().endswith(_FOLDERS)]
+    if only is not None:  # an odd name says nothing: key_of() below reads the metadata's
+        found = [(k, n) for k, n in found if k in only or n[0] in ".-" or not n.endswith(_FOLDERS)]
     if len(order := dict.fromkeys(key for key, _ in found)) < len(found):  # as importlib.metadata:
         rank = {key: i for i, key in enumerate(order)}  # a name's copies together, first seen first
         found.sort(key=lambda copy: rank[copy[0]])
