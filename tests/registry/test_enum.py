@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import enum
 import pickle
+import warnings
 from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
@@ -473,6 +474,21 @@ def test_unknown_name_declared_in_a_typo_group(site, name):
             f"{name!r} is declared by vendor-attn 1.2 in entry-point group 'attn.backend', "
             "which looks like a typo of 'attn.backends'; attn does not read that group"
         ),
+        "Run 'attn doctor' for the fix.",
+    ]
+
+
+def test_unknown_name_beside_metadata_attn_cannot_read(site):
+    """With its warning filtered out, the unknown-name error still names the unreadable copies
+    (one may declare the name) and points at doctor."""
+    info = site.dist("vendor-attn", "1.2", entry_points={"attn.backends": {"V": "v:B"}})
+    (info / "entry_points.txt").write_bytes(b"[attn.backends]\nVENDOR_X = v:B \xff\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="Unknown attention backend: 'VENDOR_X'") as error:
+            attn.AttentionBackendEnum["VENDOR_X"]
+    assert str(error.value).splitlines()[1:] == [
+        "'VENDOR_X' may be declared in metadata attn cannot read: vendor-attn",
         "Run 'attn doctor' for the fix.",
     ]
 

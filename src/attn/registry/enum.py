@@ -185,7 +185,9 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
             lines.append(f"{name!r} is declared by {by} in entry-point group {g!r}, {typo}")
         if (close := close_matches(name, valid)) and not (rejected or typos):
             lines.append(f"Did you mean {joined([repr(c) for c in close], 'or')}?")
-        if typos or any(p.status != "disabled" for p in rejected):  # doctor has a fix
+        if unread := ", ".join(dict.fromkeys(f.subject for f in result.unreadable)):
+            lines.append(f"{name!r} may be declared in metadata attn cannot read: {unread}")
+        if typos or unread or any(p.status != "disabled" for p in rejected):  # doctor has a fix
             lines.append(f"Run {config.command('doctor')} for the fix.")
     return UnknownBackendError("\n".join(lines), name=str(name), registry=config.registry)
 
