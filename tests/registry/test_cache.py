@@ -459,7 +459,7 @@ from attn.registry import _scan
 original = _scan.{hook}
 def hooked(*args):
     found = original(*args)
-    if "{where}" in args[-1] and not hooked.done:
+    if any("{where}" in str(a) for a in args) and not hooked.done:  # the path, whatever its place
         hooked.done = True
         {change}
     return found
