@@ -978,30 +978,13 @@ def test_a_refresh_that_finds_another_answer_is_seen_by_every_next_process(env, 
         assert "NEW" in env.run(**extra)["AttentionBackendEnum"]
 
 
-def test_a_process_started_before_a_refresh_does_not_write_its_old_scan_back(env):
-    """A process that read the file before a refresh() leaves the repaired file alone."""
-    env.dist("plug")
-    other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
-    env.age()
-    attention_only = "import attn\nattn.AttentionBackendEnum.FLASH_ATTN.get_path()\n"
-    for _ in range(2):  # the file holds the scan and the attention registry's merge only
-        env.run(attention_only + "print('{}')")
-    later = "attn.MLAPrefillBackendEnum.FLASH_ATTN.get_path()\nprint('done')\n"
-    engine = subprocess.Popen(  # an engine started now: it merges its other registry later
-        [sys.executable, "-c", f"{attention_only}print('up', flush=True)\ninput()\n{later}"],
-        cwd=env.cwd,
-        env=env.environ(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert engine.stdout is not None
-    assert engine.stdout.readline() == "up\n"
-    with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen by stamps
-        handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
-    assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
-    assert engine.communicate("\n", timeout=60)[0] == "done\n"
-    assert "NEW" in env.run()["AttentionBackendEnum"]  # the engine wrote nothing back
+ATTENTION_ONLY = "import attn\nattn.AttentionBackendEnum.FLASH_ATTN.get_path()\n"
+#: An engine started before the refresh(): it merges its other registry when let go.
+STARTED_EARLIER = f"""{ATTENTION_ONLY}print("up", flush=True)
+input()  # another process refreshes meanwhile
+attn.MLAPrefillBackendEnum.FLASH_ATTN.get_path()
+print("done")
+"""
 
 
 #: An engine whose read of the file is held (after the bytes, before its checks) until told.
@@ -1027,34 +1010,6 @@ print("done")
 """
 
 
-def test_a_file_replaced_while_a_process_reads_it_is_not_overwritten_by_that_process(env):
-    """A refresh() that writes while another process reads the old file: that one writes none."""
-    env.dist("plug")
-    other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
-    env.age()
-    attention_only = "import attn\nattn.AttentionBackendEnum.FLASH_ATTN.get_path()\nprint('{}')\n"
-    for _ in range(2):  # the file holds the scan and the attention registry's merge only
-        env.run(attention_only)
-    engine = subprocess.Popen(
-        [sys.executable, "-c", HELD_READ],
-        cwd=env.cwd,
-        env=env.environ(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert engine.stdout is not None
-    assert engine.stdout.readline() == "read\n"  # the old file's bytes, read
-    with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen by stamps
-        handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
-    assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
-    (file,) = (env.cache / "attn").iterdir()
-    refreshed = file.read_bytes()
-    assert engine.communicate("\n", timeout=60)[0] == "done\n"
-    assert file.read_bytes() == refreshed  # the engine wrote its old scan nowhere
-    assert "NEW" in env.run()["AttentionBackendEnum"]
-
-
 #: A process whose scan is held (done, not yet written) until told.
 HELD_SCAN = """
 import attn
@@ -1074,13 +1029,17 @@ print("done")
 """
 
 
-def test_a_scan_that_began_before_a_refresh_does_not_write_over_it(env):
-    """A process that scanned before another's refresh() wrote the file leaves that file alone."""
+def refreshed_while_held(env, engine_code: str, ready: str, *, warm: bool) -> None:
+    """Hold an engine at *ready*, edit what no stamp sees and refresh() elsewhere, let it go:
+    the engine must leave the repaired file as the refresh wrote it. *warm*: the file is there
+    first, holding the scan and the attention registry's merge only."""
     env.dist("plug")
     other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
     env.age()
+    for _ in range(2 if warm else 0):
+        env.run(ATTENTION_ONLY + "print('{}')")
     engine = subprocess.Popen(
-        [sys.executable, "-c", HELD_SCAN],
+        [sys.executable, "-c", engine_code],
         cwd=env.cwd,
         env=env.environ(),
         stdin=subprocess.PIPE,
@@ -1088,14 +1047,30 @@ def test_a_scan_that_began_before_a_refresh_does_not_write_over_it(env):
         text=True,
     )
     assert engine.stdout is not None
-    assert engine.stdout.readline() == "scanned\n"  # before the change
+    assert engine.stdout.readline() == ready
     with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen by stamps
         handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
     assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
     (file,) = (env.cache / "attn").iterdir()
     refreshed = file.read_bytes()
     assert engine.communicate("\n", timeout=60)[0] == "done\n"
-    assert file.read_bytes() == refreshed  # the older scan is not written over it
+    assert file.read_bytes() == refreshed  # the engine wrote its older scan nowhere
+    assert "NEW" in env.run()["AttentionBackendEnum"]
+
+
+def test_a_process_started_before_a_refresh_does_not_write_its_old_scan_back(env):
+    """A process that read the file before a refresh() leaves the repaired file alone."""
+    refreshed_while_held(env, STARTED_EARLIER, "up\n", warm=True)
+
+
+def test_a_file_replaced_while_a_process_reads_it_is_not_overwritten_by_that_process(env):
+    """A refresh() that writes while another process reads the old file: that one writes none."""
+    refreshed_while_held(env, HELD_READ, "read\n", warm=True)  # the old file's bytes, read
+
+
+def test_a_scan_that_began_before_a_refresh_does_not_write_over_it(env):
+    """A process that scanned before another's refresh() wrote the file leaves that file alone."""
+    refreshed_while_held(env, HELD_SCAN, "scanned\n", warm=False)  # before the edit
 
 
 def test_a_cache_folder_attn_cannot_write_to_is_not_read(env):
