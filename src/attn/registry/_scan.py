@@ -248,16 +248,17 @@ def fast_entry(index: int, entry: str, only: Container[str] | None = None) -> li
     root += "".join(part + "/" for part in entry.split("/") if part not in {"", "."})
     # name_key(), not key_of(): a bare name needs no path handling (a microsecond per copy).
     found = [(name_key(n), n) for n in names if n.lower().endswith(_FOLDERS)]
-    if only is not None:  # an odd name says nothing: key_of() below reads the metadata's
-        found = [(k, n) for k, n in found if k in only or n[0] in ".-" or not n.endswith(_FOLDERS)]
     if len(order := dict.fromkeys(key for key, _ in found)) < len(found):  # as importlib.metadata:
         rank = {key: i for i, key in enumerate(order)}  # a name's copies together, first seen first
         found.sort(key=lambda copy: rank[copy[0]])
     copies: list[Copy] = []
     for lookup, name in found:  # tuple.__new__: Record's checks of arguments cost 1 µs a copy
+        by_name = name[0] in ".-" or not name.endswith(_FOLDERS)  # Python keys it by its Name
+        if only is not None and lookup not in only and not by_name:  # an odd name is read
+            continue
         eps, why = local_entry_points(location := root + name)
         read = partial(local_metadata, location)  # read now only where Python goes by Name
-        key = lookup if name[0] not in ".-" and name.endswith(_FOLDERS) else key_of(location, read)
+        key = key_of(location, read) if by_name else lookup
         record = tuple.__new__(DistributionRecord, (key, location, index, entry, eps, None, why))
         copies.append((record, read))
     return copies
