@@ -810,7 +810,7 @@ def test_colour_keeps_columns_aligned(monkeypatch, plugins, command):
 STRICT_INCOMPATIBLE = (
     "Error: ATTN_STRICT=1 and the attention backend plugins in group 'attn.backends' have "
     "1 problem(s):\n"
-    f"  - old-attn 2.0 provides 'OLD_ATTN' but is incompatible: requires attn>=99, "
+    f"  - old-attn 2.0 provides 'OLD_ATTN' = 'old:O' but is incompatible: requires attn>=99, "
     f"installed {VERSION}\n"
     "Run 'attn doctor' for the fixes.\n"
 )
@@ -861,7 +861,7 @@ def test_strict_other_registry_still_lists(run, monkeypatch, site, list_json):
             lambda site: site.dist(
                 "loose-attn", entry_points={"attn.backends": {"LOOSE_ATTN": "l:L"}}, requires=[]
             ),
-            "declares no requirement on attn",
+            "declares 'LOOSE_ATTN' = 'l:L' but no requirement on attn",
         ),
         (
             lambda site: site.dist(
@@ -1599,8 +1599,8 @@ def test_doctor_json_findings(doctor_json, plugins, conflict, broken):
     ]
     incompatible = data["findings"][2]
     assert incompatible["message"] == (
-        f"old-attn 2.0 provides 'OLD_ATTN' but is incompatible: requires attn>=99, "
-        f"installed {VERSION}"
+        f"old-attn 2.0 provides 'OLD_ATTN' = 'old_attn:Old' but is incompatible: requires "
+        f"attn>=99, installed {VERSION}"
     )
     assert incompatible["fix"].startswith("install a release of old-attn that supports attn ")
 

@@ -282,7 +282,7 @@ def named(env: Env, raw: str) -> None:
 def name_empty(env):
     named(env, " = hostile_mod:Backend")
     return Expect(
-        culprit=("hostile 1.0", "not a valid identifier"),
+        culprit=("hostile 1.0", "entry point '' = 'hostile_mod:Backend' is invalid"),
         listed=("hostile",),
         warns=REJECTED,
     )
@@ -292,7 +292,7 @@ def name_empty(env):
 def name_with_whitespace(env):
     named(env, "MY ATTN = hostile_mod:Backend")
     return Expect(
-        culprit=("'MY ATTN' is not a valid identifier",),
+        culprit=("entry point 'MY ATTN' = 'hostile_mod:Backend' is invalid",),
         listed=("MY ATTN",),
         warns=REJECTED,
     )
@@ -307,7 +307,7 @@ def name_unicode_identifier(env):
 @case("names")
 def name_unicode_not_identifier(env):
     named(env, "注意-力 = hostile_mod:Backend")
-    return Expect(culprit=("'注意-力' is not a valid identifier",), warns=REJECTED)
+    return Expect(culprit=("'注意-力' = 'hostile_mod:Backend' is invalid",), warns=REJECTED)
 
 
 @case("names")
@@ -333,13 +333,13 @@ def name_case_variant(env):
 @case("names")
 def name_with_dots(env):
     named(env, "my.attn = hostile_mod:Backend")
-    return Expect(culprit=("'my.attn' is not a valid identifier",), warns=REJECTED)
+    return Expect(culprit=("'my.attn' = 'hostile_mod:Backend' is invalid",), warns=REJECTED)
 
 
 @case("names")
 def name_with_dashes(env):
     named(env, "my-attn = hostile_mod:Backend")
-    return Expect(culprit=("'my-attn' is not a valid identifier",), warns=REJECTED)
+    return Expect(culprit=("'my-attn' = 'hostile_mod:Backend' is invalid",), warns=REJECTED)
 
 
 # -- values -------------------------------------------------------------------------

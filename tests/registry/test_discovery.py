@@ -148,7 +148,7 @@ def test_no_plugins(run_discovery):
             "my-backend",
             "plug.mod:Backend",
             (
-                "entry point name 'my-backend' is not a valid identifier; "
+                "entry point 'my-backend' = 'plug.mod:Backend' is invalid: "
                 "backend names must be Python identifiers"
             ),
         ),
@@ -156,7 +156,7 @@ def test_no_plugins(run_discovery):
             "9LIVES",
             "plug.mod:Backend",
             (
-                "entry point name '9LIVES' is not a valid identifier; "
+                "entry point '9LIVES' = 'plug.mod:Backend' is invalid: "
                 "backend names must be Python identifiers"
             ),
         ),
@@ -164,7 +164,7 @@ def test_no_plugins(run_discovery):
             "TWO WORDS",
             "plug.mod:Backend",
             (
-                "entry point name 'TWO WORDS' is not a valid identifier; "
+                "entry point 'TWO WORDS' = 'plug.mod:Backend' is invalid: "
                 "backend names must be Python identifiers"
             ),
         ),
@@ -285,7 +285,8 @@ def test_incompatible_finding(site, run_discovery):
         Finding(
             "incompatible",
             "A",
-            f"plug 1.0 provides 'A' but is incompatible: requires attn>=9.0, installed {VERSION}",
+            f"plug 1.0 provides 'A' = 'm:A' but is incompatible: requires attn>=9.0, installed "
+            f"{VERSION}",
             f"install a release of plug that supports attn {VERSION} (pip install --upgrade "
             "plug), or install the attn release plug requires (pip install 'attn>=9.0')",
             *("plug", "1.0", "attn.backends", "m:A"),
@@ -353,7 +354,8 @@ def test_undeclared_requirement_is_merged_and_reported(site, run_discovery):
         Finding(
             "undeclared-requirement",
             "plug",
-            "plug 1.0 declares no requirement on attn, so its compatibility cannot be checked",
+            "plug 1.0 declares 'A' = 'm:A', 'B' = 'm:B' but no requirement on attn, so its "
+            "compatibility cannot be checked",
             "add 'attn' with a version range to plug's dependencies and reinstall plug",
             *("plug", "1.0", "attn.backends"),  # the distribution's: no entry point's value
         ),

@@ -306,7 +306,8 @@ def test_doctor_reports_an_unparseable_requirement(site, python):
     findings = json.loads(done.stdout)["findings"]
     (finding,) = (f for f in findings if f["kind"] == "invalid")
     assert finding["message"] == (
-        f"bad-req 1.0: has an invalid requirement {BAD!r} (Invalid specifier: '~=01')"
+        f"bad-req 1.0 declares 'FLASH_ATTN' = 'plug.mod:B', but has an invalid requirement {BAD!r} "
+        "(Invalid specifier: '~=01')"
     )
     assert finding["fix"] == (
         "fix the requirement on attn in bad-req's dependencies to a valid PEP 508 one and "

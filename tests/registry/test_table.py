@@ -373,12 +373,18 @@ def test_disabled_plugins(state, site, monkeypatch):
         (
             eps(X="m:X"),
             ["attn>=9.0"],
-            f"plug 1.0 provides 'X' but is incompatible: requires attn>=9.0, installed {VERSION}",
+            (
+                f"plug 1.0 provides 'X' = 'm:X' but is incompatible: requires attn>=9.0, "
+                f"installed {VERSION}"
+            ),
         ),
         (
             eps(X="m:X"),
             [],
-            "plug 1.0 declares no requirement on attn, so its compatibility cannot be checked",
+            (
+                "plug 1.0 declares 'X' = 'm:X' but no requirement on attn, so its compatibility "
+                "cannot be checked"
+            ),
         ),
     ],
 )
@@ -402,6 +408,7 @@ def test_strict_lists_each_problem_once_as_doctor_counts_it(state, site, monkeyp
     """One unparseable requirement on attn is one problem, however many backends it declares."""
     site.dist("plug", entry_points=eps(X="m:X", Y="m:Y"), requires=["attn ===0.1.0,~=01"])
     (problem,) = dict.fromkeys(f.message for f in state.diagnose().findings)  # doctor's one line
+    assert problem.startswith("plug 1.0 declares 'X' = 'm:X', 'Y' = 'm:Y', but has an invalid ")
     monkeypatch.setenv("ATTN_STRICT", "1")
     with pytest.raises(PluginProblemError) as info:
         state.ensure()

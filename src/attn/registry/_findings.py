@@ -184,8 +184,11 @@ def plugin_findings(
             kind, message = Code.UNREADABLE_METADATA, f"{p.origin_label} declares {p.name!r}, "
             message += f"but {p.reason}"
             fix = unusable_fix(p.location, p.distribution, Code(p.code), p.distribution_version)
-        elif p.status == "invalid":
+        elif p.status == "invalid":  # the reason names the entry point, not a requirement's
             kind, message = Code.INVALID, f"{p.origin_label}: {p.reason}"
+            if p.code is Code.INVALID_REQUIREMENT:  # the distribution's: every one it rules out
+                ours = (f"{q.name!r} = {q.value!r}" for q in plugins if q.location == p.location)
+                message = f"{p.origin_label} declares {', '.join(ours)}, but {p.reason}"
             name = "".join(c if f"_{c}".isidentifier() else "_" for c in p.name)  # not \W: ² is \w
             name, value = re.sub(r"^(?=\d)", "_", name) or "NAME", "module:Class"
             if p.code is Code.INVALID_NAME or re.fullmatch(r"([^\W\d]\w*\.)+[A-Z]\w*", p.value):
@@ -203,8 +206,8 @@ def plugin_findings(
             if host_version is not None and not any(f.error for f in unmet):  # none supports it
                 newer = f"install a release of {p.distribution} that supports {host} {host_version}"
                 fix = f"{newer} (pip install --upgrade {p.distribution}), or {fix}"
-            kind = Code.INCOMPATIBLE
-            message = f"{p.origin_label} provides {p.name!r} but is incompatible: {p.reason}"
+            kind, message = Code.INCOMPATIBLE, f"{p.origin_label} provides {p.name!r} = {p.value!r}"
+            message += f" but is incompatible: {p.reason}"
         else:
             continue
         yield Finding(kind, p.name, message, fix, *p.about(group))
@@ -219,8 +222,9 @@ def name_findings(
 ) -> Iterator[Finding]:
     """Plugins that declare no requirement on the host, and names only like a built-in's."""
     for p in undeclared:
-        msg = f"{p.origin_label} declares no requirement on {host}, so its compatibility "
-        msg += "cannot be checked"
+        ours = (f"{q.name!r} = {q.value!r}" for q in plugins if q.location == p.location)
+        msg = f"{p.origin_label} declares {', '.join(ours)} but no requirement on {host}, so its "
+        msg += "compatibility cannot be checked"
         fix = f"add {host!r} with a version range to {p.distribution}'s dependencies "
         fix += f"and reinstall {p.distribution}"
         yield Finding(Code.UNDECLARED_REQUIREMENT, p.distribution, msg, fix, *p.about(group)[:3])

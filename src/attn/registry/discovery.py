@@ -224,8 +224,8 @@ def _parsed(ep: EntryPointRecord) -> tuple[ClassPath | None, tuple[PluginStatus,
         reason = f"entry point {ep.name} = {ep.value!r} is invalid: {exc.reason}"
         return None, ("invalid", Code.INVALID_VALUE, reason)
     if not ep.name.isidentifier():
-        reason = f"entry point name {ep.name!r} is not a valid identifier; backend names must be "
-        return None, ("invalid", Code.INVALID_NAME, f"{reason}Python identifiers")
+        reason = f"entry point {ep.name!r} = {ep.value!r} is invalid: backend names must be Python "
+        return None, ("invalid", Code.INVALID_NAME, f"{reason}identifiers")
     return path, None
 
 
