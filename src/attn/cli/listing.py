@@ -189,7 +189,8 @@ def _detail(
     if row is None:
         fix = f"{command(args, registry, 'doctor')} says how to fix it"
         if all(p.status == "disabled" for p in claimants):  # doctor checks none of them
-            fix = f"{controls.letting_in(claimants[0].distribution)} to use it"
+            bad = {f.subject for f in report.findings if f.kind is Code.UNMATCHED_SELECTION}
+            fix = f"{controls.letting_in(claimants[0].distribution, bad)} to use it"
         fields = {"status": f"not in effect: no claimant is used; {fix}", "default": default}
     else:
         status = style(row.status) + (f": {row.reason}" if row.reason else "")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .errors import AttnConfigError, Record
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
 #: Private switch for tests, per host: ``reference`` reads through `importlib.metadata`.
 READER_VARIABLE = "{prefix}_READER"
@@ -120,14 +120,14 @@ class Controls(_Settings):
         variable = self.prefer_variable if prefer else self.block_variable
         return exporting(variable, ",".join([*now, *more]))
 
-    def letting_in(self, distribution: str) -> str:
-        """What to set (or unset) so that the controls let *distribution* in."""
+    def letting_in(self, distribution: str, bad: Collection[str] = ()) -> str:
+        """What to set (or unset) to let *distribution* in, leaving out the *bad* names."""
         fixes, key = [], canonical_name(distribution)
         if self.blocks(distribution):
             rest = ",".join(n for n in self.block_as_written if canonical_name(n) != key)
             fixes.append(exporting(self.block_variable, rest))
         if not self.selects(distribution):
-            only = ",".join([*self.only_as_written, distribution])
+            only = ",".join([*(n for n in self.only_as_written if n not in bad), distribution])
             fixes.append(exporting(self.plugins_variable, only))
         return " and ".join(fixes)
 

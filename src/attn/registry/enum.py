@@ -167,6 +167,7 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
     lines = [f"Unknown {config.noun}: {name!r}. Valid options are: {', '.join(valid)}"]
     if isinstance(name, str):
         result = state.ensure()
+        bad = {f.subject for f in result.findings if f.kind == "unmatched-selection"}
         rejected = [p for p in result.plugins if p.name == name and p.status != "used"]
         if state.was_cleared(name):  # then refresh() is the fix, whoever else claims it
             rejected = []
@@ -174,7 +175,7 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
         for p in rejected:
             line = f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}"
             if p.status == "disabled":
-                line += f" ({state.controls().letting_in(p.distribution)} to use it)"
+                line += f" ({state.controls().letting_in(p.distribution, bad)} to use it)"
             lines.append(line)
         if result.plugins_disabled:
             off = f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS"
