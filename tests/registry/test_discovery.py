@@ -588,7 +588,7 @@ def test_empty_metadata_folder_alone_is_listed_invalid(site, run_discovery):
         Finding(
             "unreadable-metadata",
             "A",
-            f"plug declares 'A', but {reason}",
+            f"plug declares 'A' = 'm:A', but {reason}",
             f"delete {empty} (left behind by an interrupted install), or reinstall plug",
             *("plug", None, "attn.backends", "m:A"),
         ),

@@ -181,8 +181,8 @@ def plugin_findings(
     """What doctor says about the invalid and incompatible entry points."""
     for p in plugins:
         if p.status == "invalid" and p.code in READER_CODES:  # the metadata's problem
-            kind, message = Code.UNREADABLE_METADATA, f"{p.origin_label} declares {p.name!r}, "
-            message += f"but {p.reason}"
+            kind, message = Code.UNREADABLE_METADATA, f"{p.origin_label} declares {p.name!r} = "
+            message += f"{p.value!r}, but {p.reason}"
             fix = unusable_fix(p.location, p.distribution, Code(p.code), p.distribution_version)
         elif p.status == "invalid":  # the reason names the entry point, not a requirement's
             kind, message = Code.INVALID, f"{p.origin_label}: {p.reason}"
