@@ -201,7 +201,8 @@ def test_doctor_finds_a_typo_of_the_hosts_own_group(run, tinyinfer):
     code, out, _ = run("doctor", "--registry", REGISTRY)
     assert code == 1
     assert out.startswith(
-        "problem (typo-group, tinyinfer.samplers): tinyinfer-typo 0.1 declares 'TYPO' in group\n"
+        "problem (typo-group, tinyinfer.samplers): tinyinfer-typo 0.1 declares 'TYPO' = 't:T' in "
+        "group\n"
         "    'tinyinfer.sampler', which looks like a typo of 'tinyinfer.samplers'"
     )
     assert out.endswith("attn doctor: 1 problem (1 group, 2 plugin entry points).\n")

@@ -1225,8 +1225,8 @@ def test_typo_group_is_reported(site, run_discovery, group):
         Finding(
             "typo-group",
             "plug",
-            f"plug 2.1 declares 'A', 'B' in group {group!r}, which looks like a typo of "
-            "'attn.backends'; attn does not read it",
+            f"plug 2.1 declares 'A' = 'm:A', 'B' = 'm:B' in group {group!r}, which looks like a "
+            "typo of 'attn.backends'; attn does not read it",
             "rename the group to 'attn.backends' where plug declares it, then reinstall plug "
             "(pip install -e . in its checkout, or install the fixed release): the entry points "
             "attn reads are written at install time, so doctor reports this until the reinstall",

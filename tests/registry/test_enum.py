@@ -501,8 +501,8 @@ def test_a_built_in_a_plugin_overrides_in_a_typo_group_warns_that_it_stays(site)
     assert path == "attn.backends.attention.FlashAttentionBackend"
     (message,) = [str(w.message) for w in caught]
     assert message.startswith(
-        "vendor-attn 1.2 declares 'FLASH_ATTN' in group 'attn.backend', which looks like a typo "
-        "of 'attn.backends'; attn does not read it; rename the group to 'attn.backends' where "
+        "vendor-attn 1.2 declares 'FLASH_ATTN' = 'v:B' in group 'attn.backend', which looks like a "
+        "typo of 'attn.backends'; attn does not read it; rename the group to 'attn.backends' where "
     )
 
 

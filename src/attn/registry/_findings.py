@@ -245,7 +245,8 @@ def name_findings(
 def typo_findings(typos: Sequence[_Declared], group: str) -> Iterator[Finding]:
     """One finding per distribution and group that looks like a typo of *group*."""
     for dist, typo in dict.fromkeys((d, ep.group) for ep, d in typos):
-        entries = ", ".join(repr(ep.name) for ep, d in typos if (d, ep.group) == (dist, typo))
+        ours = [ep for ep, d in typos if (d, ep.group) == (dist, typo)]
+        entries = ", ".join(f"{ep.name!r} = {ep.value!r}" for ep in ours)
         name, version = dist.name, dist.version
         message = f"{name} {version or ''}".rstrip() + f" declares {entries} in group {typo!r}, "
         message += f"which looks like a typo of {group!r}; attn does not read it"
