@@ -356,7 +356,8 @@ def test_undeclared_requirement_is_merged_and_reported(site, run_discovery):
             "plug",
             "plug 1.0 declares 'A' = 'm:A', 'B' = 'm:B' but no requirement on attn, so its "
             "compatibility cannot be checked",
-            "add 'attn' with a version range to plug's dependencies and reinstall plug",
+            "add 'attn' with a version range to plug's dependencies and reinstall plug, or report "
+            "it to its authors",
             *("plug", "1.0", "attn.backends"),  # the distribution's: no entry point's value
         ),
     )

@@ -226,7 +226,7 @@ def name_findings(
         msg = f"{p.origin_label} declares {', '.join(ours)} but no requirement on {host}, so its "
         msg += "compatibility cannot be checked"
         fix = f"add {host!r} with a version range to {p.distribution}'s dependencies "
-        fix += f"and reinstall {p.distribution}"
+        fix += f"and reinstall {p.distribution}, or report it to its authors"
         yield Finding(Code.UNDECLARED_REQUIREMENT, p.distribution, msg, fix, *p.about(group)[:3])
     folded = {unicodedata.normalize("NFKC", n).casefold(): n for n in builtin_names}
     for p in plugins:
