@@ -907,8 +907,8 @@ def test_strict_load_failure_exits_1(run, monkeypatch, broken, list_json):
     assert result.code == 1
     assert "BROKEN_ATTN" in result.out
     assert result.err == (
-        "Error: ATTN_STRICT=1 and 1 backend(s) cannot be loaded: AttentionBackendEnum.BROKEN_ATTN. "
-        "Run 'attn doctor --load' for the fixes.\n"
+        "Error: ATTN_STRICT=1 and 1 backend(s) cannot be loaded: AttentionBackendEnum.BROKEN_ATTN "
+        "(broken.B, from broken-attn 3.0). Run 'attn doctor --load' for the fixes.\n"
     )
     data = list_json("--load", code=1)
     assert rows(registry(data, "AttentionBackendEnum"))["BROKEN_ATTN"]["status"] == "broken"

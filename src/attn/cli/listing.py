@@ -118,7 +118,7 @@ def run_list(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         ]
         out.write("\n\n".join(blocks) + "\n")
     broken = {  # under strict mode (of the backend's host), a backend --load finds broken
-        f"{r.registry}.{row.name}": c.strict_variable
+        f"{r.registry}.{row.name} ({row.path}, from {_source(row, r)})": c.strict_variable
         for r, c in zip(reports, controls, strict=True)
         for row in r.backends
         if c.strict and row.status == "broken"
