@@ -48,7 +48,8 @@ def _table(report: RegistryReport, style: Style, say: Callable[[str], str]) -> l
             how = f"{say(f'show {b.name}')} says how to register one."
             notes.append(wrap(f"{b.name}: unregistered (no built-in default); {how}", "  "))
         elif b.status == "broken" and b.reason:
-            note = wrap(f"{b.name} is broken: {b.reason}", "  ")  # plain: colour moves no break
+            fix = f"{say('doctor --load')} says how to fix it"  # plain: colour moves no break
+            note = wrap(f"{b.name} is broken: {b.reason}; {fix}", "  ")
             notes.append(note.replace("broken:", f"{style('broken')}:", 1))  # a name has no ':'
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(_HEADERS)]
     widths[0] = min(widths[0], _MAX_NAME)
