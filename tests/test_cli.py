@@ -867,7 +867,7 @@ def test_strict_other_registry_still_lists(run, monkeypatch, site, list_json):
             lambda site: site.dist(
                 "bad-attn", entry_points={"attn.backends": {"NO_ATTR": "bad_attn"}}
             ),
-            "entry point NO_ATTR = 'bad_attn' is invalid",
+            "entry point 'NO_ATTR' = 'bad_attn' is invalid",
         ),
         (
             lambda site: site.dist(

@@ -172,14 +172,14 @@ def test_no_plugins(run_discovery):
             "NO_ATTR",
             "plug.mod",
             (
-                "entry point NO_ATTR = 'plug.mod' is invalid: no attribute part; "
+                "entry point 'NO_ATTR' = 'plug.mod' is invalid: no attribute part; "
                 "expected 'module:attr'"
             ),
         ),
         (
             "MALFORMED",
             "plug mod:Backend",
-            "entry point MALFORMED = 'plug mod:Backend' is invalid: expected 'module:attr'",
+            "entry point 'MALFORMED' = 'plug mod:Backend' is invalid: expected 'module:attr'",
         ),
     ],
 )
@@ -212,7 +212,7 @@ def test_invalid_entry_point_finding(site, run_discovery):
         Finding(
             "invalid",
             "NO_ATTR",
-            "plug 1.0: entry point NO_ATTR = 'plug.mod' is invalid: no attribute part; "
+            "plug 1.0: entry point 'NO_ATTR' = 'plug.mod' is invalid: no attribute part; "
             "expected 'module:attr'",
             "fix plug's entry point in group 'attn.backends' to NO_ATTR = \"module:Class\" and "
             "reinstall plug, or report it to its authors",

@@ -366,7 +366,7 @@ def test_disabled_plugins(state, site, monkeypatch):
             eps(X="plug.mod"),
             ["attn>=0.1"],
             (
-                "plug 1.0: entry point X = 'plug.mod' is invalid: no attribute part; "
+                "plug 1.0: entry point 'X' = 'plug.mod' is invalid: no attribute part; "
                 "expected 'module:attr'"
             ),
         ),
