@@ -301,8 +301,7 @@ def discover(
     host_plugins = [  # a typo's declarer too, of any of the host's groups (the same everywhere)
         d for d in dists if d.key != host_key and any(ep.group in groups for ep in d.entry_points)
     ] + [d for ep, d in other if typo_of[ep.group]]
-    found = (
-        *found,
+    found += (
         *unreadable,
         *_findings.typo_findings(typos, group),
         *_findings.plugin_findings(resolved, group, host_key, host_version),
@@ -314,9 +313,6 @@ def discover(
         (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group)
         for ep, d in typos
     )
-    ordered = tuple(
-        sorted(resolved, key=lambda p: (p.name, p.status != "used", *_rank(p, controls)))
-    )
-    return DiscoveryResult(
-        group, host_version, ordered, conflicts, found, misgrouped=misgrouped, unreadable=unreadable
-    )
+    ordered = sorted(resolved, key=lambda p: (p.name, p.status != "used", *_rank(p, controls)))
+    head = (group, host_version, tuple(ordered), conflicts, found)
+    return DiscoveryResult(*head, misgrouped=misgrouped, unreadable=unreadable)
