@@ -90,12 +90,11 @@ class BackendEnumMeta(enum.EnumMeta):
         if not (prefix.isidentifier() and prefix.isascii()):  # `export PREFIX_STRICT=1` must work
             msg = f"{cls}: the prefix {prefix!r} (env_prefix, else host) cannot start a variable"
             raise ValueError(msg + "; pass env_prefix='...' of ASCII letters, digits and _")
+        noun = noun or f"{host} backend"
         hint = register_hint or f"attn.registry.register({cls}.NAME, 'module:Class')"
         module = new.__module__  # attn's own registries need no --registry in hints
         where = None if module == "attn.backends" else f"{module}:{new.__qualname__}"
-        config = RegistryConfig(
-            cls, group, host, noun or f"{host} backend", prefix, hint, code_root(module), where
-        )
+        config = RegistryConfig(cls, group, host, noun, prefix, hint, code_root(module), where)
         (groups := _GROUPS.setdefault(prefix, {}))[group] = None
         type.__setattr__(new, "_attn_defaults", paths)  # the default paths of the members
         type.__setattr__(new, "_attn_state", RegistryState(config, tuple(paths), groups))
