@@ -275,10 +275,9 @@ def _run(argv: list[str], err: IO[str], known: object, prog: str) -> int:
         return 0
     if extra and args.command == "list" and not any(a.startswith("-") for a in extra):
         args.registry, extra = [*args.registry, *extra], []  # REGISTRY values after an option
-    if extra:  # argparse blames the top-level parser; the arguments belong to the command
+    if extra:  # argparse blames the top-level parser, not the command's (attn state save)
         after = args.command is not None and extra[0] in argv[argv.index(args.command) + 1 :]
-        msg = f"unrecognized arguments: {' '.join(extra)}"
-        raise UsageError(msg, args.prog if after else prog)  # attn state save
+        raise UsageError(f"unrecognized arguments: {' '.join(extra)}", args.prog if after else prog)
     if args.version:
         out.write(f"attn {_version()} (Python {sys.version.split()[0]}, {sys.executable})\n")
         return 0
