@@ -186,15 +186,14 @@ def plugin_findings(
             fix = unusable_fix(p.location, p.distribution, Code(p.code), p.distribution_version)
         elif p.status == "invalid":  # the reason names the entry point, not a requirement's
             kind, message = Code.INVALID, f"{p.origin_label}: {p.reason}"
-            if p.code is Code.INVALID_REQUIREMENT:  # the distribution's: every one it rules out
-                ours = (f"{q.name!r} = {q.value!r}" for q in plugins if q.location == p.location)
-                message = f"{p.origin_label} declares {', '.join(ours)}, but {p.reason}"
             name = "".join(c if f"_{c}".isidentifier() else "_" for c in p.name)  # not \W: ² is \w
             name, value = re.sub(r"^(?=\d)", "_", name) or "NAME", "module:Class"
             if p.code is Code.INVALID_NAME or re.fullmatch(r"([^\W\d]\w*\.)+[A-Z]\w*", p.value):
                 value = p.value if p.code is Code.INVALID_NAME else ":".join(p.value.rsplit(".", 1))
             fix = f'fix {p.distribution}\'s entry point in group {group!r} to {name} = "{value}"'
-            if p.code is Code.INVALID_REQUIREMENT:
+            if p.code is Code.INVALID_REQUIREMENT:  # the distribution's: every one it rules out
+                ours = (f"{q.name!r} = {q.value!r}" for q in plugins if q.location == p.location)
+                message = f"{p.origin_label} declares {', '.join(ours)}, but {p.reason}"
                 fix = f"fix the requirement on {host} in {p.distribution}'s dependencies to a "
                 fix += "valid PEP 508 one"
             fix += f" and reinstall {p.distribution}, or report it to its authors"
