@@ -98,14 +98,10 @@ def builtin(
     base: type[_B], module: str, name: str, key: str, *requires: str, **namespace: object
 ) -> type[_B]:
     """The built-in class *module*.*name* of member *key*, whose kernel needs *requires*."""
-    namespace.update(
-        __module__=module,
-        __qualname__=name,
-        __doc__=f"{key}: a built-in backend; its kernel needs {', '.join(requires) or 'nothing'}.",
-        facts_key=key,
-        requires=requires,
-        requires_modules=tuple(_MODULES.get(r, r.replace("-", "_")) for r in requires),
-    )
+    doc = f"{key}: a built-in backend; its kernel needs {', '.join(requires) or 'nothing'}."
+    modules = tuple(_MODULES.get(r, r.replace("-", "_")) for r in requires)
+    namespace.update(__module__=module, __qualname__=name, __doc__=doc, facts_key=key)
+    namespace.update(requires=requires, requires_modules=modules)
     return cast("type[_B]", type(name, (_Builtin, base), namespace))
 
 
