@@ -237,11 +237,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser(command: str | None, prog: str) -> _Parser:
     """The parser: *command*'s arguments, and only the names of the other commands."""
-    parser = _Parser(
-        prog=prog,
-        description="List and diagnose backends and the plugins that provide them.",
-        epilog="Exit status: 0 success, 1 a problem was found, 2 a usage error.",
-    )
+    about = "List and diagnose backends and the plugins that provide them."
+    codes = "Exit status: 0 success, 1 a problem was found, 2 a usage error."
+    parser = _Parser(prog=prog, description=about, epilog=codes)
     parser.add_argument("--version", help="print attn's version and the Python in use", **_FLAG)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (summary, description, *arguments) in _COMMANDS.items():
