@@ -356,16 +356,14 @@ def _capture(registry: BackendEnumMeta) -> CapturedRegistry:
     with _fork.LOCK:  # the table, registrations, clears, selections and host of one moment
         rows, snapshot, host = resolution(registry), state.snapshot(), state.ensure().host_version
         made: tuple[Recorded, ...] = recorded(registry) if selected else ()
+    runtime = [(e.name, e.path.colon, e.registered_by) for e in snapshot.runtime.values()]
     return CapturedRegistry(
         **{k: getattr(state.config, k) for k in ("registry", "group", "host", "env_prefix")},
         module=registry.__module__,
         qualname=registry.__qualname__,
         fingerprint=fingerprint(state.config.group, rows),
         backends=tuple(BackendResolution(*row) for row in rows),
-        runtime=tuple(
-            RuntimeRegistration(e.name, e.path.colon, e.registered_by)
-            for e in snapshot.runtime.values()
-        ),
+        runtime=tuple(RuntimeRegistration(*r) for r in runtime),
         cleared=tuple(sorted(snapshot.cleared)),
         controls=snapshot.controls or control_values(state.config.env_prefix),
         selections=made,
