@@ -280,7 +280,7 @@ def merge_warnings(
     result: DiscoveryResult, noun: str, doctor: str, builtin_names: Sequence[str]
 ) -> list[tuple[str, str]]:
     """The ``(code, message)`` of every warning merging *result* issues (*doctor*: for fixes)."""
-    in_group = f"In entry-point group {result.group!r}, "
+    in_group, run = f"In entry-point group {result.group!r}, ", f"Run {doctor} for the fix."
     where = {Code.SHADOWED: in_group, Code.UNMATCHED_SELECTION: "", Code.TYPO_GROUP: ""}
     warned = [
         (f.kind.value, f"{where[f.kind]}{f.message}; {f.fix}")
@@ -296,10 +296,7 @@ def merge_warnings(
             if used := in_effect.get(p.name):
                 then = f"{used.origin_label}'s {p.name} stays in effect"
             message = f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
-            message += f"{p.status}: {p.reason}; {then}. Run {doctor} for the fix."
+            message += f"{p.status}: {p.reason}; {then}. {run}"
             warned.append((p.status, message))
-    warned += [
-        (Code.UNREADABLE_METADATA.value, f"{f.message}. Run {doctor} for the fix.")
-        for f in result.unreadable
-    ]
+    warned += [(Code.UNREADABLE_METADATA.value, f"{f.message}. {run}") for f in result.unreadable]
     return warned
