@@ -218,6 +218,7 @@ def _load_findings(
     """Import every built-in default and plugin in effect; report failures, and registrations."""
     state = registry._attn_state
     config, controls = state.config, state.controls()
+    host = (config.host, result.host_version, config.group)  # findings about the host's own code
     try:
         interface_of(registry)
     except BaseException as exc:  # every load would fail alike: one finding, the host's fix
@@ -225,7 +226,6 @@ def _load_findings(
             raise
         why = f"{config.registry}'s interface {registry._attn_interface!r} cannot be imported"
         fix = f"fix the interface= of {config.registry} ({config.host}'s code)"
-        host = (config.host, result.host_version, config.group)
         yield Finding(Code.LOAD_FAILURE, config.registry, f"{why}: {describe(exc)}", fix, *host)
         return
     for name, default in registry._attn_defaults.items():
@@ -233,8 +233,7 @@ def _load_findings(
             message = f"the built-in {config.noun} {name!r} ({default.dotted}) {what}"
             fix = f"reinstall {config.host} ({reinstalling(config.host, result.host_version)}); "
             fix += "if that does not help, report a bug"
-            builtin = (config.host, result.host_version, config.group, default.colon)
-            yield Finding(Code.LOAD_FAILURE, name, message, fix, *builtin)
+            yield Finding(Code.LOAD_FAILURE, name, message, fix, *host, default.colon)
     for plugin in result.used:  # a used entry point's value is a valid class path
         dist, path = plugin.distribution, cast("ClassPath", plugin.path)
         entry = Entry(plugin.name, path, "plugin", dist, plugin.distribution_version, plugin.value)
