@@ -235,8 +235,7 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     for r, label, misspelt in typos:
         message += f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
         message += f"looks like a typo of {r.group!r}; attn does not read that group.\n"
-    names = [b.name for r in reports for b in r.backends]
-    names += [p.name for r in reports for p in r.plugins]
+    names = [row.name for r in reports for row in r.backends + r.plugins]
     if others := [r for r in args.known if r not in registries and name in valid_names(r)]:
         message += f"{name!r} is a backend of {', '.join(r.__name__ for r in others)}: "
         message += f"{command(args, others[0], f'show {name}')} shows it.\n"  # every one with it
