@@ -296,7 +296,6 @@ def merge_warnings(
             if used := in_effect.get(p.name):
                 then = f"{used.origin_label}'s {p.name} stays in effect"
             message = f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
-            message += f"{p.status}: {p.reason}; {then}. {run}"
-            warned.append((p.status, message))
+            warned.append((p.status, f"{message}{p.status}: {p.reason}; {then}. {run}"))
     warned += [(Code.UNREADABLE_METADATA.value, f"{f.message}. {run}") for f in result.unreadable]
     return warned
