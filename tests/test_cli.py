@@ -1099,6 +1099,32 @@ def test_a_name_only_left_out_plugins_claim_gives_the_control_fix(
     assert not [w for w in caught if "not an installed attn plugin" in str(w.message)]
 
 
+@pytest.mark.parametrize(
+    ("controls", "reason"),
+    [
+        ({"ATTN_PLUGINS": "acme-attn"}, "not selected by ATTN_PLUGINS=acme-attn"),
+        ({"ATTN_BLOCK_PLUGINS": "old-attn"}, "blocked by ATTN_BLOCK_PLUGINS=old-attn"),
+    ],
+)
+@pytest.mark.usefixtures("plugins")
+def test_a_left_out_plugin_that_would_be_rejected_anyway_gets_no_let_it_in_fix(
+    run, monkeypatch, controls, reason
+):
+    """Letting in an incompatible plugin would not make it usable: say why, not 'to use it'."""
+    for name, value in controls.items():
+        monkeypatch.setenv(name, value)
+    rejected = "requires attn>=99, installed 0.1.0"
+    result = run("show", "OLD_ATTN")
+    status = f"no claimant is used; let in, old-attn 2.0 would be rejected too: {rejected}"
+    assert status in " ".join(result.out.split())
+    with pytest.raises(attn.UnknownBackendError) as info:
+        attn.AttentionBackendEnum["OLD_ATTN"]
+    line = f"'OLD_ATTN' is provided by old-attn 2.0 but is disabled: {reason}; "
+    assert str(info.value).splitlines()[1:] == [
+        f"{line}let in, it would be rejected too: {rejected}"
+    ]
+
+
 def test_show_runtime_registration(run):
     """A runtime registration is shown with the module that made it."""
     attn.register_mla_prefill_backend(

@@ -190,8 +190,13 @@ def _detail(
     if row is None:
         fix = f"{command(args, registry, 'doctor')} says how to fix it"
         if all(p.status == "disabled" for p in claimants):  # doctor checks none of them
+            from attn.registry._findings import held_back  # noqa: PLC0415 - show only
+
+            first, host = claimants[0], registry._attn_state.config.host
             bad = {f.subject for f in report.findings if f.kind is Code.UNMATCHED_SELECTION}
-            fix = f"{controls.letting_in(claimants[0].distribution, bad)} to use it"
+            fix = f"{controls.letting_in(first.distribution, bad)} to use it"
+            if held := held_back(first, host, report.host_version):
+                fix = f"let in, {first.origin_label} would be rejected too: {held}"
         fields = {"status": f"not in effect: no claimant is used; {fix}", "default": default}
     else:
         status = style(row.status) + (f": {row.reason}" if row.reason else "")

@@ -115,6 +115,13 @@ def _failure(line: str, installed: str | None, *, short: bool = True) -> Failure
     return None if holds else Failure(Code.REQUIREMENT_UNMET, line, str(specifier))
 
 
+def held_back(plugin: PluginRecord, host: str, installed: str | None) -> str | None:
+    """Why a disabled entry point would still be rejected once the controls let it in, or None."""
+    if plugin.path is None:  # its name or value is invalid: the row keeps the disabled reason
+        return "its entry point is invalid"
+    return check_host_requirement(plugin.requirements, host, installed).reason
+
+
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
     keys = dict.fromkeys(c.distribution_key for c in conflict.claimants)
     firsts = [next(c for c in conflict.claimants if c.distribution_key == k) for k in keys]

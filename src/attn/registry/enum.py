@@ -162,6 +162,8 @@ def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0
 
 
 def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
+    from ._findings import held_back  # noqa: PLC0415 - an unknown name only
+
     state, config, valid = cls._attn_state, cls._attn_state.config, valid_names(cls)
     lines = [f"Unknown {config.noun}: {name!r}. Valid options are: {', '.join(valid)}"]
     if isinstance(name, str):
@@ -173,8 +175,10 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
             lines.append(cleared_note(config.registry, name))
         for p in rejected:
             line = f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}"
-            if p.status == "disabled":
-                line += f" ({state.controls().letting_in(p.distribution, bad)} to use it)"
+            if p.status == "disabled":  # unless it would be rejected anyway: then why
+                fix = f" ({state.controls().letting_in(p.distribution, bad)} to use it)"
+                why = held_back(p, config.host, result.host_version)
+                line += f"; let in, it would be rejected too: {why}" if why else fix
             lines.append(line)
         if result.plugins_disabled:
             off = f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS"
