@@ -1125,6 +1125,18 @@ def test_a_left_out_plugin_that_would_be_rejected_anyway_gets_no_let_it_in_fix(
     ]
 
 
+@pytest.mark.usefixtures("plugins")
+def test_show_offers_the_left_out_claimant_that_would_be_used(run, site, monkeypatch):
+    """When the first left-out claimant would be rejected, show lets in one that would not be."""
+    site.dist("zz-attn", "1.0", entry_points={"attn.backends": {"OLD_ATTN": "zz_attn:B"}})
+    monkeypatch.setenv("ATTN_PLUGINS", "acme-attn")
+    status = " ".join(run("show", "OLD_ATTN").out.split())
+    assert "no claimant is used; export ATTN_PLUGINS=acme-attn,zz-attn to use it" in status
+    with pytest.raises(attn.UnknownBackendError) as info:  # each claimant's line, as before
+        attn.AttentionBackendEnum["OLD_ATTN"]
+    assert "(export ATTN_PLUGINS=acme-attn,zz-attn to use it)" in str(info.value)
+
+
 def test_show_runtime_registration(run):
     """A runtime registration is shown with the module that made it."""
     attn.register_mla_prefill_backend(

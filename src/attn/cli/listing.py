@@ -192,11 +192,11 @@ def _detail(
         if all(p.status == "disabled" for p in claimants):  # doctor checks none of them
             from attn.registry._findings import held_back  # noqa: PLC0415 - show only
 
-            first, host = claimants[0], registry._attn_state.config.host
+            h, v = registry._attn_state.config.host, report.host_version  # the first usable one
+            why, first = max(((held_back(p, h, v), p) for p in claimants), key=lambda w: not w[0])
             bad = {f.subject for f in report.findings if f.kind is Code.UNMATCHED_SELECTION}
-            fix = f"{controls.letting_in(first.distribution, bad)} to use it"
-            if held := held_back(first, host, report.host_version):
-                fix = f"let in, {first.origin_label} would be rejected too: {held}"
+            fix = f"let in, {first.origin_label} would be rejected too: {why}" if why else ""
+            fix = fix or f"{controls.letting_in(first.distribution, bad)} to use it"
         fields = {"status": f"not in effect: no claimant is used; {fix}", "default": default}
     else:
         status = style(row.status) + (f": {row.reason}" if row.reason else "")
