@@ -1137,6 +1137,18 @@ def test_show_offers_the_left_out_claimant_that_would_be_used(run, site, monkeyp
     assert "(export ATTN_PLUGINS=acme-attn,zz-attn to use it)" in str(info.value)
 
 
+@pytest.mark.usefixtures("plugins")
+def test_a_left_out_plugin_whose_entry_point_is_invalid_names_it(run, monkeypatch):
+    """Let in, it would be rejected for its entry point: the line names it and its value."""
+    monkeypatch.setenv("ATTN_BLOCK_PLUGINS", "bad-attn,old-attn")
+    why = "let in, it would be rejected too: its entry point 'NO_ATTR' = 'bad_attn' is invalid"
+    with pytest.raises(attn.UnknownBackendError) as info:
+        attn.AttentionBackendEnum["NO_ATTR"]
+    assert str(info.value).splitlines()[1].endswith(f"ATTN_BLOCK_PLUGINS=bad-attn,old-attn; {why}")
+    status = " ".join(run("show", "bad-name").out.split())
+    assert "rejected too: its entry point 'bad-name' = 'bad_attn:Good' is invalid" in status
+
+
 def test_show_runtime_registration(run):
     """A runtime registration is shown with the module that made it."""
     attn.register_mla_prefill_backend(
