@@ -1149,6 +1149,18 @@ def test_a_left_out_plugin_whose_entry_point_is_invalid_names_it(run, monkeypatc
     assert "rejected too: its entry point 'bad-name' = 'bad_attn:Good' is invalid" in status
 
 
+def test_a_left_out_plugin_rejected_twice_over_says_what_its_row_would(site, monkeypatch):
+    """Let in, the row would be incompatible (it comes before invalid): the line says that."""
+    site.dist(
+        "both-attn", "1.0", entry_points={"attn.backends": {"BOTH": "m"}}, requires=["attn>=99"]
+    )
+    monkeypatch.setenv("ATTN_BLOCK_PLUGINS", "both-attn")
+    with pytest.raises(attn.UnknownBackendError) as info:
+        attn.AttentionBackendEnum["BOTH"]
+    why = "let in, it would be rejected too: requires attn>=99, installed 0.1.0"
+    assert str(info.value).splitlines()[1].endswith(f"ATTN_BLOCK_PLUGINS=both-attn; {why}")
+
+
 def test_show_runtime_registration(run):
     """A runtime registration is shown with the module that made it."""
     attn.register_mla_prefill_backend(

@@ -117,9 +117,9 @@ def _failure(line: str, installed: str | None, *, short: bool = True) -> Failure
 
 def held_back(plugin: PluginRecord, host: str, installed: str | None) -> str | None:
     """Why a disabled entry point would still be rejected once the controls let it in, or None."""
-    if plugin.path is None:  # its name or value is invalid: the row keeps the disabled reason
-        return f"its entry point {plugin.name!r} = {plugin.value!r} is invalid"
-    return check_host_requirement(plugin.requirements, host, installed).reason
+    why = check_host_requirement(plugin.requirements, host, installed).reason  # first (DESIGN 6)
+    invalid = f"its entry point {plugin.name!r} = {plugin.value!r} is invalid"  # name or value
+    return why or (None if plugin.path else invalid)
 
 
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
