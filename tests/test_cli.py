@@ -914,6 +914,18 @@ def test_strict_load_failure_exits_1(run, monkeypatch, broken, list_json):
     assert rows(registry(data, "AttentionBackendEnum"))["BROKEN_ATTN"]["status"] == "broken"
 
 
+def test_plugin_code_closing_stdout_leaves_attns_stderr_open(site, python, monkeypatch):
+    """Plugin code that closes sys.stdout under --load (attn's stderr then) loses no error."""
+    site.module("closer_mod", "import sys\nsys.stdout.close()\nraise RuntimeError('closed')\n")
+    site.dist("closer", entry_points={"attn.backends": {"CLOSER": "closer_mod:B"}})
+    monkeypatch.setenv("ATTN_STRICT", "1")
+    done = python.run("-m", "attn", "list", "--load", check=False)
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: ATTN_STRICT=1 and 1 backend(s) cannot be loaded: "), (
+        done.stderr
+    )
+
+
 def test_load_failure_without_strict_exits_0(run, broken):
     """Without strict, `attn list --load` exits 0 even when a backend is broken."""
     result = run("list", "--load")

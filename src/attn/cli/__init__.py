@@ -308,7 +308,8 @@ class _Stderr:
         self.write("".join(lines))
 
     def __getattr__(self, name: str) -> object:  # flush, fileno, isatty, encoding
-        return getattr(self._stream, name)
+        # Not close: under --load this is plugin code's sys.stdout, which it may close.
+        return (lambda: None) if name == "close" else getattr(self._stream, name)
 
 
 class _Stdout(_Stderr):
