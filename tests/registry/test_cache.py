@@ -1073,13 +1073,28 @@ def test_a_scan_that_began_before_a_refresh_does_not_write_over_it(env):
     refreshed_while_held(env, HELD_SCAN, "scanned\n", warm=False)  # before the edit
 
 
-def test_a_cache_folder_attn_cannot_write_to_is_not_read(env):
-    """A file that refresh() could not replace is not trusted: the next process scans."""
+def _warm_beside_a_non_plugin(env):
+    """A plugin and a non-plugin distribution, their scan cached; the non-plugin's folder."""
     env.dist("plug")
     other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
     env.age()
     env.run()
     assert env.run()["from_file"] is True
+    return other
+
+
+def _refresh_is_seen_by_the_next_process(env, other):
+    """An edit of *other*'s entry points that no stamp sees, then refresh(): the next one scans."""
+    with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:
+        handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
+    assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
+    after = env.run()
+    assert (after["from_file"], "NEW" in after["AttentionBackendEnum"]) == (False, True)
+
+
+def test_a_cache_folder_attn_cannot_write_to_is_not_read(env):
+    """A file that refresh() could not replace is not trusted: the next process scans."""
+    other = _warm_beside_a_non_plugin(env)
     folder = env.cache / "attn"
     if os.geteuid() == 0:  # root writes anywhere but in an immutable folder
         made = subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False)
@@ -1088,11 +1103,7 @@ def test_a_cache_folder_attn_cannot_write_to_is_not_read(env):
     else:
         folder.chmod(0o500)
     try:
-        with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen
-            handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
-        assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
-        after = env.run()
-        assert (after["from_file"], "NEW" in after["AttentionBackendEnum"]) == (False, True)
+        _refresh_is_seen_by_the_next_process(env, other)
     finally:
         if os.geteuid() == 0:
             subprocess.run(["chattr", "-i", str(folder)], check=True)
@@ -1102,21 +1113,13 @@ def test_a_cache_folder_attn_cannot_write_to_is_not_read(env):
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chattr +i needs root")
 def test_a_cache_file_attn_cannot_replace_is_not_read(env):
     """An immutable file (chattr +i), which refresh() can neither delete nor replace: not read."""
-    env.dist("plug")
-    other = env.dist("other", entry_points={"console_scripts": {"other": "other.m:main"}})
-    env.age()
-    env.run()
-    assert env.run()["from_file"] is True
+    other = _warm_beside_a_non_plugin(env)
     (file,) = (env.cache / "attn").iterdir()
     made = subprocess.run(["chattr", "+i", str(file)], capture_output=True, check=False)
     if made.returncode != 0:
         pytest.skip(f"chattr +i is not available here: {made.stderr.decode().strip()}")
     try:
-        with (other / "entry_points.txt").open("a", encoding="utf-8") as handle:  # unseen
-            handle.write(f"[{GROUP}]\nNEW = other.m:N\n")
-        assert "NEW" in env.run(REFRESHED)["AttentionBackendEnum"]
-        after = env.run()
-        assert (after["from_file"], "NEW" in after["AttentionBackendEnum"]) == (False, True)
+        _refresh_is_seen_by_the_next_process(env, other)
     finally:
         subprocess.run(["chattr", "-i", str(file)], check=True)
 
