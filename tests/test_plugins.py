@@ -227,8 +227,26 @@ def test_case_sensitive_names(plug):
 def test_invalid_entry_point_leaves_the_others_working(plug):
     """A distribution's invalid entry points do not stop its valid ones."""
     plug.dist("plug", entry_points=eps(**{"bad-name": "plug.mod:Backend", "OK": "plug.mod:Other"}))
-    with pytest.warns(RejectedPluginWarning, match="'bad-name' from plug 1.0"):
+    with pytest.warns(RejectedPluginWarning) as caught:
         assert AttentionBackendEnum["OK"].get_path() == "plug.mod.Other"
+    (warning,) = caught  # its reason names the entry point: the warning says it once
+    assert str(warning.message) == (
+        "attention backend 'bad-name' from plug 1.0: entry point 'bad-name' = 'plug.mod:Backend' "
+        "is invalid: backend names must be Python identifiers; 'bad-name' is not available. "
+        "Run 'attn doctor' for the fix."
+    )
+
+
+def test_rejected_override_of_a_member_without_default(plug):
+    """A rejected plugin for CUSTOM (no default) is not said to leave a built-in in effect."""
+    plug.dist("plug", entry_points=eps(CUSTOM="plug.mod:Backend"), requires=["attn>=99"])
+    with pytest.warns(RejectedPluginWarning) as caught:
+        assert AttentionBackendEnum["FLASH_ATTN"] is AttentionBackendEnum.FLASH_ATTN
+    (warning,) = caught
+    assert str(warning.message).endswith(
+        "is incompatible: requires attn>=99, installed 0.1.0; 'CUSTOM' is not available. "
+        "Run 'attn doctor' for the fix."
+    )
 
 
 def test_plugin_without_requirement_is_merged(plug):

@@ -16,7 +16,7 @@ from .errors import Record, reinstalling
 from .report import Conflict, DiscoveryResult, Finding, PluginRecord
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
     _Declared = tuple[EntryPointRecord, DistributionRecord]  # an entry point and its declarer
 
@@ -284,7 +284,7 @@ def unmatched_findings(
 
 
 def merge_warnings(
-    result: DiscoveryResult, noun: str, doctor: str, builtin_names: Sequence[str]
+    result: DiscoveryResult, noun: str, doctor: str, builtins: Mapping[str, object]
 ) -> list[tuple[str, str]]:
     """The ``(code, message)`` of every warning merging *result* issues (*doctor*: for fixes)."""
     in_group, run = f"In entry-point group {result.group!r}, ", f"Run {doctor} for the fix."
@@ -298,11 +298,13 @@ def merge_warnings(
     for p in result.plugins:
         if p.status in {Code.INCOMPATIBLE, Code.INVALID}:
             then = f"{p.name!r} is not available"
-            if p.name in builtin_names:
+            if builtins.get(p.name) is not None:  # it has a default
                 then = f"the built-in {p.name} stays in effect"
             if used := in_effect.get(p.name):
                 then = f"{used.origin_label}'s {p.name} stays in effect"
-            message = f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
-            warned.append((p.status, f"{message}{p.status}: {p.reason}; {then}. {run}"))
+            message = f"{noun} {p.name!r} from {p.origin_label}"
+            if p.code not in {Code.INVALID_VALUE, Code.INVALID_NAME}:  # else its reason names them
+                message += f" (entry point {p.value!r}) is {p.status}"
+            warned.append((p.status, f"{message}: {p.reason}; {then}. {run}"))
     warned += [(Code.UNREADABLE_METADATA.value, f"{f.message}. {run}") for f in result.unreadable]
     return warned

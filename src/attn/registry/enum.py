@@ -97,7 +97,7 @@ class BackendEnumMeta(enum.EnumMeta):
         config = RegistryConfig(cls, group, host, noun, prefix, hint, code_root(module), where)
         (groups := _GROUPS.setdefault(prefix, {}))[group] = None
         type.__setattr__(new, "_attn_defaults", paths)  # the default paths of the members
-        type.__setattr__(new, "_attn_state", RegistryState(config, tuple(paths), groups))
+        type.__setattr__(new, "_attn_state", RegistryState(config, paths, groups))
         type.__setattr__(new, "_attn_interface", Backend if interface is None else interface)
         _DECLARED[f"{new.__module__}:{new.__qualname__}"] = new
         for hook in ON_DECLARE:

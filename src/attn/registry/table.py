@@ -82,13 +82,13 @@ class Snapshot(Record):
 class RegistryState:
     """The mutable state of one registry: discovery result, layers, table."""
 
-    __slots__ = ("_builtin_names", "_groups", "_layers", "config")
+    __slots__ = ("_builtins", "_groups", "_layers", "config")
 
     def __init__(
-        self, config: RegistryConfig, builtins: Sequence[str], groups: dict[str, None]
+        self, config: RegistryConfig, builtins: Mapping[str, object], groups: dict[str, None]
     ) -> None:
-        """Undiscovered; *groups* are those of the host's registries, as declared."""
-        self.config, self._builtin_names, self._groups = config, tuple(builtins), groups
+        """Undiscovered; *builtins* maps each member to its default path (or None, as CUSTOM)."""
+        self.config, self._builtins, self._groups = config, builtins, groups
         self._layers = Snapshot()
 
     @property
@@ -157,7 +157,7 @@ class RegistryState:
             group=self.config.group,
             host=self.config.host,
             controls=controls,
-            builtin_names=self._builtin_names,
+            builtin_names=tuple(self._builtins),
             sibling_groups=tuple(self._groups),
             records=() if scan is None else records_from(scan.records),  # () when disabled
             host_root=self.config.host_root,
@@ -173,7 +173,7 @@ class RegistryState:
         # Returns the warnings to issue: not those another registry issued for the same scan.
         config, controls = self.config, self.controls()
         scan = self._scan(controls, fresh)
-        context = (config.group, tuple(controls), self._builtin_names)  # all but the scan
+        context = (config.group, tuple(controls), tuple(self._builtins))  # all but the scan
         outcome = warm = None if scan is None else scan.outcomes.get(context)
         result = None
         if outcome is None:  # the cold path only (a cached outcome holds its warnings)
@@ -188,7 +188,7 @@ class RegistryState:
                 heading += f"{config.group!r} have {len(problems)} problem(s):"
                 text = PluginProblemError._render(heading, problems, doctor)
                 raise PluginProblemError(text, heading=heading, problems=problems)
-            warned = merge_warnings(result, config.noun, doctor, self._builtin_names)
+            warned = merge_warnings(result, config.noun, doctor, self._builtins)
             outcome = Outcome(tuple(warned), plain(result))
             if scan is not None:
                 scan.remember(context, outcome)
