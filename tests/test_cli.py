@@ -1716,7 +1716,10 @@ def test_show_load_marks_a_broken_plugin(run, broken, plugins, sentinel):
     """`attn show NAME --load` imports that backend only and shows why it cannot load."""
     result = run("show", "BROKEN_ATTN", "--load")
     assert result.code == 0
-    assert "  status:        broken: RuntimeError: always fails at import\n" in result.out
+    assert (
+        "  status:        broken: RuntimeError: always fails at import; 'attn doctor --load' "
+        "says how to fix\n                 it\n"
+    ) in result.out
     assert not sentinel.exists()  # acme_attn, another plugin, was not imported
 
 

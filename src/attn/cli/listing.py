@@ -203,6 +203,8 @@ def _detail(
         if row.status == "ok" and not args.load and row.origin == "plugin":
             load = command(args, registry, f"show {name} --load")
             status += f" (not imported: {load} imports and checks it)"
+        elif row.status == "broken":  # its fix is a finding of doctor --load
+            status += f"; {command(args, registry, 'doctor --load')} says how to fix it"
         fields = {
             "path": row.path or "none: not registered",
             "origin": _origin(row, report, registry._attn_state.config.host_root),
