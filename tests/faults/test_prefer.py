@@ -83,7 +83,7 @@ def test_a_conflict_fix_keeps_the_preference_already_set(claimants, site, monkey
 
 
 def test_a_name_declared_twice_by_one_claimant_counts_distributions(claimants, site, monkeypatch):
-    """alpha declares SHARED twice: two distributions claim it, and ATTN_PREFER settles it."""
+    """alpha declares SHARED twice: ATTN_PREFER settles the conflict, not alpha's mistake."""
     (site.root / "alpha-1.0.dist-info" / "entry_points.txt").write_text(
         f"[{GROUP}]\nSHARED = alpha_mod:B\nSHARED = alpha_mod:C\n", encoding="utf-8"
     )
@@ -92,10 +92,17 @@ def test_a_name_declared_twice_by_one_claimant_counts_distributions(claimants, s
     assert "export ATTN_PREFER=alpha keeps alpha, export ATTN_PREFER=zed makes zed win" in flat
     monkeypatch.setenv("ATTN_PREFER", "alpha")
     fresh()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a settled conflict: no ConflictWarning
+    with pytest.warns(attn.ConflictWarning) as caught:  # alpha's own mistake, not the conflict
         assert attn.AttentionBackendEnum["SHARED"].get_path() == "alpha_mod.B"
-    assert cli("doctor").code == 0
+    (warning,) = caught
+    assert str(warning.message).startswith(
+        "In entry-point group 'attn.backends', alpha 1.0 declares 'SHARED' 2 times "
+        "('alpha_mod:B', 'alpha_mod:C'); only the first ('alpha_mod:B') counts; "
+    )
+    doctor = cli("doctor")
+    assert doctor.code == 1
+    assert "problem (shadowed, attn.backends): alpha 1.0 declares 'SHARED' 2 times" in doctor.out
+    assert "note (preferred, attn.backends): 'SHARED' is provided by 2" in doctor.out
 
 
 def test_show_offers_prefer_only_between_distributions(site):

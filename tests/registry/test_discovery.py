@@ -916,12 +916,29 @@ def test_a_name_declared_twice_by_one_distribution_is_reported_to_its_authors(si
         Finding(
             "shadowed",
             "A",
-            "plug 1.0 declares 'A' 2 times ('m:First', 'm:Second'); the first declaration "
-            "('m:First') is used",
+            "plug 1.0 declares 'A' 2 times ('m:First', 'm:Second'); only the first ('m:First') "
+            "counts",
             "remove the other declarations of 'A' from plug's entry points in group "
             "'attn.backends' and reinstall plug, or report it to its authors",
             *("plug", "1.0", "attn.backends", "m:First"),
         ),
+    )
+
+
+@pytest.mark.parametrize("prefer", ["", "plug", "zed"])
+def test_a_name_declared_twice_besides_another_claimant_is_reported_too(
+    site, run_discovery, prefer
+):
+    """A conflict, chosen by ATTN_PREFER or not, does not hide one claimant declaring it twice."""
+    site.dist("plug", raw_entry_points=f"[{GROUP}]\nA = m:First\nA = m:Second\n")
+    site.dist("zed", entry_points=eps(A="z:B"))
+    findings = run_discovery({"ATTN_PREFER": prefer}).findings
+    assert [(f.kind, f.distribution) for f in findings] == [
+        ("preferred" if prefer else "shadowed", prefer or "plug"),
+        ("shadowed", "plug"),
+    ]
+    assert findings[1].message == (
+        "plug 1.0 declares 'A' 2 times ('m:First', 'm:Second'); only the first ('m:First') counts"
     )
 
 

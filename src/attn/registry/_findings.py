@@ -132,7 +132,7 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
     if runner_up is None:  # none to choose
         values = ", ".join(repr(c.value) for c in conflict.claimants)
         message = f"{winner.origin_label} declares {name!r} {len(conflict.claimants)} times "
-        message += f"({values}); the first declaration ({winner.value!r}) is used"
+        message += f"({values}); only the first ({winner.value!r}) counts"
         dist = winner.distribution
         fix = f"remove the other declarations of {name!r} from {dist}'s entry points in group "
         fix += f"{group!r} and reinstall {dist}, or report it to its authors"

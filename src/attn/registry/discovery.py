@@ -193,7 +193,10 @@ def resolve_conflicts(
             text = f"{name!r} is also provided by {winner.origin_label}, which wins ({why})"
             replaced[id(loser)] = replace(loser, status="shadowed", reason=text, code=Code.SHADOWED)
         replaced[id(winner)] = replace(winner, won_because=", ".join(dict.fromkeys(reasons)))
-        conflicts.append(Conflict(name, tuple(replaced[id(p)] for p in (winner, *losers))))
+        claimed = tuple(replaced[id(p)] for p in (winner, *losers))
+        keys = dict.fromkeys(p.distribution_key for p in claimed)  # a claimant declaring it twice
+        own = [tuple(p for p in claimed if p.distribution_key == k) for k in keys if len(keys) > 1]
+        conflicts += [Conflict(name, c) for c in (claimed, *own) if len(c) > 1]  # is told so too
     return tuple(replaced.get(id(p), p) for p in plugins), tuple(conflicts)
 
 
