@@ -82,3 +82,11 @@ def the_generic_register_takes_a_backend_and_a_path() -> None:
     register(ToyBackendEnum.FAST, "toy.fast:Other")
     register(AttentionBackendEnum.lookup("VENDOR"))(type("Cls", (AttentionBackend,), {}))
     register(ToyBackendEnum, ToyBackendEnum.FAST, "toy.fast:Other")  # type: ignore[call-arg, arg-type]
+
+
+def a_selection_calls_its_class_as_selection_md_shows() -> None:
+    """``selection.backend_class.get_impl_cls()`` type-checks with no ignore."""
+    selection = AttentionBackendEnum.select(head_size=128, dtype="float16")
+    impl = selection.backend_class.get_impl_cls()
+    assert_type(selection.backend_class, type[Any])
+    del impl

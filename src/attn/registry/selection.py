@@ -84,7 +84,7 @@ class Selection:
     name: str
     explicit: bool
     tried: tuple[Candidate, ...]
-    backend_class: type
+    backend_class: type[Any]  # a class of the registry's interface: its methods type-check
     settings: Settings = ()
 
     def __str__(self) -> str:
