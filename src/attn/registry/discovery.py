@@ -73,9 +73,8 @@ def deduplicate(
             if note:  # the same finding, as a note
                 message = f"{finding.message}; it declares no entry point in the registry's "
                 message += "groups, so no backend comes from it"
-                kind = Code.NON_PLUGIN_COPY
                 fix = f"nothing to do for attn; to tidy up, {finding.fix}"
-                finding = replace(finding, kind=kind, message=message, fix=fix)  # noqa: PLW2901
+                finding = replace(finding, kind=Code.NON_PLUGIN_COPY, message=message, fix=fix)  # noqa: PLW2901
             findings.append(finding)
     return tuple(r for r in records if chosen.get(r.key) is r), tuple(findings)
 
