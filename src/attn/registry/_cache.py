@@ -67,8 +67,7 @@ class HostScan(Record):
         if self.file is None or _SEEN.get(self.file, stamp := _stamp(self.file)) != stamp:
             return  # another process wrote the file since: it may hold a newer answer (refresh())
         outcomes = {k: tuple(v) for k, v in self.outcomes.items()}
-        fields = (FORMAT, self.key, self.started, self.stamps, self.records, outcomes)
-        data = marshal.dumps(fields)  # type: ignore[arg-type]
+        data = marshal.dumps((FORMAT, self.key, self.started, self.stamps, self.records, outcomes))  # type: ignore[arg-type]
         data = crc32(data).to_bytes(4, "big") + data  # see _load
         existing = folder = os.path.dirname(self.file)
         while os.geteuid() == 0 and not os.path.lexists(existing):  # where makedirs would begin
