@@ -289,8 +289,7 @@ def discover(
                 invalid = ("shadowed", Code.SHADOWED, why)
             status, code, reason = verdict or invalid or ("used", None, None)
             fields = (*same, requirement.requirements, status, reason, path)
-            record = PluginRecord(ep.name, ep.value, *fields, code=code)
-            plugins.append(record)
+            plugins.append(record := PluginRecord(ep.name, ep.value, *fields, code=code))
             if status == "used" and not requirement.requirements:
                 undeclared.setdefault(dist.key, record)
     resolved, conflicts = resolve_conflicts(plugins, controls)
