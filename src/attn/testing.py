@@ -350,9 +350,8 @@ class BackendConformance:
         )
         paths = (p for p in sys.path if isinstance(p, str) and p)  # Python searches no Path
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-        done = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
-            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
-        )
+        argv = [sys.executable, "-c", script]
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)  # noqa: S603 - this interpreter, a fixed script
         if done.returncode != 0:
             _fail(f"importing {module} in a fresh interpreter failed:\n{done.stderr}")
         if imported := [m for m in done.stdout.splitlines()[-1].split(",") if m]:
