@@ -153,14 +153,13 @@ def unusable_fix(
     where: str, name: str, problem: Code, version: str | None, *, reinstall: bool = True
 ) -> str:
     """The fix for an unusable metadata copy; without *reinstall* (another copy is used), for it."""
+    fix = f"delete {where}"
     if problem is Code.PERMISSION_DENIED:
         fix = f"make {where} readable (chmod -R a+rX {where})"
     elif problem in {Code.NO_METADATA, Code.NO_NAME}:
-        fix = f"delete {where} (left behind by an interrupted install)"
-    elif not reinstall:
-        return f"delete {where}"
-    else:  # its files are broken: a new copy may be too
-        fix = f"delete {where} and reinstall {name} ({reinstalling(name, version)}); "
+        fix += " (left behind by an interrupted install)"
+    elif reinstall:  # its files are broken: a new copy may be too
+        fix += f" and reinstall {name} ({reinstalling(name, version)}); "
         return f"{fix}if the new copy is broken too, report it to {name}'s authors"
     return f"{fix}, or reinstall {name}" if reinstall else fix
 
