@@ -75,8 +75,7 @@ def __getattr__(name: str) -> object:
     if (module := _LAZY.get(name)) is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     with _fork.importing():
-        value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
+        globals()[name] = value = getattr(importlib.import_module(f".{module}", __name__), name)
     return value
 
 
