@@ -46,8 +46,7 @@ def _before_fork() -> None:
 def _after_fork_in_child() -> None:
     global LOCK, _DONE, _IMPORTS  # noqa: PLW0603 - the child's only thread starts with a free lock
     LOCK = threading.RLock()
-    _DONE = threading.Condition(LOCK)
-    _IMPORTS = [t for t in _IMPORTS if t == threading.get_ident()]
+    _DONE, _IMPORTS = threading.Condition(LOCK), [t for t in _IMPORTS if t == threading.get_ident()]
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows
