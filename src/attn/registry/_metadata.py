@@ -148,8 +148,7 @@ def scan(
         ranked.sort(key=lambda copy: copy[0])
     copies = [c for _, c in ranked if not c[0].key.startswith("~")]  # pip's stash, as pip does
     counts = Counter(record.key for record, _ in copies)
-    wanted = {*also, *(key for key, count in counts.items() if count > 1)}
-    records = []
+    wanted, records = {*also, *(key for key, count in counts.items() if count > 1)}, []
     for record, read in copies:
         want = record.key in wanted or record.entry_points_problem is not None
         if want or any(map(wants_metadata, record.entry_points)):
