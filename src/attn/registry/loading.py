@@ -248,8 +248,7 @@ def _import_failure(exc: BaseException, path: ClassPath, ctx: LoadContext) -> st
     if isinstance(exc, BackendLoadError):
         # Importing it loaded another backend, which failed: say so once, not nested.
         return f"importing it loads {exc.backend!r}, which fails: {exc.detail}"
-    missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
-    dist = ctx.distribution
+    dist, missing = ctx.distribution, exc.name if isinstance(exc, ModuleNotFoundError) else None
     if not missing or dist is None or f"{path.module}.".startswith(f"{missing}."):
         return describe(exc)
     package = path.module.partition(".")[0]
