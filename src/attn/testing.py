@@ -138,8 +138,7 @@ def attn_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttnPlugi
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.getenv("PYTHONPATH")]))
     if not declared_registries():  # a suite of no host of its own tests attn's registries
         import attn.backends  # noqa: F401, PLC0415 - declared, so subprocesses see fakes only
-    plugins = AttnPlugins(root)
-    plugins.refresh()
+    (plugins := AttnPlugins(root)).refresh()
     ON_DECLARE.append(isolate := plugins._isolate)  # noqa: SLF001 - one declared in the test too
     try:
         yield plugins
