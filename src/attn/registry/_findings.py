@@ -294,16 +294,15 @@ def merge_warnings(
         if f.kind in where  # a conflict settled by <PREFIX>_PREFER is a preferred note
     ]
     in_effect = {q.name: q for q in result.used}
-    for p in result.plugins:
-        if p.status in {Code.INCOMPATIBLE, Code.INVALID}:
-            then = f"{p.name!r} is not available"
-            if builtins.get(p.name) is not None:  # it has a default
-                then = f"the built-in {p.name} stays in effect"
-            if used := in_effect.get(p.name):
-                then = f"{used.origin_label}'s {p.name} stays in effect"
-            message = f"{noun} {p.name!r} from {p.origin_label}"
-            if p.code not in {Code.INVALID_VALUE, Code.INVALID_NAME}:  # else its reason names them
-                message += f" (entry point {p.value!r}) is {p.status}"
-            warned.append((p.status, f"{message}: {p.reason}; {then}. {run}"))
+    for p in (q for q in result.plugins if q.status in {Code.INCOMPATIBLE, Code.INVALID}):
+        then = f"{p.name!r} is not available"
+        if builtins.get(p.name) is not None:  # it has a default
+            then = f"the built-in {p.name} stays in effect"
+        if used := in_effect.get(p.name):
+            then = f"{used.origin_label}'s {p.name} stays in effect"
+        message = f"{noun} {p.name!r} from {p.origin_label}"
+        if p.code not in {Code.INVALID_VALUE, Code.INVALID_NAME}:  # else its reason names them
+            message += f" (entry point {p.value!r}) is {p.status}"
+        warned.append((p.status, f"{message}: {p.reason}; {then}. {run}"))
     warned += [(Code.UNREADABLE_METADATA.value, f"{f.message}. {run}") for f in result.unreadable]
     return warned
