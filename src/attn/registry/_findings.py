@@ -185,7 +185,7 @@ def plugin_findings(
     plugins: Sequence[PluginRecord], group: str, host: str, host_version: str | None
 ) -> Iterator[Finding]:
     """What doctor says about the invalid and incompatible entry points."""
-    for p in plugins:
+    for p in (q for q in plugins if q.status in {"invalid", "incompatible"}):
         if p.status == "invalid" and p.code in READER_CODES:  # the metadata's problem
             kind, message = Code.UNREADABLE_METADATA, f"{p.origin_label} declares {p.name!r} = "
             message += f"{p.value!r}, but {p.reason}"
@@ -203,7 +203,7 @@ def plugin_findings(
                 fix = f"fix the requirement on {host} in {p.distribution}'s dependencies to a "
                 fix += "valid PEP 508 one"
             fix += f" and reinstall {p.distribution}, or report it to its authors"
-        elif p.status == "incompatible":
+        else:  # incompatible
             unmet = check_host_requirement(p.requirements, host, host_version).failures
             every = check_host_requirement(p.requirements, host, None).failures  # each range
             wanted = f"pip install '{host}{','.join(f.specifier for f in every)}'"
@@ -213,8 +213,6 @@ def plugin_findings(
                 fix = f"{newer} (pip install --upgrade {p.distribution}), or {fix}"
             kind, message = Code.INCOMPATIBLE, f"{p.origin_label} provides {p.name!r} = {p.value!r}"
             message += f" but is incompatible: {p.reason}"
-        else:
-            continue
         yield Finding(kind, p.name, message, fix, *p.about(group))
 
 
