@@ -301,9 +301,8 @@ def _plugin_fix(
         return f"{install}, or {same}"
     if not commands:  # the same plugins are installed: the controls make the difference
         return same
-    if unpreferable:  # a plugin to install, or a built-in: no control alone makes them agree
-        return f"{install}, and {same}"
-    return f"{same}, or {install}"
+    # Unpreferable: a plugin to install, or a built-in: no control alone makes them agree.
+    return f"{install}, and {same}" if unpreferable else f"{same}, or {install}"
 
 
 def _meaning(prefix: str, variable: str, value: str | None) -> object:
