@@ -1091,8 +1091,9 @@ def test_a_name_only_left_out_plugins_claim_gives_the_control_fix(
     assert status in " ".join(result.out.split())
     with pytest.raises(attn.UnknownBackendError) as info:
         attn.AttentionBackendEnum["ACME_ATTN"]
+    provides = "acme-attn 1.0 provides 'ACME_ATTN' = 'acme_attn:AcmeAttention'"
     assert str(info.value).splitlines()[1:] == [
-        f"'ACME_ATTN' is provided by acme-attn 1.0 but is disabled: {reason} ({fix} to use it)"
+        f"{provides} but is disabled: {reason} ({fix} to use it)"
     ]
     # Pasted into a shell, the fix lets the plugin in (a bare "set X=y" would not change X).
     python = f"exec {sys.executable} -c 'import os; print(dict(os.environ))'"
@@ -1131,7 +1132,7 @@ def test_a_left_out_plugin_that_would_be_rejected_anyway_gets_no_let_it_in_fix(
     assert status in " ".join(result.out.split())
     with pytest.raises(attn.UnknownBackendError) as info:
         attn.AttentionBackendEnum["OLD_ATTN"]
-    line = f"'OLD_ATTN' is provided by old-attn 2.0 but is disabled: {reason}; "
+    line = f"old-attn 2.0 provides 'OLD_ATTN' = 'old_attn:Old' but is disabled: {reason}; "
     assert str(info.value).splitlines()[1:] == [
         f"{line}let in, it would be rejected too: {rejected}"
     ]

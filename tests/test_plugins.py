@@ -306,7 +306,7 @@ def test_unknown_name_of_a_rejected_plugin(plug):
         AttentionBackendEnum["NEW_ONE"]
     assert str(info.value) == (
         f"Unknown attention backend: 'NEW_ONE'. Valid options are: {BUILTINS}\n"
-        "'NEW_ONE' is provided by plug 1.0 but is incompatible: "
+        "plug 1.0 provides 'NEW_ONE' = 'plug.mod:Backend' but is incompatible: "
         f"requires attn>=9.0, installed {VERSION}\n"
         "Run 'attn doctor' for the fix."
     )
@@ -348,7 +348,7 @@ def test_selection_disables_the_others(plug, monkeypatch):
     with pytest.raises(UnknownBackendError) as info:
         AttentionBackendEnum["B"]
     assert str(info.value).splitlines()[1] == (
-        "'B' is provided by attn-plug-b 1.0 but is disabled: not selected by "
+        "attn-plug-b 1.0 provides 'B' = 'plug.mod:Other' but is disabled: not selected by "
         "ATTN_PLUGINS=attn.plug.a (export ATTN_PLUGINS=attn.plug.a,attn-plug-b to use it)"
     )
 

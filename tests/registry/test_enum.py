@@ -271,7 +271,8 @@ def test_host_requirement_is_the_registry_host(toy_env):
     ):
         ToyBackendEnum["FUTURE"]
     assert (
-        "'FUTURE' is provided by toy-future 1.0 but is incompatible: requires toy>=3, "
+        f"toy-future 1.0 provides 'FUTURE' = '{__name__}:FastToy' but is incompatible: requires "
+        "toy>=3, "
         "installed 2.0" in str(info.value)
     )
 
@@ -511,7 +512,7 @@ def test_a_name_a_rejected_plugin_declares_gets_its_reason_not_a_suggestion(site
     site.dist("plug", entry_points={"attn.backends": {"FLASH_ATTN2": "p:B"}}, requires=["attn>=99"])
     with pytest.warns(RejectedPluginWarning), pytest.raises(UnknownBackendError) as rejected:
         attn.AttentionBackendEnum["FLASH_ATTN2"]
-    assert "'FLASH_ATTN2' is provided by plug 1.0 but is incompatible" in str(rejected.value)
+    assert "plug 1.0 provides 'FLASH_ATTN2' = 'p:B' but is incompatible" in str(rejected.value)
     assert "Did you mean" not in str(rejected.value)
     with pytest.raises(UnknownBackendError, match="Did you mean 'FLASH_ATTN'"):
         attn.AttentionBackendEnum["FLASH_ATTN3"]

@@ -349,7 +349,9 @@ def test_a_name_of_the_hosts_order_an_installed_plugin_claims_in_vain_says_why(
         "plugin",
         "unregistered",
     )
-    assert first.reasons[0].message == f"'FAST_PLUGIN' is provided by fast-plugin 2.0 but {reason}"
+    assert (
+        first.reasons[0].message == f"fast-plugin 2.0 provides 'FAST_PLUGIN' = 'x:Y' but {reason}"
+    )
 
 
 @pytest.mark.parametrize(

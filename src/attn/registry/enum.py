@@ -174,7 +174,7 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
             rejected = []
             lines.append(cleared_note(config.registry, name))
         for p in rejected:
-            line = f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}"
+            line = f"{p.origin_label} provides {name!r} = {p.value!r} but is {p.status}: {p.reason}"
             if p.status == "disabled":  # unless it would be rejected anyway: then why
                 fix = f" ({state.controls().letting_in(p.distribution, bad)} to use it)"
                 why = held_back(p, config.host, result.host_version)

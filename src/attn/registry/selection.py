@@ -147,7 +147,8 @@ def _try(
         state, result = registry._attn_state, registry._attn_state.ensure()  # as _unknown() says
         vain = [p for p in result.plugins if p.name == name and p.status != "used"]
         said = [
-            f"{name!r} is provided by {p.origin_label} but is {p.status}: {p.reason}" for p in vain
+            f"{p.origin_label} provides {name!r} = {p.value!r} but is {p.status}: {p.reason}"
+            for p in vain
         ]
         said = [cleared_note(registry.__name__, name)] if state.was_cleared(name) else said
         said = said or ["nothing is registered for it and it has no default"]
