@@ -229,10 +229,10 @@ def test_invalid_entry_point_leaves_the_others_working(plug):
     plug.dist("plug", entry_points=eps(**{"bad-name": "plug.mod:Backend", "OK": "plug.mod:Other"}))
     with pytest.warns(RejectedPluginWarning) as caught:
         assert AttentionBackendEnum["OK"].get_path() == "plug.mod.Other"
-    (warning,) = caught  # its reason names the entry point: the warning says it once
+    (warning,) = caught  # the entry point and that it is invalid, once each
     assert str(warning.message) == (
-        "attention backend 'bad-name' from plug 1.0: entry point 'bad-name' = 'plug.mod:Backend' "
-        "is invalid: backend names must be Python identifiers; 'bad-name' is not available. "
+        "attention backend 'bad-name' from plug 1.0 (entry point 'plug.mod:Backend') is invalid: "
+        "backend names must be Python identifiers; 'bad-name' is not available. "
         "Run 'attn doctor' for the fix."
     )
 

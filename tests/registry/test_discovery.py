@@ -143,44 +143,12 @@ def test_no_plugins(run_discovery):
 
 @pytest.mark.parametrize(
     ("name", "value", "reason"),
-    [
-        (
-            "my-backend",
-            "plug.mod:Backend",
-            (
-                "entry point 'my-backend' = 'plug.mod:Backend' is invalid: "
-                "backend names must be Python identifiers"
-            ),
-        ),
-        (
-            "9LIVES",
-            "plug.mod:Backend",
-            (
-                "entry point '9LIVES' = 'plug.mod:Backend' is invalid: "
-                "backend names must be Python identifiers"
-            ),
-        ),
-        (
-            "TWO WORDS",
-            "plug.mod:Backend",
-            (
-                "entry point 'TWO WORDS' = 'plug.mod:Backend' is invalid: "
-                "backend names must be Python identifiers"
-            ),
-        ),
-        (
-            "NO_ATTR",
-            "plug.mod",
-            (
-                "entry point 'NO_ATTR' = 'plug.mod' is invalid: no attribute part; "
-                "expected 'module:attr'"
-            ),
-        ),
-        (
-            "MALFORMED",
-            "plug mod:Backend",
-            "entry point 'MALFORMED' = 'plug mod:Backend' is invalid: expected 'module:attr'",
-        ),
+    [  # the reason says why; the row (and its JSON) names the entry point and value
+        ("my-backend", "plug.mod:Backend", "backend names must be Python identifiers"),
+        ("9LIVES", "plug.mod:Backend", "backend names must be Python identifiers"),
+        ("TWO WORDS", "plug.mod:Backend", "backend names must be Python identifiers"),
+        ("NO_ATTR", "plug.mod", "no attribute part; expected 'module:attr'"),
+        ("MALFORMED", "plug mod:Backend", "expected 'module:attr'"),
     ],
 )
 def test_invalid_entry_point(site, run_discovery, name, value, reason):

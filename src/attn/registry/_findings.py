@@ -190,8 +190,9 @@ def plugin_findings(
             kind, message = Code.UNREADABLE_METADATA, f"{p.origin_label} declares {p.name!r} = "
             message += f"{p.value!r}, but {p.reason}"
             fix = unusable_fix(p.location, p.distribution, Code(p.code), p.distribution_version)
-        elif p.status == "invalid":  # the reason names the entry point, not a requirement's
-            kind, message = Code.INVALID, f"{p.origin_label}: {p.reason}"
+        elif p.status == "invalid":  # its name or value; a requirement's message follows
+            message = f"{p.origin_label}: entry point {p.name!r} = {p.value!r} is invalid: "
+            kind, message = Code.INVALID, f"{message}{p.reason}"
             name = "".join(c if f"_{c}".isidentifier() else "_" for c in p.name)  # not \W: ² is \w
             name, value = re.sub(r"^(?=\d)", "_", name) or "NAME", "module:Class"
             if p.code is Code.INVALID_NAME or re.fullmatch(r"([^\W\d]\w*\.)+[A-Z]\w*", p.value):
@@ -298,9 +299,7 @@ def merge_warnings(
             then = f"the built-in {p.name} stays in effect"
         if used := in_effect.get(p.name):
             then = f"{used.origin_label}'s {p.name} stays in effect"
-        message = f"{noun} {p.name!r} from {p.origin_label}"
-        if p.code not in {Code.INVALID_VALUE, Code.INVALID_NAME}:  # else its reason names them
-            message += f" (entry point {p.value!r}) is {p.status}"
-        warned.append((p.status, f"{message}: {p.reason}; {then}. {run}"))
+        message = f"{noun} {p.name!r} from {p.origin_label} (entry point {p.value!r}) is "
+        warned.append((p.status, f"{message}{p.status}: {p.reason}; {then}. {run}"))
     warned += [(Code.UNREADABLE_METADATA.value, f"{f.message}. {run}") for f in result.unreadable]
     return warned

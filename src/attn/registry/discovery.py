@@ -223,11 +223,9 @@ def _parsed(ep: EntryPointRecord) -> tuple[ClassPath | None, tuple[PluginStatus,
     try:  # the value first: its fix renames a name that is no identifier too
         path = parse_entry_point_value(ep.value)
     except InvalidPathError as exc:
-        reason = f"entry point {ep.name!r} = {ep.value!r} is invalid: {exc.reason}"
-        return None, ("invalid", Code.INVALID_VALUE, reason)
+        return None, ("invalid", Code.INVALID_VALUE, exc.reason)
     if not ep.name.isidentifier():
-        reason = f"entry point {ep.name!r} = {ep.value!r} is invalid: backend names must be Python "
-        return None, ("invalid", Code.INVALID_NAME, f"{reason}identifiers")
+        return None, ("invalid", Code.INVALID_NAME, "backend names must be Python identifiers")
     return path, None
 
 
