@@ -1790,7 +1790,7 @@ def test_show_names_a_declaration_in_a_typo_group(run, site):
     assert result.code == 0
     claimants = " ".join(result.out.split()).partition("claimants: ")[2]
     assert claimants == (
-        "none: no plugin declares 'FLASH_ATTN'; not read: vendor-attn 1.2 declares it in "
+        "none: no plugin declares 'FLASH_ATTN'; not read: vendor-attn 1.2 declares it ('v:B') in "
         "'attn.backend', a typo of the group"
     )
     assert (
@@ -1804,13 +1804,20 @@ def test_list_names_entry_points_of_a_typo_group(run, misgrouped):
     assert result.code == 0
     assert result.out.endswith(
         "Not read (misspelt entry-point group, a typo of 'attn.backends'):\n"
-        "  VENDOR_FAST from vendor-attn 1.2, in group 'attn.backend'\n"
+        "  VENDOR_FAST = 'v:B' from vendor-attn 1.2, in group 'attn.backend'\n"
         "  'attn doctor' says how to fix it.\n"
     )
     assert "Not read" not in run("list", "MLAPrefillBackendEnum").out
     registries = json.loads(run("list", "--json").out)["registries"]
     assert [r["misgrouped"] for r in registries] == [
-        [{"name": "VENDOR_FAST", "from": "vendor-attn 1.2", "group": "attn.backend"}],
+        [
+            {
+                "name": "VENDOR_FAST",
+                "value": "v:B",
+                "from": "vendor-attn 1.2",
+                "group": "attn.backend",
+            }
+        ],
         [],  # a typo of attn.backends only
     ]
 
@@ -1826,7 +1833,7 @@ def test_show_unknown_name_declared_in_a_typo_group(run, misgrouped, name):
         1,
         "",
         f"Error: unknown backend {name!r} in AttentionBackendEnum or MLAPrefillBackendEnum.\n"
-        f"{name!r} is declared by {label} in entry-point group 'attn.backend', which "
+        f"{name!r} = 'v:B' is declared by {label} in entry-point group 'attn.backend', which "
         "looks like a typo of 'attn.backends'; attn does not read that group.\n" + DOCTOR_HINT,
     )
 

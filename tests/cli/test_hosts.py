@@ -140,7 +140,7 @@ def test_list_over_a_hosts_registry(run, tinyinfer):
         ),
         "    says how to register one.",
         "Not read (misspelt entry-point group, a typo of 'tinyinfer.samplers'):",
-        "  TYPO from tinyinfer-typo 0.1, in group 'tinyinfer.sampler'",
+        "  TYPO = 't:T' from tinyinfer-typo 0.1, in group 'tinyinfer.sampler'",
         "  'attn doctor --registry test_hosts:SamplerEnum' says how to fix it.",
     ]
 

@@ -472,7 +472,7 @@ def test_unknown_name_declared_in_a_typo_group(site, name):
         attn.AttentionBackendEnum[name]
     assert str(info.value).splitlines()[1:] == [
         (
-            f"{name!r} is declared by vendor-attn 1.2 in entry-point group 'attn.backend', "
+            f"{name!r} = 'v:B' is declared by vendor-attn 1.2 in entry-point group 'attn.backend', "
             "which looks like a typo of 'attn.backends'; attn does not read that group"
         ),
         "Run 'attn doctor' for the fix.",

@@ -50,7 +50,7 @@ def _result() -> DiscoveryResult:
         (Conflict("FLASH_ATTN", (plugin, loser)),),
         (LOAD_FAILURE,),
         plugins_disabled=False,
-        misgrouped=(("X", "attn-typo 1.0", "attn.backend"),),
+        misgrouped=(("X", "attn-typo 1.0", "attn.backend", "typo:X"),),
         unreadable=(LOAD_FAILURE,),
     )
 

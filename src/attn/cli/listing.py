@@ -89,7 +89,8 @@ def _listing(
         lines += [wrap(p.reason, "    ")] if p.reason else []
     if report.misgrouped:  # not this registry's plugins, but meant to be: say so here too
         lines.append(f"Not read (misspelt entry-point group, a typo of {report.group!r}):")
-        lines += [wrap(f"{n} from {by}, in group {g!r}", "  ") for n, by, g in report.misgrouped]
+        for n, by, g, v in report.misgrouped:
+            lines.append(wrap(f"{n} = {v!r} from {by}, in group {g!r}", "  "))
         lines.append(f"  {say('doctor')} says how to fix it.")
     if report.unreadable:
         lines.append("Metadata that cannot be read (plugins in it may be missing above):")
@@ -220,8 +221,8 @@ def _detail(
         fields["claimants"] = f"{count} named {name!r} in {report.group}"
     else:
         fields["claimants"] = f"none: no plugin declares {name!r}"
-    for _, by, typo in (m for m in report.misgrouped if m[0] == name):  # doctor: typo-group
-        fields["claimants"] += f"; not read: {by} declares it in {typo!r}, a typo of the group"
+    for _, by, g, v in (m for m in report.misgrouped if m[0] == name):  # doctor: typo-group
+        fields["claimants"] += f"; not read: {by} declares it ({v!r}) in {g!r}, a typo of the group"
     head = style(f"{name} in {report.registry} (entry-point group {report.group})", BOLD)
     choice = len({p.distribution_key for p in claimants}) > 1  # else ATTN_PREFER has none
     rows = (line for p in claimants for line in _claimant(p, style, controls, choice))
@@ -238,9 +239,9 @@ def run_show(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         out.write("\n\n".join(filter(None, blocks)) + "\n")
         return 0
     message = f"Error: unknown backend {name!r} in {joined([r.registry for r in reports], 'or')}.\n"
-    typos = [(r, label, g) for r in reports for n, label, g in r.misgrouped if n == name]
-    for r, label, misspelt in typos:
-        message += f"{name!r} is declared by {label} in entry-point group {misspelt!r}, which "
+    typos = [(r, label, g, v) for r in reports for n, label, g, v in r.misgrouped if n == name]
+    for r, label, g, v in typos:
+        message += f"{name!r} = {v!r} is declared by {label} in entry-point group {g!r}, which "
         message += f"looks like a typo of {r.group!r}; attn does not read that group.\n"
     names = [row.name for r in reports for row in r.backends + r.plugins]
     if others := [r for r in args.known if r not in registries and name in valid_names(r)]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     MergeContext = tuple[str, tuple[object, ...], tuple[str, ...]]  # group, controls, built-ins
     RecordData = tuple[Any, ...]  # a DistributionRecord as report.plain makes it
 
-FORMAT = 11  # bumped whenever the layout of the file changes
+FORMAT = 12  # bumped whenever the layout of the file changes
 RACY_NS = 2_000_000_000  # a file modified this close to the scan is not trusted (coarse clocks)
 TICK_NS = 20_000_000  # how far the kernel's file clock (st_ctime) may lag time.time_ns()
 #: attn's modules whose code decides what a cached merge holds: editing one invalidates.

@@ -309,7 +309,7 @@ def discover(
         *_findings.unmatched_findings(controls, host, host_plugins, hidden),
     )
     misgrouped = tuple(
-        (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group)
+        (ep.name, d.name if d.version is None else f"{d.name} {d.version}", ep.group, ep.value)
         for ep, d in typos
     )
     ordered = sorted(resolved, key=lambda p: (p.name, p.status != "used", *_rank(p, controls)))

@@ -183,10 +183,10 @@ def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
         if result.plugins_disabled:
             off = f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS"
             lines.append(f"{off}; unset it to use installed plugins")
-        typos = [(by, group) for n, by, group in result.misgrouped if n == name]
+        typos = [(by, group, v) for n, by, group, v in result.misgrouped if n == name]
         typo = f"which looks like a typo of {config.group!r}; attn does not read that group"
-        for by, g in typos:
-            lines.append(f"{name!r} is declared by {by} in entry-point group {g!r}, {typo}")
+        for by, g, v in typos:
+            lines.append(f"{name!r} = {v!r} is declared by {by} in entry-point group {g!r}, {typo}")
         if (close := close_matches(name, valid)) and not (rejected or typos):
             lines.append(f"Did you mean {joined([repr(c) for c in close], 'or')}?")
         if unread := ", ".join(dict.fromkeys(f.subject for f in result.unreadable)):

@@ -59,7 +59,7 @@ class RegistryReport(_Fields):
     disable_variable: str
     host: str | None = None  # the host distribution's name (attn), which provides the built-ins
     host_version: str | None = None  # its installed version, if its metadata was found
-    misgrouped: tuple[tuple[str, str, str], ...] = ()  # as DiscoveryResult.misgrouped
+    misgrouped: tuple[tuple[str, str, str, str], ...] = ()  # as DiscoveryResult.misgrouped
     unreadable: tuple[Finding, ...] = ()  # metadata that could not be read at all; in findings
 
     def to_json(self) -> dict[str, object]:
@@ -72,7 +72,9 @@ class RegistryReport(_Fields):
             "unreadable": [
                 {"subject": f.subject, "reason": f.message, "fix": f.fix} for f in self.unreadable
             ],
-            "misgrouped": [{"name": n, "from": by, "group": g} for n, by, g in self.misgrouped],
+            "misgrouped": [
+                {"name": n, "value": v, "from": by, "group": g} for n, by, g, v in self.misgrouped
+            ],
         }
 
 

@@ -127,7 +127,7 @@ class DiscoveryResult(_Fields):
     conflicts: tuple[Conflict, ...]
     findings: tuple[Finding, ...]
     plugins_disabled: bool = False
-    misgrouped: tuple[tuple[str, str, str], ...] = ()  # (name, dist label, group): a typo'd group
+    misgrouped: tuple[tuple[str, str, str, str], ...] = ()  # (name, dist label, typo, value)
     unreadable: tuple[Finding, ...] = ()  # what could not be read at all; also in findings
 
     @property
