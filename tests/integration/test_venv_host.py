@@ -42,7 +42,7 @@ GREEDY  plugin   tinyinfer-fast 0.3.0  yes         ok      unknown
 TOP_K   builtin  tinyinfer             no          ok      yes
 FAST    plugin   tinyinfer-fast 0.3.0  no          ok      unknown
 Not read (misspelt entry-point group, a typo of 'tinyinfer.samplers'):
-  TYPO from tinyinfer-typo 0.1.0, in group 'tinyinfer.sampler'
+  TYPO = 'tinyinfer_typo:TypoSampler' from tinyinfer-typo 0.1.0, in group 'tinyinfer.sampler'
   '{doctor}' says how to fix it.
 """
 
