@@ -1233,6 +1233,49 @@ def test_the_testing_kits_variables_key_the_cached_merge(env):
     assert (kit["from_file"], kit["AttentionBackendEnum"]) == (True, {})
 
 
+TOY = """
+import json, time, warnings
+START = time.time_ns()
+from attn.registry import _cache
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from toyhost import ToyEnum
+    ToyEnum["SLOW"]
+held = _cache._SHARED.get("toy")
+print(json.dumps([held is not None and held[1].started < START, [str(w.message) for w in caught]]))
+"""
+
+
+def test_a_members_new_default_is_not_hidden_by_the_cached_merge(env):
+    """The rejected plugin's warning says what stays in effect as the host's enum says now.
+
+    The warning depends on whether the member has a default, which the host's code decides: a
+    host checkout that gives FAST a default must not get the cached "'FAST' is not available".
+    """
+    host = env.root / "hostsrc"
+    host.mkdir()
+    module = host / "toyhost.py"
+    code = "from attn.registry import BackendEnum\n"
+    code += "class ToyEnum(BackendEnum, group='toy.backends', host='toy', noun='toy backend'):\n"
+    code += "    SLOW = 'toyhost:Slow'\n    FAST = None\n"
+    module.write_text(code, encoding="utf-8")
+    env.extra["PYTHONPATH"] = os.pathsep.join((str(env.site), str(host)))
+    env.dist("toy", entry_points={"toy.backends": {}}, requires=())
+    env.dist(
+        "toy-plugin", entry_points={"toy.backends": {"FAST": "toy_plugin:F"}}, requires=["toy>=5"]
+    )
+    age(host)
+    env.age()
+    assert "'FAST' is not available" in env.run(TOY)[1][0]
+    assert env.run(TOY)[0] is True  # read from the file
+    before = module.stat()
+    module.write_text(code.replace("FAST = None", "FAST = 'toyhost:Fast'"), encoding="utf-8")
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    from_file, (warned,) = env.run(TOY)
+    assert from_file
+    assert "the built-in FAST stays in effect" in warned, warned
+
+
 @pytest.mark.parametrize("module", ["_findings.py", "codes.py", "errors.py"])
 def test_an_edit_of_attns_own_code_invalidates_the_cache(env, tmp_path, module):
     """A process running other attn code (an upgrade, an edit) does not trust the file.

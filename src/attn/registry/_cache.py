@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     WarningData = tuple[str, str]  # the code that names the warning's class, message
     Stamp = tuple[int, int, int, int] | None
-    MergeContext = tuple[str, tuple[object, ...], tuple[str, ...]]  # group, controls, built-ins
+    MergeContext = tuple[str, tuple[object, ...], tuple[str, ...], tuple[bool, ...]]  # built-ins
     RecordData = tuple[Any, ...]  # a DistributionRecord as report.plain makes it
 
 FORMAT = 12  # bumped whenever the layout of the file changes

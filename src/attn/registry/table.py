@@ -173,7 +173,8 @@ class RegistryState:
         # Returns the warnings to issue: not those another registry issued for the same scan.
         config, controls = self.config, self.controls()
         scan = self._scan(controls, fresh)
-        context = (config.group, tuple(controls), tuple(self._builtins))  # all but the scan
+        defaults = tuple(p is not None for p in self._builtins.values())  # the warnings say which
+        context = (config.group, tuple(controls), tuple(self._builtins), defaults)  # but the scan
         outcome = warm = None if scan is None else scan.outcomes.get(context)
         result = None
         if outcome is None:  # the cold path only (a cached outcome holds its warnings)
