@@ -910,6 +910,22 @@ def test_a_name_declared_twice_besides_another_claimant_is_reported_too(
     )
 
 
+def test_a_conflict_names_each_distributions_first_declaration_only(site, run_discovery):
+    """The conflict counts distributions: their later declarations are the own finding's.
+
+    It listed 'm:Second' as a claimant of its own and said plug won because 'declared first',
+    which is why m:First beats m:Second (the other finding), not why plug beats zed.
+    """
+    site.dist("plug", raw_entry_points=f"[{GROUP}]\nA = m:First\nA = m:Second\n")
+    site.dist("zed", entry_points=eps(A="z:B"))
+    conflict, own = run_discovery().findings
+    assert conflict.message == (
+        "'A' is provided by 2 distributions (plug 1.0: 'm:First', zed 1.0: 'z:B'); plug 1.0 wins "
+        "(same sys.path entry, name sorts first)"
+    )
+    assert own.message.startswith("plug 1.0 declares 'A' 2 times ('m:First', 'm:Second')")
+
+
 def test_an_invalid_first_declaration_keeps_the_later_ones_out(site, run_discovery):
     """The first declaration counts even when it is invalid: a later one never wins silently."""
     site.dist("plug", raw_entry_points=f"[{GROUP}]\nA = m\nA = m:Second\n")

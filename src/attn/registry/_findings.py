@@ -127,7 +127,7 @@ def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Find
     firsts = [next(c for c in conflict.claimants if c.distribution_key == k) for k in keys]
     winner, runner_up = firsts[0], next(iter(firsts[1:]), None)  # each distribution's first
     name, count, variable = conflict.name, len(firsts), controls.prefer_variable
-    claimants = ", ".join(f"{c.origin_label}: {c.value!r}" for c in conflict.claimants)
+    claimants = ", ".join(f"{c.origin_label}: {c.value!r}" for c in firsts)  # not own repeats
     kind, message = Code.SHADOWED, f"{name!r} is provided by {count} distributions ({claimants}); "
     if runner_up is None:  # none to choose
         values = ", ".join(repr(c.value) for c in conflict.claimants)

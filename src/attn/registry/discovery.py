@@ -188,10 +188,11 @@ def resolve_conflicts(
                 why = "earlier on sys.path"
             else:
                 why = "same sys.path entry, name sorts first"
-            reasons.append(why)
+            reasons.append((winner.distribution_key == loser.distribution_key, why))
             text = f"{name!r} is also provided by {winner.origin_label}, which wins ({why})"
             replaced[id(loser)] = replace(loser, status="shadowed", reason=text, code=Code.SHADOWED)
-        replaced[id(winner)] = replace(winner, won_because=", ".join(dict.fromkeys(reasons)))
+        won = [w for own, w in reasons if not own] or [w for _, w in reasons]  # others' first
+        replaced[id(winner)] = replace(winner, won_because=", ".join(dict.fromkeys(won)))
         claimed = tuple(replaced[id(p)] for p in (winner, *losers))
         keys = dict.fromkeys(p.distribution_key for p in claimed)  # a claimant declaring it twice
         own = [tuple(p for p in claimed if p.distribution_key == k) for k in keys if len(keys) > 1]
