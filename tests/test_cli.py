@@ -1152,14 +1152,19 @@ def test_show_offers_the_left_out_claimant_that_would_be_used(run, site, monkeyp
 
 @pytest.mark.usefixtures("plugins")
 def test_a_left_out_plugin_whose_entry_point_is_invalid_names_it(run, monkeypatch):
-    """Let in, it would be rejected for its entry point: the line names it and its value."""
+    """Let in, it would be rejected for its entry point: the line says why (it names the value)."""
     monkeypatch.setenv("ATTN_BLOCK_PLUGINS", "bad-attn,old-attn")
-    why = "let in, it would be rejected too: its entry point 'NO_ATTR' = 'bad_attn' is invalid"
+    why = "it would be rejected too: its entry point is invalid: no attribute part; expected"
     with pytest.raises(attn.UnknownBackendError) as info:
         attn.AttentionBackendEnum["NO_ATTR"]
-    assert str(info.value).splitlines()[1].endswith(f"ATTN_BLOCK_PLUGINS=bad-attn,old-attn; {why}")
+    assert str(info.value).splitlines()[1] == (
+        "bad-attn 1.5 provides 'NO_ATTR' = 'bad_attn' but is disabled: blocked by "
+        f"ATTN_BLOCK_PLUGINS=bad-attn,old-attn; let in, {why} 'module:attr'"
+    )
     status = " ".join(run("show", "bad-name").out.split())
-    assert "rejected too: its entry point 'bad-name' = 'bad_attn:Good' is invalid" in status
+    assert "rejected too: its entry point is invalid: backend names must be Python identifiers" in (
+        status
+    )
 
 
 def test_a_left_out_plugin_rejected_twice_over_says_what_its_row_would(site, monkeypatch):

@@ -191,7 +191,7 @@ def _detail(
     if row is None:
         fix = f"{command(args, registry, 'doctor')} says how to fix it"
         if all(p.status == "disabled" for p in claimants):  # doctor checks none of them
-            from attn.registry._findings import held_back  # noqa: PLC0415 - show only
+            from attn.registry.discovery import held_back  # noqa: PLC0415 - show only
 
             h, v = registry._attn_state.config.host, report.host_version  # the first usable one
             why, first = max(((held_back(p, h, v), p) for p in claimants), key=lambda w: not w[0])

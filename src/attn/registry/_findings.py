@@ -115,13 +115,6 @@ def _failure(line: str, installed: str | None, *, short: bool = True) -> Failure
     return None if holds else Failure(Code.REQUIREMENT_UNMET, line, str(specifier))
 
 
-def held_back(plugin: PluginRecord, host: str, installed: str | None) -> str | None:
-    """Why a disabled entry point would still be rejected once the controls let it in, or None."""
-    why = check_host_requirement(plugin.requirements, host, installed).reason  # first (DESIGN 6)
-    invalid = f"its entry point {plugin.name!r} = {plugin.value!r} is invalid"  # name or value
-    return why or (None if plugin.path else invalid)
-
-
 def conflict_finding(conflict: Conflict, group: str, controls: Controls) -> Finding:
     keys = dict.fromkeys(c.distribution_key for c in conflict.claimants)
     firsts = [next(c for c in conflict.claimants if c.distribution_key == k) for k in keys]

@@ -219,7 +219,16 @@ def _status(
     return "invalid" if unparseable else "incompatible", requirement.code, requirement.reason
 
 
-def _parsed(ep: EntryPointRecord) -> tuple[ClassPath | None, tuple[PluginStatus, Code, str] | None]:
+def held_back(plugin: PluginRecord, host: str, installed: str | None) -> str | None:
+    """Why a disabled entry point would still be rejected once the controls let it in, or None."""
+    why = _findings.check_host_requirement(plugin.requirements, host, installed).reason  # first
+    invalid = _parsed(plugin)[1]  # then its name or value (DESIGN 6)
+    return why or (invalid and f"its entry point is invalid: {invalid[2]}")
+
+
+def _parsed(
+    ep: EntryPointRecord | PluginRecord,
+) -> tuple[ClassPath | None, tuple[PluginStatus, Code, str] | None]:
     """An entry point's parsed value, or why its value or name is invalid."""
     try:  # the value first: its fix renames a name that is no identifier too
         path = parse_entry_point_value(ep.value)

@@ -162,7 +162,7 @@ def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0
 
 
 def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
-    from ._findings import held_back  # noqa: PLC0415 - an unknown name only
+    from .discovery import held_back  # noqa: PLC0415 - an unknown name only
 
     state, config, valid = cls._attn_state, cls._attn_state.config, valid_names(cls)
     lines = [f"Unknown {config.noun}: {name!r}. Valid options are: {', '.join(valid)}"]
