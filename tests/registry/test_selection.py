@@ -327,7 +327,10 @@ class Listing(BackendEnum, group="listing.backends", host="listing", interface=P
         (
             ("listing>=1",),
             "fast-plugin",
-            "is disabled: blocked by LISTING_BLOCK_PLUGINS=fast-plugin",
+            (  # with the unknown-name error's fix
+                "is disabled: blocked by LISTING_BLOCK_PLUGINS=fast-plugin "
+                "(unset LISTING_BLOCK_PLUGINS to use it)"
+            ),
         ),
     ],
     ids=["incompatible", "blocked"],

@@ -226,6 +226,18 @@ def held_back(plugin: PluginRecord, host: str, installed: str | None) -> str | N
     return why or (invalid and f"its entry point is invalid: {invalid[2]}")
 
 
+def rejections(result: DiscoveryResult, name: str, controls: Controls, host: str) -> Iterator[str]:
+    """Each claimant of *name* not in effect, why, and what lets it in (or why that would fail)."""
+    bad = {f.subject for f in result.findings if f.kind is Code.UNMATCHED_SELECTION}
+    for p in (p for p in result.plugins if p.name == name and p.status != "used"):
+        line = f"{p.origin_label} provides {name!r} = {p.value!r} but is {p.status}: {p.reason}"
+        if p.status == "disabled":  # unless it would be rejected anyway: then why
+            why = held_back(p, host, result.host_version)
+            fix = f" ({controls.letting_in(p.distribution, bad)} to use it)"
+            line += f"; let in, it would be rejected too: {why}" if why else fix
+        yield line
+
+
 def _parsed(
     ep: EntryPointRecord | PluginRecord,
 ) -> tuple[ClassPath | None, tuple[PluginStatus, Code, str] | None]:

@@ -162,24 +162,18 @@ def close_matches(name: str, valid: Iterable[str], n: int = 3, cutoff: float = 0
 
 
 def _unknown(cls: BackendEnumMeta, name: object) -> UnknownBackendError:
-    from .discovery import held_back  # noqa: PLC0415 - an unknown name only
+    from .discovery import rejections  # noqa: PLC0415 - an unknown name only
 
     state, config, valid = cls._attn_state, cls._attn_state.config, valid_names(cls)
     lines = [f"Unknown {config.noun}: {name!r}. Valid options are: {', '.join(valid)}"]
     if isinstance(name, str):
         result = state.ensure()
-        bad = {f.subject for f in result.findings if f.kind == "unmatched-selection"}
         rejected = [p for p in result.plugins if p.name == name and p.status != "used"]
         if state.was_cleared(name):  # then refresh() is the fix, whoever else claims it
             rejected = []
             lines.append(cleared_note(config.registry, name))
-        for p in rejected:
-            line = f"{p.origin_label} provides {name!r} = {p.value!r} but is {p.status}: {p.reason}"
-            if p.status == "disabled":  # unless it would be rejected anyway: then why
-                fix = f" ({state.controls().letting_in(p.distribution, bad)} to use it)"
-                why = held_back(p, config.host, result.host_version)
-                line += f"; let in, it would be rejected too: {why}" if why else fix
-            lines.append(line)
+        else:
+            lines += rejections(result, name, state.controls(), config.host)
         if result.plugins_disabled:
             off = f"Plugins are disabled by {config.env_prefix}_DISABLE_PLUGINS"
             lines.append(f"{off}; unset it to use installed plugins")

@@ -144,12 +144,10 @@ def _try(
     entry, default = registry._attn_state.lookup(name), registry._attn_defaults.get(name)
     sources = [entry] * (entry is not None) + [None] * (default is not None)
     if not sources:  # a member without a default (CUSTOM), or a name only a plugin adds
-        state, result = registry._attn_state, registry._attn_state.ensure()  # as _unknown() says
-        vain = [p for p in result.plugins if p.name == name and p.status != "used"]
-        said = [
-            f"{p.origin_label} provides {name!r} = {p.value!r} but is {p.status}: {p.reason}"
-            for p in vain
-        ]
+        from .discovery import rejections  # noqa: PLC0415 - as _unknown() says
+
+        state, result = registry._attn_state, registry._attn_state.ensure()
+        said = list(rejections(result, name, state.controls(), state.config.host))
         said = [cleared_note(registry.__name__, name)] if state.was_cleared(name) else said
         said = said or ["nothing is registered for it and it has no default"]
         off = f"plugins are disabled: unset {state.config.env_prefix}_DISABLE_PLUGINS to use them"
