@@ -184,8 +184,8 @@ def plugin_findings(
             message += f"{p.value!r}, but {p.reason}"
             fix = unusable_fix(p.location, p.distribution, Code(p.code), p.distribution_version)
         elif p.status == "invalid":  # its name or value; a requirement's message follows
-            message = f"{p.origin_label}: entry point {p.name!r} = {p.value!r} is invalid: "
-            kind, message = Code.INVALID, f"{message}{p.reason}"
+            kind, message = Code.INVALID, f"{p.origin_label}: entry point {p.name!r} = "
+            message += f"{p.value!r} is invalid: {p.reason}"
             name = "".join(c if f"_{c}".isidentifier() else "_" for c in p.name)  # not \W: ² is \w
             name, value = re.sub(r"^(?=\d)", "_", name) or "NAME", "module:Class"
             if p.code is Code.INVALID_NAME or re.fullmatch(r"([^\W\d]\w*\.)+[A-Z]\w*", p.value):

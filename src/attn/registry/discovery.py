@@ -223,7 +223,7 @@ def held_back(plugin: PluginRecord, host: str, installed: str | None) -> str | N
     """Why a disabled entry point would still be rejected once the controls let it in, or None."""
     why = _findings.check_host_requirement(plugin.requirements, host, installed).reason  # first
     invalid = _parsed(plugin)[1]  # then its name or value (DESIGN 6)
-    return why or (invalid and f"its entry point is invalid: {invalid[2]}")
+    return why or (f"its entry point is invalid: {invalid[2]}" if invalid else None)
 
 
 def rejections(result: DiscoveryResult, name: str, controls: Controls, host: str) -> Iterator[str]:
